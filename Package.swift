@@ -1,0 +1,148 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Settings shared by every Parley target: Swift 6 language mode with the upcoming
+/// features the Hummingbird stack itself builds with.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "parley",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "parley", targets: ["parley"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", exact: "2.5.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", exact: "1.33.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", exact: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-configuration.git", exact: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", exact: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", exact: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-nio.git", exact: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", exact: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", exact: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", exact: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+    ],
+    targets: [
+        // Domain types, errors and the ports every other target implements. Foundation only.
+        .target(name: "ParleyCore", swiftSettings: swiftSettings),
+
+        // PostgreSQL: the client service, readiness probe and the migration runner.
+        .target(
+            name: "ParleyPostgres",
+            dependencies: [
+                "ParleyCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // Redis over hiredis (Debian's libhiredis-dev).
+        .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
+        .target(
+            name: "ParleyRedis",
+            dependencies: [
+                "ParleyCore", "CHiredis",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MQTT over libmosquitto (Debian's libmosquitto-dev).
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        .target(
+            name: "ParleyMQTT",
+            dependencies: [
+                "ParleyCore", "CMosquitto",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // The Hummingbird application: listeners, middleware, problem+json, operations routes.
+        .target(
+            name: "ParleyAPI",
+            dependencies: [
+                "ParleyCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // The one executable: reads configuration, wires concrete types, runs services.
+        .executableTarget(
+            name: "parley",
+            dependencies: [
+                "ParleyCore", "ParleyPostgres", "ParleyRedis", "ParleyMQTT", "ParleyAPI",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        .target(
+            name: "ParleyTestSupport",
+            dependencies: ["ParleyCore"],
+            path: "Tests/ParleyTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "ParleyCoreTests", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ParleyPostgresTests",
+            dependencies: ["ParleyPostgres", "ParleyTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ParleyRedisTests",
+            dependencies: ["ParleyRedis", "ParleyTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ParleyMQTTTests",
+            dependencies: ["ParleyMQTT", "ParleyTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ParleyAPITests",
+            dependencies: [
+                "ParleyAPI", "ParleyPostgres", "ParleyTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ParleyExecutableTests",
+            dependencies: ["ParleyTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,4 @@
+#ifndef PARLEY_CHIREDIS_SHIM_H
+#define PARLEY_CHIREDIS_SHIM_H
+#include <hiredis/hiredis.h>
+#endif

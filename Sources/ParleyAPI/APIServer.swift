@@ -1,0 +1,118 @@
+import Hummingbird
+import HummingbirdCore
+import HummingbirdHTTP2
+import Logging
+import NIOCore
+import NIOSSL
+import ParleyCore
+import Prometheus
+import ServiceLifecycle
+
+/// Builds Parley's HTTP listeners as `Service`s: one router for clients (served over TLS and
+/// cleartext) and one for the internal listener.
+public struct APIServer: Sendable {
+    public let configuration: HTTPConfiguration
+    let probes: [any DependencyProbe]
+    let registry: PrometheusCollectorRegistry
+    let logger: Logger
+
+    public init(
+        configuration: HTTPConfiguration, probes: [any DependencyProbe], registry: PrometheusCollectorRegistry,
+        logger: Logger
+    ) {
+        self.configuration = configuration
+        self.probes = probes
+        self.registry = registry
+        self.logger = logger
+    }
+
+    /// The router clients reach. `extend` adds routes (the controllers of later features, and
+    /// test-only routes in tests).
+    public func publicRouter(
+        extend: (Router<ParleyRequestContext>) -> Void = { _ in }
+    ) -> Router<ParleyRequestContext> {
+        let router = Router(context: ParleyRequestContext.self)
+        addCommonMiddleware(to: router)
+        OperationsController(probes: probes, readinessTimeout: configuration.readinessTimeout).addRoutes(to: router)
+        extend(router)
+        return router
+    }
+
+    /// Health and metrics; later also the broker-auth endpoints.
+    public func internalRouter() -> Router<ParleyRequestContext> {
+        let router = Router(context: ParleyRequestContext.self)
+        addCommonMiddleware(to: router)
+        OperationsController(probes: probes, readinessTimeout: configuration.readinessTimeout).addRoutes(to: router)
+        MetricsController(registry: registry).addRoutes(to: router)
+        return router
+    }
+
+    private func addCommonMiddleware(to router: Router<ParleyRequestContext>) {
+        router.add(middleware: RequestIDMiddleware())
+        router.add(middleware: MetricsMiddleware())
+        router.add(middleware: ProblemMiddleware())
+    }
+
+    /// Every configured listener, ready to run in a `ServiceGroup`.
+    public func services(
+        publicRouter: Router<ParleyRequestContext>? = nil,
+        onListening: @escaping @Sendable (Listener, Int) async -> Void = { _, _ in }
+    ) throws -> [any Service] {
+        let publicRouter = publicRouter ?? self.publicRouter()
+        var services: [any Service] = []
+        let http2 = http2Configuration
+        if let port = configuration.port {
+            services.append(
+                application(
+                    router: publicRouter, server: .cleartextHTTP1AndH2C(configuration: http2),
+                    host: configuration.host, port: port, listener: .cleartext, onListening: onListening))
+        }
+        if configuration.servesTLS, let port = configuration.tlsPort {
+            services.append(
+                application(
+                    router: publicRouter,
+                    server: try .http2Upgrade(tlsConfiguration: try tlsConfiguration(), configuration: http2),
+                    host: configuration.host, port: port, listener: .tls, onListening: onListening))
+        }
+        if let port = configuration.internalPort {
+            services.append(
+                application(
+                    router: internalRouter(), server: .http1(configuration: http2.streamConfiguration),
+                    host: configuration.internalHost, port: port, listener: .internal, onListening: onListening))
+        }
+        return services
+    }
+
+    /// Which listener a port belongs to (reported once it is bound; port 0 picks a free one).
+    public enum Listener: String, Sendable { case cleartext, tls, `internal` }
+
+    private func application(
+        router: Router<ParleyRequestContext>, server: HTTPServerBuilder, host: String, port: Int,
+        listener: Listener, onListening: @escaping @Sendable (Listener, Int) async -> Void
+    ) -> some Service {
+        Application(
+            router: router,
+            server: server,
+            configuration: .init(address: .hostname(host, port: port), serverName: "Parley"),
+            onServerRunning: { channel in await onListening(listener, channel.localAddress?.port ?? port) },
+            logger: logger
+        )
+    }
+
+    private var http2Configuration: HTTP2ChannelConfiguration {
+        let idle = TimeAmount.seconds(configuration.idleTimeout.components.seconds)
+        return HTTP2ChannelConfiguration(
+            idleTimeout: configuration.idleTimeout,
+            gracefulCloseTimeout: .seconds(30),
+            streamConfiguration: .init(idleTimeout: idle))
+    }
+
+    private func tlsConfiguration() throws -> TLSConfiguration {
+        guard let certificatePath = configuration.tlsCertificatePath, let keyPath = configuration.tlsKeyPath else {
+            throw ParleyError(.internalError, "TLS certificate and key paths are required")
+        }
+        let chain = try NIOSSLCertificate.fromPEMFile(certificatePath).map { NIOSSLCertificateSource.certificate($0) }
+        let key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
+        return TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+    }
+}

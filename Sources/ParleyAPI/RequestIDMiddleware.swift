@@ -1,0 +1,33 @@
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Gives every request an id, in the logs (`request_id`) and in the `X-Request-Id` answer.
+///
+/// A client's own id (from a proxy or its own tracing) is kept when it is short and plain.
+public struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
+    public init() {}
+
+    public func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        let id = request.headers[.requestID].flatMap(Self.acceptable) ?? context.id
+        var context = context
+        context.logger[metadataKey: "request_id"] = "\(id)"
+        var response = try await next(request, context)
+        response.headers[.requestID] = id
+        return response
+    }
+
+    static func acceptable(_ id: String) -> String? {
+        guard (1...128).contains(id.utf8.count),
+            id.utf8.allSatisfy({ $0 == 0x2D || $0 == 0x5F || $0 == 0x2E || (0x30...0x39).contains($0)
+                || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) })
+        else { return nil }
+        return id
+    }
+}
+
+extension HTTPField.Name {
+    static let requestID = Self("X-Request-Id")!
+}

@@ -1,0 +1,65 @@
+import Foundation
+
+/// A person with an account (`cloud.user_account`).
+public struct User: Sendable, Equatable, Codable {
+    public let id: Int64
+    public var email: String
+    public var firstName: String
+    public var lastName: String
+    /// A system administrator manages users, groups and application roles.
+    public var isAdmin: Bool
+    public let createdAt: Date
+
+    public init(id: Int64, email: String, firstName: String, lastName: String, isAdmin: Bool, createdAt: Date) {
+        self.id = id
+        self.email = email
+        self.firstName = firstName
+        self.lastName = lastName
+        self.isAdmin = isAdmin
+        self.createdAt = createdAt
+    }
+}
+
+/// What is needed to create an account; the password is already hashed.
+public struct NewUser: Sendable, Equatable {
+    public var email: String
+    public var firstName: String
+    public var lastName: String
+    public var passwordHash: String
+    public var isAdmin: Bool
+
+    public init(email: String, firstName: String, lastName: String, passwordHash: String, isAdmin: Bool = false) {
+        self.email = email
+        self.firstName = firstName
+        self.lastName = lastName
+        self.passwordHash = passwordHash
+        self.isAdmin = isAdmin
+    }
+
+    /// Checks the fields a client or operator typed, naming the first field that is wrong.
+    public func validated() throws -> NewUser {
+        let email = email.trimmingCharacters(in: .whitespaces)
+        guard email.count <= 320, email.wholeMatch(of: /[^@\s]+@[^@\s]+\.[^@\s]+/) != nil else {
+            throw ParleyError.invalidRequest("email must be an e-mail address", field: "email")
+        }
+        for (field, value) in [("firstName", firstName), ("lastName", lastName)] {
+            guard !value.trimmingCharacters(in: .whitespaces).isEmpty, value.count <= 100 else {
+                throw ParleyError.invalidRequest("\(field) must be 1 to 100 characters", field: field)
+            }
+        }
+        var copy = self
+        copy.email = email
+        return copy
+    }
+}
+
+/// Where accounts are stored.
+public protocol UserRepository: Sendable {
+    /// Creates the account; throws `email-taken` when the e-mail is registered already.
+    func create(_ user: NewUser) async throws -> User
+    func find(id: Int64) async throws -> User?
+}
+
+extension ParleyError.Code {
+    public static let emailTaken = ParleyError.Code(rawValue: "email-taken")
+}

@@ -1,0 +1,154 @@
+import CMosquitto
+import Logging
+import Synchronization
+
+extension MQTTClient {
+    /// Publishes a message. With QoS 1 it returns once the broker acknowledged it (PUBACK).
+    ///
+    /// - Parameter messageExpiry: MQTT 5 message expiry: how long the broker keeps it for an
+    ///   offline subscriber.
+    public func publish(
+        topic: String, payload: [UInt8], qos: Int = 1, retain: Bool = false, messageExpiry: Duration? = nil
+    ) async throws {
+        var properties: OpaquePointer? = nil
+        defer { mosquitto_property_free_all(&properties) }
+        if let messageExpiry {
+            try MQTTError.check(
+                mosquitto_property_add_int32(
+                    &properties, Int32(MQTT_PROP_MESSAGE_EXPIRY_INTERVAL.rawValue),
+                    UInt32(messageExpiry.components.seconds)))
+        }
+        var mid: Int32 = 0
+        let rc = payload.withUnsafeBytes { bytes in
+            mosquitto_publish_v5(
+                handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, Int32(qos), retain, properties)
+        }
+        try MQTTError.check(rc)
+        if qos > 0 { try await acknowledgement(of: mid) }
+    }
+
+    public func publish(topic: String, string: String, qos: Int = 1, retain: Bool = false) async throws {
+        try await publish(topic: topic, payload: Array(string.utf8), qos: qos, retain: retain)
+    }
+
+    /// Subscribes to a filter (shared subscriptions `$share/group/filter` included) and keeps
+    /// it across reconnects. When connected, returns after the broker's SUBACK; otherwise
+    /// the subscription is made as soon as the connection is up.
+    public func subscribe(_ filter: String, qos: Int = 1) async throws {
+        let connected = state.withLock { state in
+            state.subscriptions[filter] = Int32(qos)
+            return state.connected
+        }
+        guard connected else { return }
+        var mid: Int32 = 0
+        let rc = mosquitto_subscribe(handle, &mid, filter, Int32(qos))
+        if rc == MOSQ_ERR_NO_CONN.rawValue { return }  // made on reconnect
+        try MQTTError.check(rc)
+        try await acknowledgement(of: mid)
+    }
+
+    /// Drops a filter; it is not re-subscribed on reconnect.
+    public func unsubscribe(_ filter: String) throws {
+        state.withLock { _ = $0.subscriptions.removeValue(forKey: filter) }
+        let rc = mosquitto_unsubscribe(handle, nil, filter)
+        if rc != MOSQ_ERR_NO_CONN.rawValue { try MQTTError.check(rc) }
+    }
+
+    /// Waits for the acknowledgement of `mid`, bounded by the configured timeout.
+    private func acknowledgement(of mid: Int32) async throws {
+        let timeout = configuration.acknowledgementTimeout
+        let timer = Task { [weak self] in
+            try await Task.sleep(for: timeout)
+            self?.fail(mid, with: MQTTError.timeout)
+        }
+        defer { timer.cancel() }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let outcome = state.withLock { state -> Result<Void, MQTTError>? in
+                if state.earlyAcknowledgements.remove(mid) != nil { return .success(()) }
+                if state.shutDown { return .failure(.closed) }
+                state.pending[mid] = continuation
+                return nil
+            }
+            if let outcome { continuation.resume(with: outcome.mapError { $0 as any Error }) }
+        }
+    }
+
+    private func fail(_ mid: Int32, with error: MQTTError) {
+        let continuation = state.withLock { $0.pending.removeValue(forKey: mid) }
+        continuation?.resume(throwing: error)
+    }
+
+    // MARK: Called on libmosquitto's network thread
+
+    func didAcknowledge(_ mid: Int32) {
+        let continuation = state.withLock { state in
+            guard let continuation = state.pending.removeValue(forKey: mid) else {
+                state.earlyAcknowledgements.insert(mid)
+                return CheckedContinuation<Void, any Error>?.none
+            }
+            return continuation
+        }
+        continuation?.resume()
+    }
+
+    func didConnect(_ code: Int32) {
+        guard code == 0 else {
+            logger.warning("MQTT broker refused the connection", metadata: ["reason": "\(code)"])
+            return
+        }
+        let subscriptions = state.withLock { state in
+            state.connected = true
+            state.earlyAcknowledgements.removeAll()
+            return state.subscriptions
+        }
+        logger.info("MQTT connected", metadata: ["broker": "\(configuration.host):\(configuration.port)"])
+        for (filter, qos) in subscriptions {
+            let rc = mosquitto_subscribe(handle, nil, filter, qos)
+            if rc != MOSQ_ERR_SUCCESS.rawValue {
+                logger.error("MQTT re-subscribe failed", metadata: ["filter": "\(filter)", "code": "\(rc)"])
+            }
+        }
+    }
+
+    func didDisconnect(_ code: Int32) {
+        state.withLock { $0.connected = false }
+        if code != 0 { logger.warning("MQTT connection lost; reconnecting", metadata: ["code": "\(code)"]) }
+    }
+
+    func didReceive(_ message: MQTTMessage) {
+        messageSink.yield(message)
+    }
+}
+
+extension MQTTClient {
+    /// Registers the C callbacks; each recovers the client from libmosquitto's user data.
+    func installCallbacks() {
+        mosquitto_connect_callback_set(handle) { _, userData, code in
+            MQTTClient.from(userData).didConnect(code)
+        }
+        mosquitto_disconnect_callback_set(handle) { _, userData, code in
+            MQTTClient.from(userData).didDisconnect(code)
+        }
+        mosquitto_publish_callback_set(handle) { _, userData, mid in
+            MQTTClient.from(userData).didAcknowledge(mid)
+        }
+        mosquitto_subscribe_callback_set(handle) { _, userData, mid, _, _ in
+            MQTTClient.from(userData).didAcknowledge(mid)
+        }
+        mosquitto_message_callback_set(handle) { _, userData, raw in
+            guard let raw else { return }
+            let message = raw.pointee
+            let payload =
+                message.payloadlen > 0
+                ? Array(UnsafeRawBufferPointer(start: message.payload, count: Int(message.payloadlen))) : []
+            MQTTClient.from(userData).didReceive(
+                MQTTMessage(
+                    topic: String(cString: message.topic), payload: payload, qos: Int(message.qos),
+                    retain: message.retain))
+        }
+    }
+
+    static func from(_ userData: UnsafeMutableRawPointer?) -> MQTTClient {
+        Unmanaged<MQTTClient>.fromOpaque(userData!).takeUnretainedValue()
+    }
+}

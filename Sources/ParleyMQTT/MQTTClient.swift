@@ -1,0 +1,131 @@
+import CMosquitto
+import Logging
+import ParleyCore
+import ServiceLifecycle
+import Synchronization
+
+/// An MQTT 5 client over libmosquitto.
+///
+/// libmosquitto's own network thread does the I/O and reconnects with back-off after the
+/// broker goes away; this type re-subscribes every filter on each reconnect, turns
+/// acknowledgements into `async` results and delivers messages into ``messages``.
+public final class MQTTClient: Service, Sendable {
+    public let configuration: MQTTConfiguration
+    /// Every message received on any subscription, in arrival order. One consumer.
+    public let messages: AsyncStream<MQTTMessage>
+
+    let logger: Logger
+    let state = Mutex(MQTTClientState())
+    let messageSink: AsyncStream<MQTTMessage>.Continuation
+    /// The libmosquitto handle; libmosquitto's threaded API may be called from any thread.
+    nonisolated(unsafe) let handle: OpaquePointer
+
+    public init(configuration: MQTTConfiguration, logger: Logger) throws {
+        MQTTLibrary.initialise()
+        self.configuration = configuration
+        self.logger = logger
+        (messages, messageSink) = AsyncStream.makeStream(of: MQTTMessage.self)
+        guard let handle = mosquitto_new(configuration.clientID, true, nil) else {
+            throw MQTTError(code: MOSQ_ERR_NOMEM.rawValue, message: "mosquitto_new failed")
+        }
+        self.handle = handle
+        mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
+        do {
+            try configure()
+        } catch {
+            mosquitto_destroy(handle)
+            throw error
+        }
+        installCallbacks()
+    }
+
+    deinit {
+        mosquitto_destroy(handle)
+    }
+
+    private func configure() throws {
+        try MQTTError.check(mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5))
+        try MQTTError.check(mosquitto_reconnect_delay_set(handle, 1, 5, true))
+        if configuration.username != nil || configuration.password != nil {
+            try MQTTError.check(mosquitto_username_pw_set(handle, configuration.username, configuration.password))
+        }
+        if configuration.tls {
+            try MQTTError.check(mosquitto_tls_set(handle, configuration.caFile, nil, nil, nil, nil))
+            try MQTTError.check(mosquitto_tls_insecure_set(handle, configuration.tlsInsecure))
+        }
+    }
+
+    /// Whether the broker session is up now.
+    public var isConnected: Bool { state.withLock { $0.connected } }
+
+    /// Starts the network thread and the first connection attempt; later attempts follow
+    /// by themselves until ``shutdown()``.
+    public func start() throws {
+        let first = state.withLock { state -> Bool in
+            defer { state.started = true }
+            return !state.started
+        }
+        guard first else { return }
+        let keepAlive = Int32(configuration.keepAlive.components.seconds)
+        let rc = mosquitto_connect_async(handle, configuration.host, Int32(configuration.port), keepAlive)
+        if rc != MOSQ_ERR_SUCCESS.rawValue {
+            logger.warning("MQTT broker not reachable yet; retrying", metadata: ["code": "\(rc)"])
+        }
+        try MQTTError.check(mosquitto_loop_start(handle))
+    }
+
+    /// Waits until connected, or throws ``MQTTError/timeout``.
+    public func waitUntilConnected(timeout: Duration) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !isConnected {
+            guard ContinuousClock.now < deadline else { throw MQTTError.timeout }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Connects, runs until graceful shutdown, then disconnects cleanly.
+    public func run() async throws {
+        try start()
+        try? await gracefulShutdown()
+        shutdown()
+    }
+
+    /// Disconnects, stops the network thread and ends ``messages``. Idempotent.
+    public func shutdown() {
+        let wasRunning = state.withLock { state -> Bool in
+            defer { state.shutDown = true }
+            return state.started && !state.shutDown
+        }
+        guard wasRunning else { return }
+        mosquitto_disconnect(handle)
+        mosquitto_loop_stop(handle, false)
+        let pending = state.withLock { state in
+            defer { state.pending.removeAll() }
+            return state.pending.values
+        }
+        for continuation in pending { continuation.resume(throwing: MQTTError.closed) }
+        messageSink.finish()
+    }
+}
+
+/// Process-wide libmosquitto initialisation, done once.
+enum MQTTLibrary {
+    private static let initialised: Bool = {
+        mosquitto_lib_init()
+        return true
+    }()
+
+    static func initialise() { _ = initialised }
+}
+
+/// Readiness probe: the server's broker session is up.
+public struct MQTTProbe: DependencyProbe {
+    public let name = "mqtt"
+    let client: MQTTClient
+
+    public init(client: MQTTClient) { self.client = client }
+
+    public func probe() async throws {
+        guard client.isConnected else { throw MQTTError.notConnected }
+    }
+}

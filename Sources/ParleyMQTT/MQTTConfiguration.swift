@@ -1,0 +1,57 @@
+/// How a Parley process connects to the MQTT broker as the server's own identity.
+public struct MQTTConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    public var username: String?
+    /// Secret.
+    public var password: String?
+    /// Client id; a random suffix keeps several processes from taking over each other's session.
+    public var clientID: String
+    public var keepAlive: Duration
+    /// Encrypt the connection; `caFile` names the certificate authority to trust.
+    public var tls: Bool
+    public var caFile: String?
+    /// Accept a certificate whose name does not match `host` (self-signed local setups only).
+    public var tlsInsecure: Bool
+    /// How long `publish` and `subscribe` wait for the broker's acknowledgement.
+    public var acknowledgementTimeout: Duration
+
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 1883,
+        username: String? = nil,
+        password: String? = nil,
+        clientID: String = "parley",
+        keepAlive: Duration = .seconds(30),
+        tls: Bool = false,
+        caFile: String? = nil,
+        tlsInsecure: Bool = false,
+        acknowledgementTimeout: Duration = .seconds(10)
+    ) {
+        self.host = host
+        self.port = port
+        self.username = username
+        self.password = password
+        self.clientID = clientID
+        self.keepAlive = keepAlive
+        self.tls = tls
+        self.caFile = caFile
+        self.tlsInsecure = tlsInsecure
+        self.acknowledgementTimeout = acknowledgementTimeout
+    }
+}
+
+/// A message received on a subscription.
+public struct MQTTMessage: Sendable, Equatable {
+    public let topic: String
+    public let payload: [UInt8]
+    public let qos: Int
+    public let retain: Bool
+
+    public init(topic: String, payload: [UInt8], qos: Int, retain: Bool) {
+        self.topic = topic
+        self.payload = payload
+        self.qos = qos
+        self.retain = retain
+    }
+}

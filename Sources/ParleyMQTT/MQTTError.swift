@@ -1,0 +1,23 @@
+import CMosquitto
+
+/// A failure reported by libmosquitto or by waiting on the broker.
+public struct MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let code: Int32
+    public let message: String
+
+    public var description: String { "MQTT error \(code): \(message)" }
+
+    /// Not connected to the broker right now (it reconnects by itself).
+    public static let notConnected = MQTTError(code: MOSQ_ERR_NO_CONN.rawValue, message: "not connected")
+    /// The broker did not acknowledge in time.
+    public static let timeout = MQTTError(code: -100, message: "no acknowledgement from the broker in time")
+    /// The client was shut down.
+    public static let closed = MQTTError(code: -101, message: "client is shut down")
+
+    /// The one checked-call helper: turns a libmosquitto return code into a thrown error.
+    static func check(_ code: Int32) throws {
+        guard code != MOSQ_ERR_SUCCESS.rawValue else { return }
+        if code == MOSQ_ERR_NO_CONN.rawValue { throw notConnected }
+        throw MQTTError(code: code, message: String(cString: mosquitto_strerror(code)))
+    }
+}

@@ -1,0 +1,66 @@
+import Crypto
+import Foundation
+
+/// One forward-only SQL file of `Migrations/`, named `NNNN_description.sql`.
+public struct Migration: Sendable, Equatable {
+    public let version: Int
+    public let name: String
+    public let sql: String
+    /// SHA-256 of the file's bytes, hex: an applied migration must never change.
+    public let checksum: String
+
+    public init(version: Int, name: String, sql: String) {
+        self.version = version
+        self.name = name
+        self.sql = sql
+        self.checksum = SHA256.hash(data: Data(sql.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Reads every migration of `directory`, ordered by version.
+    ///
+    /// A file that looks like a migration but is misnamed, or two files with one version,
+    /// is an error rather than something silently skipped.
+    public static func load(from directory: URL) throws -> [Migration] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        var migrations: [Migration] = []
+        for file in names.sorted() where file.hasSuffix(".sql") {
+            guard let match = file.wholeMatch(of: /(\d{4})_([a-z0-9_]+)\.sql/), let version = Int(match.1) else {
+                throw MigrationError.badFileName(file)
+            }
+            let sql = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
+            migrations.append(Migration(version: version, name: String(match.2), sql: sql))
+        }
+        let versions = migrations.map(\.version)
+        if let duplicate = versions.first(where: { version in versions.filter { $0 == version }.count > 1 }) {
+            throw MigrationError.duplicateVersion(duplicate)
+        }
+        return migrations
+    }
+}
+
+/// Why migrations cannot be applied, or why the schema is not the one this build expects.
+public enum MigrationError: Error, Equatable, CustomStringConvertible {
+    case badFileName(String)
+    case duplicateVersion(Int)
+    case directoryNotFound(String)
+    /// An applied migration's file no longer has the checksum recorded when it was applied.
+    case modified(version: Int, name: String)
+    /// Migrations exist that the database has not applied.
+    case pending([Int])
+
+    public var description: String {
+        switch self {
+        case .badFileName(let file):
+            "migration file \(file) is not named NNNN_description.sql"
+        case .duplicateVersion(let version):
+            "two migration files have version \(version)"
+        case .directoryNotFound(let path):
+            "migrations directory not found: \(path) (set PARLEY_MIGRATIONS_DIRECTORY)"
+        case .modified(let version, let name):
+            "migration \(version) (\(name)) was edited after it was applied; add a new migration instead"
+        case .pending(let versions):
+            "the database schema is stale: migrations \(versions.map(String.init).joined(separator: ", ")) "
+                + "are not applied (run: parley migrate up)"
+        }
+    }
+}

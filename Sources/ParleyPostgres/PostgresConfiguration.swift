@@ -1,0 +1,68 @@
+import NIOSSL
+import PostgresNIO
+
+/// How Parley reaches PostgreSQL, the only store of record.
+public struct PostgresConfiguration: Sendable {
+    /// How the connection is encrypted.
+    public enum TLSMode: String, Sendable, CaseIterable {
+        /// Plain TCP; for loopback and trusted private networks only.
+        case disable
+        /// TLS when the server offers it.
+        case prefer
+        /// TLS or no connection.
+        case require
+    }
+
+    public var host: String
+    public var port: Int
+    public var user: String
+    /// Secret.
+    public var password: String?
+    public var database: String
+    public var tls: TLSMode
+    /// Most connections one process keeps open.
+    public var maximumConnections: Int
+    public var connectTimeout: Duration
+
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 5432,
+        user: String = "parley",
+        password: String? = nil,
+        database: String = "parley",
+        tls: TLSMode = .prefer,
+        maximumConnections: Int = 20,
+        connectTimeout: Duration = .seconds(5)
+    ) {
+        self.host = host
+        self.port = port
+        self.user = user
+        self.password = password
+        self.database = database
+        self.tls = tls
+        self.maximumConnections = maximumConnections
+        self.connectTimeout = connectTimeout
+    }
+
+    /// The same server and credentials, another database (tests, and creating databases).
+    public func with(database: String) -> PostgresConfiguration {
+        var copy = self
+        copy.database = database
+        return copy
+    }
+
+    var clientConfiguration: PostgresClient.Configuration {
+        let tls: PostgresClient.Configuration.TLS =
+            switch self.tls {
+            case .disable: .disable
+            case .prefer: .prefer(.makeClientConfiguration())
+            case .require: .require(.makeClientConfiguration())
+            }
+        var configuration = PostgresClient.Configuration(
+            host: host, port: port, username: user, password: password, database: database, tls: tls)
+        configuration.options.maximumConnections = maximumConnections
+        configuration.options.connectTimeout = connectTimeout
+        configuration.options.additionalStartupParameters = [("application_name", "parley")]
+        return configuration
+    }
+}

@@ -1,0 +1,123 @@
+import CHiredis
+import Dispatch
+import Glibc
+
+/// One hiredis connection.
+///
+/// hiredis is blocking, so every call runs on the connection's own serial queue, never on
+/// an event loop or the caller's executor; the queue also serialises use of the context.
+public final class RedisConnection: @unchecked Sendable {
+    private let context: UnsafeMutablePointer<redisContext>
+    private let queue: DispatchQueue
+    /// Set when an I/O error made the context unusable; such a connection is discarded.
+    public private(set) var isBroken = false
+
+    private init(context: UnsafeMutablePointer<redisContext>, queue: DispatchQueue) {
+        self.context = context
+        self.queue = queue
+    }
+
+    deinit { redisFree(context) }
+
+    /// Connects, authenticates and selects the database.
+    static func connect(_ configuration: RedisConfiguration) async throws -> RedisConnection {
+        let queue = DispatchQueue(label: "parley.redis.connection")
+        let connection: RedisConnection = try await onQueue(queue) {
+            guard let context = redisConnectWithTimeout(configuration.host, Int32(configuration.port),
+                                                        timeval(configuration.connectTimeout))
+            else { throw RedisError.connection("out of memory") }
+            if context.pointee.err != 0 {
+                let reason = errorString(context)
+                redisFree(context)
+                throw RedisError.connection(reason)
+            }
+            redisSetTimeout(context, timeval(configuration.commandTimeout))
+            redisEnableKeepAlive(context)
+            return RedisConnection(context: context, queue: queue)
+        }
+        if let password = configuration.password {
+            _ = try await connection.send(["AUTH", password])
+        }
+        if configuration.database != 0 {
+            _ = try await connection.send(["SELECT", String(configuration.database)])
+        }
+        return connection
+    }
+
+    /// Sends one command and waits for its reply.
+    public func send(_ arguments: [String]) async throws -> RedisValue {
+        try await send(bytes: arguments.map { Array($0.utf8) })
+    }
+
+    /// Sends one command whose arguments may be binary.
+    public func send(bytes arguments: [[UInt8]]) async throws -> RedisValue {
+        try await Self.onQueue(queue) { try self.execute(arguments) }
+    }
+
+    private func execute(_ arguments: [[UInt8]]) throws -> RedisValue {
+        guard !isBroken else { throw RedisError.connection("connection is broken") }
+        let copies = arguments.map { argument -> UnsafeMutablePointer<CChar> in
+            let copy = UnsafeMutablePointer<CChar>.allocate(capacity: max(argument.count, 1))
+            argument.withUnsafeBufferPointer { source in
+                source.withMemoryRebound(to: CChar.self) { copy.update(from: $0.baseAddress!, count: argument.count) }
+            }
+            return copy
+        }
+        defer { copies.forEach { $0.deallocate() } }
+        var pointers = copies.map { UnsafePointer<CChar>?($0) }
+        var lengths = arguments.map(\.count)
+        let raw = redisCommandArgv(context, Int32(arguments.count), &pointers, &lengths)
+        guard let reply = raw?.assumingMemoryBound(to: redisReply.self) else {
+            isBroken = true
+            throw RedisError.connection(Self.errorString(context))
+        }
+        defer { freeReplyObject(raw) }
+        return try Self.value(of: reply)
+    }
+
+    private static func value(of reply: UnsafeMutablePointer<redisReply>) throws -> RedisValue {
+        let r = reply.pointee
+        switch r.type {
+        case REDIS_REPLY_NIL: return .null
+        case REDIS_REPLY_INTEGER: return .integer(Int64(r.integer))
+        case REDIS_REPLY_STATUS: return .status(text(r))
+        case REDIS_REPLY_ERROR: throw RedisError.server(text(r))
+        case REDIS_REPLY_STRING:
+            return .bulk(Array(UnsafeRawBufferPointer(start: r.str, count: r.len)))
+        case REDIS_REPLY_ARRAY:
+            var elements: [RedisValue] = []
+            elements.reserveCapacity(r.elements)
+            for index in 0..<r.elements {
+                guard let element = r.element[index] else { elements.append(.null); continue }
+                // An error inside an array (EXEC) is reported as that element's failure.
+                elements.append(try value(of: element))
+            }
+            return .array(elements)
+        default:
+            throw RedisError.connection("unexpected reply type \(r.type)")
+        }
+    }
+
+    private static func text(_ reply: redisReply) -> String {
+        String(decoding: UnsafeRawBufferPointer(start: reply.str, count: reply.len), as: UTF8.self)
+    }
+
+    private static func errorString(_ context: UnsafeMutablePointer<redisContext>) -> String {
+        withUnsafeBytes(of: context.pointee.errstr) { bytes in
+            String(decoding: bytes.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+    }
+
+    private static func onQueue<T: Sendable>(
+        _ queue: DispatchQueue, _ work: @escaping @Sendable () throws -> T
+    ) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try work() }) }
+        }
+    }
+}
+
+private func timeval(_ duration: Duration) -> Glibc.timeval {
+    let (seconds, attoseconds) = duration.components
+    return Glibc.timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+}

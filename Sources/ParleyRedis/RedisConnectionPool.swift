@@ -1,0 +1,118 @@
+import Logging
+import ParleyCore
+import ServiceLifecycle
+
+/// A bounded pool of Redis connections that reconnects by itself.
+///
+/// A connection that hits an I/O error is dropped and a fresh one is opened on the next
+/// lease, so a Redis restart costs the commands in flight at that moment and nothing else.
+public actor RedisConnectionPool: Service {
+    public let configuration: RedisConfiguration
+    private let logger: Logger
+    private var idle: [RedisConnection] = []
+    /// Connections open or being opened, leased or idle.
+    private var open = 0
+    /// Callers waiting for a connection: they get an idle one, or `nil` meaning "a slot is
+    /// free, open a connection yourself".
+    private var waiters: [CheckedContinuation<RedisConnection?, any Error>] = []
+    private var closed = false
+
+    public init(configuration: RedisConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Keeps the pool until graceful shutdown, then closes every connection.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        close()
+    }
+
+    /// Sends one command on any connection.
+    public func send(_ arguments: String...) async throws -> RedisValue {
+        try await send(arguments)
+    }
+
+    public func send(_ arguments: [String]) async throws -> RedisValue {
+        try await withConnection { try await $0.send(arguments) }
+    }
+
+    /// Runs several commands on one connection (transactions, blocking reads).
+    public func withConnection<Result: Sendable>(
+        _ body: (RedisConnection) async throws -> Result
+    ) async throws -> Result {
+        let connection = try await lease()
+        do {
+            let result = try await body(connection)
+            release(connection)
+            return result
+        } catch {
+            release(connection)
+            throw error
+        }
+    }
+
+    /// Closes idle connections and fails everyone waiting; leased ones close when returned.
+    public func close() {
+        closed = true
+        open -= idle.count
+        idle.removeAll()
+        for waiter in waiters { waiter.resume(throwing: RedisError.closed) }
+        waiters.removeAll()
+    }
+
+    private func lease() async throws -> RedisConnection {
+        guard !closed else { throw RedisError.closed }
+        if let connection = idle.popLast() { return connection }
+        if open < configuration.maximumConnections {
+            open += 1
+            return try await connectInSlot()
+        }
+        let handed = try await withCheckedThrowingContinuation { waiters.append($0) }
+        if let handed { return handed }
+        return try await connectInSlot()
+    }
+
+    private func connectInSlot() async throws -> RedisConnection {
+        do {
+            return try await RedisConnection.connect(configuration)
+        } catch {
+            logger.warning("Redis connection failed", metadata: ["error": "\(error)"])
+            freeSlot()
+            throw error
+        }
+    }
+
+    private func release(_ connection: RedisConnection) {
+        guard !connection.isBroken, !closed else {
+            freeSlot()
+            return
+        }
+        if waiters.isEmpty {
+            idle.append(connection)
+        } else {
+            waiters.removeFirst().resume(returning: connection)
+        }
+    }
+
+    private func freeSlot() {
+        if waiters.isEmpty || closed {
+            open -= 1
+        } else {
+            waiters.removeFirst().resume(returning: nil)
+        }
+    }
+}
+
+/// Readiness probe: Redis answers `PING`.
+public struct RedisProbe: DependencyProbe {
+    public let name = "redis"
+    let pool: RedisConnectionPool
+
+    public init(pool: RedisConnectionPool) { self.pool = pool }
+
+    public func probe() async throws {
+        let reply = try await pool.send("PING")
+        guard reply == .status("PONG") else { throw RedisError.connection("unexpected PING reply") }
+    }
+}

@@ -1,0 +1,17 @@
+/// A failure talking to Redis.
+public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The server could not be reached or the connection broke (I/O error, timeout).
+    case connection(String)
+    /// The server answered with an error reply (`-ERR ...`); the connection stays usable.
+    case server(String)
+    /// The pool was shut down.
+    case closed
+
+    public var description: String {
+        switch self {
+        case .connection(let reason): "Redis connection failed: \(reason)"
+        case .server(let message): "Redis error: \(message)"
+        case .closed: "Redis pool is closed"
+        }
+    }
+}

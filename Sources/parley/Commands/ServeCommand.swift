@@ -1,0 +1,24 @@
+import ArgumentParser
+import ParleyAPI
+
+/// `parley serve`: the REST API over TLS (h2, http/1.1) and cleartext (http/1.1, h2c), and
+/// the internal listener.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve", abstract: "Run the HTTP API until SIGTERM or SIGINT; in-flight requests finish first.")
+    @OptionGroup var options: GlobalOptions
+
+    func run() async throws {
+        let settings = try await options.settings()
+        try await Runtime.verifySchema(settings)
+        let logger = Runtime.logger("serve")
+        let dependencies = try Dependencies(settings: settings, role: "serve")
+        let api = APIServer(
+            configuration: try settings.http(), probes: dependencies.probes, registry: Runtime.metrics,
+            logger: Runtime.logger("http"))
+        let listeners = try api.services { listener, port in
+            logger.notice("listening", metadata: ["listener": "\(listener.rawValue)", "port": "\(port)"])
+        }
+        try await dependencies.run(with: listeners, logger: logger)
+    }
+}

@@ -1,0 +1,52 @@
+import ArgumentParser
+import Foundation
+import HummingbirdBcrypt
+import ParleyCore
+import ParleyPostgres
+
+/// `parley user create`: accounts for operators, e.g. the first administrator.
+struct UserCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "user", abstract: "Manage user accounts.", subcommands: [Create.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create an account. The password is read from standard input (prompted on a terminal).")
+        @OptionGroup var options: GlobalOptions
+        @Option(help: "E-mail address, the login name.") var email: String
+        @Option(help: "First name.") var firstName: String
+        @Option(help: "Last name.") var lastName: String
+        @Flag(help: "Make the user a system administrator.") var admin = false
+
+        func run() async throws {
+            let settings = try await options.settings()
+            let password = try PasswordInput.read()
+            let hash = Bcrypt.hash(password, cost: UInt8(try settings.bcryptCost()))
+            let newUser = try NewUser(
+                email: email, firstName: firstName, lastName: lastName, passwordHash: hash, isAdmin: admin
+            ).validated()
+            let user = try await Runtime.withDatabase(settings) { database in
+                try await PostgresUserRepository(database: database, logger: Runtime.logger("users")).create(newUser)
+            }
+            print("created user \(user.id) <\(user.email)>\(user.isAdmin ? " (administrator)" : "")")
+        }
+    }
+}
+
+/// Reads a password without putting it on the command line (where `ps` would show it).
+enum PasswordInput {
+    static let minimumLength = 8
+
+    static func read() throws -> String {
+        let password: String?
+        if isatty(STDIN_FILENO) != 0 {
+            password = getpass("Password: ").map { String(cString: $0) }
+        } else {
+            password = readLine(strippingNewline: true)
+        }
+        guard let password, password.count >= minimumLength, password.utf8.count <= 72 else {
+            throw ValidationError("The password must be \(minimumLength) to 72 bytes long.")
+        }
+        return password
+    }
+}

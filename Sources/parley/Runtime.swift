@@ -1,0 +1,71 @@
+import Foundation
+import Logging
+import Metrics
+import ParleyCore
+import ParleyPostgres
+import PostgresNIO
+import Prometheus
+import Synchronization
+
+/// Process-wide bootstrapping: logging and the metrics registry, each done once.
+enum Runtime {
+    /// The registry `/metrics` renders; swift-metrics records into it.
+    static let metrics = PrometheusCollectorRegistry()
+    private static let bootstrapped = Mutex(false)
+
+    static func bootstrap(logLevel: Logger.Level) throws {
+        let first = bootstrapped.withLock { done in
+            defer { done = true }
+            return !done
+        }
+        guard first else { return }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = logLevel
+            return handler
+        }
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics))
+    }
+
+    static func logger(_ label: String) -> Logger { Logger(label: "parley.\(label)") }
+
+    /// Runs `body` against PostgreSQL for a one-shot command, failing clearly instead of
+    /// hanging when the server is unreachable or refuses the credentials.
+    static func withDatabase<Result: Sendable>(
+        _ settings: Settings, timeout: Duration = .seconds(60),
+        _ body: @escaping @Sendable (PostgresPool) async throws -> Result
+    ) async throws -> Result {
+        let configuration = try settings.postgres()
+        // A one-shot command reports failures itself; the pool's retry chatter would only hide them.
+        var poolLogger = logger("postgres")
+        poolLogger.logLevel = .critical
+        let database = PostgresPool(configuration: configuration, logger: poolLogger)
+        do {
+            return try await withTimeout(timeout) { try await database.withRunningClient(body) }
+        } catch let error as PSQLError {
+            throw CommandFailure(error.operatorDescription)
+        } catch let error as PostgresTransactionError {
+            throw CommandFailure((error.closureError as? PSQLError)?.operatorDescription ?? "\(error)")
+        } catch is TimeoutError {
+            throw CommandFailure(
+                "PostgreSQL at \(configuration.host):\(configuration.port) did not answer within \(timeout) "
+                    + "(check PARLEY_POSTGRES_* settings)")
+        }
+    }
+
+    /// Refuses to run a server process against a schema it was not built for.
+    static func verifySchema(_ settings: Settings) async throws {
+        let directory = try settings.migrationsDirectory()
+        let migrations = try Migration.load(from: directory)
+        try await withDatabase(settings, timeout: .seconds(30)) { database in
+            try await MigrationRunner(database: database, migrations: migrations, logger: logger("migrate"))
+                .verifyCurrent()
+        }
+    }
+}
+
+/// An error a command reports as one line and a failing exit status.
+struct CommandFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,95 @@
+/// Every configuration key, grouped by the component it configures.
+enum SettingKeys {
+    enum General {
+        static let logLevel = SettingKey(
+            "logLevel", default: "info", "Log level: trace, debug, info, notice, warning, error, critical.")
+        static let migrationsDirectory = SettingKey(
+            "migrationsDirectory",
+            "Directory of the SQL migrations (default: Migrations/ of the source tree, else /usr/share/parley/migrations).")
+        static let all = [logLevel, migrationsDirectory]
+    }
+
+    enum Postgres {
+        static let host = SettingKey("postgres.host", default: "127.0.0.1", "PostgreSQL host.")
+        static let port = SettingKey("postgres.port", default: "5432", "PostgreSQL port.")
+        static let user = SettingKey("postgres.user", default: "parley", "PostgreSQL user.")
+        static let password = SettingKey("postgres.password", secret: true, "PostgreSQL password.")
+        static let database = SettingKey("postgres.database", default: "parley", "PostgreSQL database.")
+        static let tls = SettingKey("postgres.tls", default: "prefer", "TLS to PostgreSQL: disable, prefer or require.")
+        static let maxConnections = SettingKey(
+            "postgres.maxConnections", default: "20", "Most PostgreSQL connections per process.")
+        static let connectTimeout = SettingKey(
+            "postgres.connectTimeout", default: "5", "Seconds to wait for a PostgreSQL connection.")
+        static let all = [host, port, user, password, database, tls, maxConnections, connectTimeout]
+    }
+
+    enum Redis {
+        static let host = SettingKey("redis.host", default: "127.0.0.1", "Redis host.")
+        static let port = SettingKey("redis.port", default: "6379", "Redis port.")
+        static let password = SettingKey("redis.password", secret: true, "Redis password (AUTH).")
+        static let database = SettingKey("redis.database", default: "0", "Redis logical database.")
+        static let maxConnections = SettingKey(
+            "redis.maxConnections", default: "16", "Most Redis connections per process.")
+        static let commandTimeout = SettingKey(
+            "redis.commandTimeout", default: "10", "Seconds a Redis command may take before its connection is dropped.")
+        static let all = [host, port, password, database, maxConnections, commandTimeout]
+    }
+
+    enum MQTT {
+        static let host = SettingKey("mqtt.host", default: "127.0.0.1", "MQTT broker host (the server's own connection).")
+        static let port = SettingKey("mqtt.port", default: "1883", "MQTT broker port.")
+        static let username = SettingKey("mqtt.username", "MQTT user name of the server's identity.")
+        static let password = SettingKey("mqtt.password", secret: true, "MQTT password of the server's identity.")
+        static let tls = SettingKey("mqtt.tls", default: "false", "Connect to the broker over TLS.")
+        static let caFile = SettingKey("mqtt.caFile", "CA certificate (PEM) that signed the broker's certificate.")
+        static let tlsInsecure = SettingKey(
+            "mqtt.tlsInsecure", default: "false", "Skip the broker certificate's host name check (local setups only).")
+        static let keepAlive = SettingKey("mqtt.keepAlive", default: "30", "MQTT keep-alive in seconds.")
+        static let all = [host, port, username, password, tls, caFile, tlsInsecure, keepAlive]
+    }
+
+    enum HTTP {
+        static let host = SettingKey("http.host", default: "127.0.0.1", "Address of the public listeners (0.0.0.0 for all).")
+        static let port = SettingKey(
+            "http.port", default: "8080", "Cleartext port (HTTP/1.1 and h2c); empty disables it.")
+        static let tlsPort = SettingKey("https.port", default: "8443", "TLS port (h2 and http/1.1 by ALPN).")
+        static let tlsCertificate = SettingKey(
+            "tls.certificate", "TLS certificate chain (PEM); the TLS listener runs when this and the key are set.")
+        static let tlsKey = SettingKey("tls.key", secret: true, "TLS private key (PEM file path).")
+        static let internalHost = SettingKey(
+            "internal.host", default: "127.0.0.1", "Address of the internal listener (metrics, broker auth).")
+        static let internalPort = SettingKey(
+            "internal.port", default: "9090", "Internal listener port of `parley serve`; empty disables it.")
+        static let workerInternalPort = SettingKey(
+            "worker.internalPort", default: "9091", "Internal listener port of `parley worker` (health, metrics).")
+        static let idleTimeout = SettingKey(
+            "http.idleTimeout", default: "300", "Seconds before an idle HTTP connection is closed.")
+        static let readinessTimeout = SettingKey(
+            "http.readinessTimeout", default: "2", "Seconds /health/ready waits for each dependency.")
+        static let all = [
+            host, port, tlsPort, tlsCertificate, tlsKey, internalHost, internalPort, workerInternalPort, idleTimeout,
+            readinessTimeout,
+        ]
+    }
+
+    enum Accounts {
+        static let bcryptCost = SettingKey("bcrypt.cost", default: "12", "bcrypt cost of password hashes (4-31).")
+        static let all = [bcryptCost]
+    }
+
+    static let all = General.all + Postgres.all + Redis.all + MQTT.all + HTTP.all + Accounts.all
+
+    /// The key table for `--help`.
+    static var helpText: String {
+        let rows = all.map { key in
+            let value = key.isSecret ? "(secret)" : key.defaultValue.map { "[\($0)]" } ?? ""
+            return "  \(key.environmentVariable) \(value)\n      \(key.help)"
+        }
+        return """
+            Configuration comes from PARLEY_* environment variables and, with --config FILE
+            (or PARLEY_CONFIG_FILE), from a file of KEY=VALUE lines; the environment wins.
+
+            \(rows.joined(separator: "\n"))
+            """
+    }
+}

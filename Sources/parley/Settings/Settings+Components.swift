@@ -1,0 +1,103 @@
+import Foundation
+import Logging
+import ParleyAPI
+import ParleyMQTT
+import ParleyPostgres
+import ParleyRedis
+
+/// One reader per component configuration, from the keys of ``SettingKeys``.
+extension Settings {
+    func postgres() throws -> PostgresConfiguration {
+        typealias K = SettingKeys.Postgres
+        guard let tls = PostgresConfiguration.TLSMode(rawValue: string(K.tls, default: "prefer")) else {
+            throw SettingsError.invalid(K.tls, expected: "disable, prefer or require")
+        }
+        return PostgresConfiguration(
+            host: string(K.host, default: "127.0.0.1"),
+            port: try required(port(K.port), K.port),
+            user: string(K.user, default: "parley"),
+            password: string(K.password),
+            database: string(K.database, default: "parley"),
+            tls: tls,
+            maximumConnections: try required(int(K.maxConnections, in: 1...1000), K.maxConnections),
+            connectTimeout: try seconds(K.connectTimeout) ?? .seconds(5))
+    }
+
+    func redis() throws -> RedisConfiguration {
+        typealias K = SettingKeys.Redis
+        return RedisConfiguration(
+            host: string(K.host, default: "127.0.0.1"),
+            port: try required(port(K.port), K.port),
+            password: string(K.password),
+            database: try required(int(K.database, in: 0...15), K.database),
+            maximumConnections: try required(int(K.maxConnections, in: 1...1000), K.maxConnections),
+            commandTimeout: try seconds(K.commandTimeout) ?? .seconds(10))
+    }
+
+    /// - Parameter role: names the process in its client id (`serve`, `worker`).
+    func mqtt(role: String) throws -> MQTTConfiguration {
+        typealias K = SettingKeys.MQTT
+        let suffix = UUID().uuidString.prefix(8).lowercased()
+        return MQTTConfiguration(
+            host: string(K.host, default: "127.0.0.1"),
+            port: try required(port(K.port), K.port),
+            username: string(K.username),
+            password: string(K.password),
+            clientID: "parley-\(role)-\(suffix)",
+            keepAlive: try seconds(K.keepAlive) ?? .seconds(30),
+            tls: try bool(K.tls),
+            caFile: string(K.caFile),
+            tlsInsecure: try bool(K.tlsInsecure))
+    }
+
+    /// - Parameter internalPortKey: `internal.port` for `serve`, `worker.internalPort` for `worker`.
+    func http(internalPortKey: SettingKey = SettingKeys.HTTP.internalPort) throws -> HTTPConfiguration {
+        typealias K = SettingKeys.HTTP
+        return HTTPConfiguration(
+            host: string(K.host, default: "127.0.0.1"),
+            port: try port(K.port),
+            tlsPort: try port(K.tlsPort),
+            tlsCertificatePath: string(K.tlsCertificate),
+            tlsKeyPath: string(K.tlsKey),
+            internalHost: string(K.internalHost, default: "127.0.0.1"),
+            internalPort: try port(internalPortKey),
+            idleTimeout: try seconds(K.idleTimeout) ?? .seconds(300),
+            readinessTimeout: try seconds(K.readinessTimeout) ?? .seconds(2))
+    }
+
+    func logLevel() throws -> Logger.Level {
+        let key = SettingKeys.General.logLevel
+        guard let level = Logger.Level(rawValue: string(key, default: "info")) else {
+            throw SettingsError.invalid(key, expected: "a log level (trace ... critical)")
+        }
+        return level
+    }
+
+    func bcryptCost() throws -> Int {
+        try required(int(SettingKeys.Accounts.bcryptCost, in: 4...31), SettingKeys.Accounts.bcryptCost)
+    }
+
+    /// The migrations directory: configured, or found beside the source tree or the install.
+    func migrationsDirectory() throws -> URL {
+        if let configured = string(SettingKeys.General.migrationsDirectory) {
+            return try Self.existingDirectory(URL(fileURLWithPath: configured))
+        }
+        var candidates = [URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("Migrations")]
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<5 {
+            candidates.append(directory.appendingPathComponent("Migrations"))
+            directory = directory.deletingLastPathComponent()
+        }
+        candidates.append(URL(fileURLWithPath: "/usr/share/parley/migrations"))
+        for candidate in candidates where (try? Self.existingDirectory(candidate)) != nil { return candidate }
+        throw MigrationError.directoryNotFound(candidates[0].path)
+    }
+
+    private static func existingDirectory(_ url: URL) throws -> URL {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw MigrationError.directoryNotFound(url.path)
+        }
+        return url
+    }
+}
