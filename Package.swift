@@ -4,7 +4,7 @@ import PackageDescription
 /// Settings shared by every Parley target: Swift 6 language mode with the upcoming
 /// features the Hummingbird stack itself builds with.
 let swiftSettings: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("ExistentialAny")
 ]
 
 let package = Package(
@@ -110,7 +110,10 @@ let package = Package(
 
         .target(
             name: "ParleyTestSupport",
-            dependencies: ["ParleyCore"],
+            dependencies: [
+                "ParleyCore", "ParleyPostgres", "ParleyRedis", "ParleyMQTT",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
             path: "Tests/ParleyTestSupport",
             swiftSettings: swiftSettings
         ),

@@ -27,7 +27,8 @@ public struct ProblemDetails: Codable, Sendable, Equatable {
 
     /// The one place a domain error becomes an HTTP status.
     public init(_ error: ParleyError) {
-        self.init(status: Self.status(for: error.code), code: error.code.rawValue, detail: error.detail, field: error.field)
+        self.init(
+            status: Self.status(for: error.code), code: error.code.rawValue, detail: error.detail, field: error.field)
     }
 
     static func status(for code: ParleyError.Code) -> HTTPResponse.Status {
@@ -52,8 +53,9 @@ public struct ProblemDetails: Codable, Sendable, Equatable {
             let status = error.status
             self.init(status: status, code: Self.code(for: status), detail: Self.detail(for: status))
         } else {
-            self.init(status: .internalServerError, code: ParleyError.Code.internalError.rawValue,
-                      detail: "The server failed to answer this request.")
+            self.init(
+                status: .internalServerError, code: ParleyError.Code.internalError.rawValue,
+                detail: "The server failed to answer this request.")
         }
     }
 

@@ -16,7 +16,8 @@ public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let error as ParleyError {
             if error.code == .internalError || error.code == .unavailable {
-                context.logger.error("request failed", metadata: ["code": "\(error.code)", "detail": "\(error.detail)"])
+                context.logger.error(
+                    "request failed", metadata: ["code": "\(error.code)", "detail": "\(error.detail)"])
             }
             return ProblemDetails(error).response()
         } catch {

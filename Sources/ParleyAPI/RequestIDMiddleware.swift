@@ -21,8 +21,10 @@ public struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
 
     static func acceptable(_ id: String) -> String? {
         guard (1...128).contains(id.utf8.count),
-            id.utf8.allSatisfy({ $0 == 0x2D || $0 == 0x5F || $0 == 0x2E || (0x30...0x39).contains($0)
-                || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) })
+            id.utf8.allSatisfy({
+                $0 == 0x2D || $0 == 0x5F || $0 == 0x2E || (0x30...0x39).contains($0)
+                    || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
+            })
         else { return nil }
         return id
     }

@@ -31,6 +31,15 @@ public struct MigrationRunner: Sendable {
     /// Applies every pending migration; returns those applied by this call (empty when current).
     @discardableResult
     public func apply() async throws -> [Migration] {
+        do {
+            return try await applyPending()
+        } catch let error as PostgresTransactionError {
+            // Report what went wrong inside (an edited migration, a failing statement).
+            throw error.closureError ?? error
+        }
+    }
+
+    private func applyPending() async throws -> [Migration] {
         try await database.client.withTransaction(logger: logger) { connection in
             _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.lockKey))", logger: logger)
             try await connection.query(
@@ -48,7 +57,8 @@ public struct MigrationRunner: Sendable {
             try verifyUnmodified(applied)
             let pending = migrations.filter { applied[$0.version] == nil }
             for migration in pending {
-                logger.info("applying migration", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
+                logger.info(
+                    "applying migration", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
                 for statement in SQLScript.statements(in: migration.sql) {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
@@ -92,9 +102,10 @@ public struct MigrationRunner: Sendable {
     }
 
     private func appliedChecksums(on connection: PostgresConnection) async throws -> [Int: String] {
-        let exists = try await connection.query(
-            "SELECT to_regclass('public.parley_schema_migrations') IS NOT NULL", logger: logger
-        ).collect().first?.decode(Bool.self) ?? false
+        let exists =
+            try await connection.query(
+                "SELECT to_regclass('public.parley_schema_migrations') IS NOT NULL", logger: logger
+            ).collect().first?.decode(Bool.self) ?? false
         guard exists else { return [:] }
         var applied: [Int: String] = [:]
         let rows = try await connection.query(

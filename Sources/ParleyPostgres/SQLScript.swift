@@ -68,8 +68,9 @@ enum SQLScript {
     /// `$$` or `$tag$` starting at `index`, if there is one.
     private static func dollarTag(_ characters: [Unicode.Scalar], at index: Int) -> [Unicode.Scalar]? {
         var end = index + 1
-        while end < characters.count, characters[end] == "_" || characters[end].properties.isAlphabetic
-            || (end > index + 1 && ("0"..."9").contains(characters[end]))
+        while end < characters.count,
+            characters[end] == "_" || characters[end].properties.isAlphabetic
+                || (end > index + 1 && ("0"..."9").contains(characters[end]))
         {
             end += 1
         }

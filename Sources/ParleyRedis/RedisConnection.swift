@@ -23,8 +23,10 @@ public final class RedisConnection: @unchecked Sendable {
     static func connect(_ configuration: RedisConfiguration) async throws -> RedisConnection {
         let queue = DispatchQueue(label: "parley.redis.connection")
         let connection: RedisConnection = try await onQueue(queue) {
-            guard let context = redisConnectWithTimeout(configuration.host, Int32(configuration.port),
-                                                        timeval(configuration.connectTimeout))
+            guard
+                let context = redisConnectWithTimeout(
+                    configuration.host, Int32(configuration.port),
+                    timeval(configuration.connectTimeout))
             else { throw RedisError.connection("out of memory") }
             if context.pointee.err != 0 {
                 let reason = errorString(context)
@@ -63,7 +65,7 @@ public final class RedisConnection: @unchecked Sendable {
             }
             return copy
         }
-        defer { copies.forEach { $0.deallocate() } }
+        defer { for copy in copies { copy.deallocate() } }
         var pointers = copies.map { UnsafePointer<CChar>?($0) }
         var lengths = arguments.map(\.count)
         let raw = redisCommandArgv(context, Int32(arguments.count), &pointers, &lengths)
@@ -88,7 +90,10 @@ public final class RedisConnection: @unchecked Sendable {
             var elements: [RedisValue] = []
             elements.reserveCapacity(r.elements)
             for index in 0..<r.elements {
-                guard let element = r.element[index] else { elements.append(.null); continue }
+                guard let element = r.element[index] else {
+                    elements.append(.null)
+                    continue
+                }
                 // An error inside an array (EXEC) is reported as that element's failure.
                 elements.append(try value(of: element))
             }

@@ -44,8 +44,6 @@ enum Runtime {
             return try await withTimeout(timeout) { try await database.withRunningClient(body) }
         } catch let error as PSQLError {
             throw CommandFailure(error.operatorDescription)
-        } catch let error as PostgresTransactionError {
-            throw CommandFailure((error.closureError as? PSQLError)?.operatorDescription ?? "\(error)")
         } catch is TimeoutError {
             throw CommandFailure(
                 "PostgreSQL at \(configuration.host):\(configuration.port) did not answer within \(timeout) "

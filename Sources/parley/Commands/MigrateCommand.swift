@@ -42,7 +42,9 @@ struct MigrateCommand: AsyncParsableCommand {
                     .status()
             }
             for status in statuses {
-                print("\(String(format: "%04d", status.version))  \(status.state.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0))\(status.name)")
+                print(
+                    "\(String(format: "%04d", status.version))  \(status.state.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0))\(status.name)"
+                )
             }
             if statuses.contains(where: { $0.state == MigrationRunner.Status.State.modified }) { throw ExitCode(2) }
         }

@@ -5,7 +5,8 @@ enum SettingKeys {
             "logLevel", default: "info", "Log level: trace, debug, info, notice, warning, error, critical.")
         static let migrationsDirectory = SettingKey(
             "migrationsDirectory",
-            "Directory of the SQL migrations (default: Migrations/ of the source tree, else /usr/share/parley/migrations).")
+            "Directory of the SQL migrations (default: Migrations/ of the source tree, else /usr/share/parley/migrations)."
+        )
         static let all = [logLevel, migrationsDirectory]
     }
 
@@ -36,7 +37,8 @@ enum SettingKeys {
     }
 
     enum MQTT {
-        static let host = SettingKey("mqtt.host", default: "127.0.0.1", "MQTT broker host (the server's own connection).")
+        static let host = SettingKey(
+            "mqtt.host", default: "127.0.0.1", "MQTT broker host (the server's own connection).")
         static let port = SettingKey("mqtt.port", default: "1883", "MQTT broker port.")
         static let username = SettingKey("mqtt.username", "MQTT user name of the server's identity.")
         static let password = SettingKey("mqtt.password", secret: true, "MQTT password of the server's identity.")
@@ -49,7 +51,8 @@ enum SettingKeys {
     }
 
     enum HTTP {
-        static let host = SettingKey("http.host", default: "127.0.0.1", "Address of the public listeners (0.0.0.0 for all).")
+        static let host = SettingKey(
+            "http.host", default: "127.0.0.1", "Address of the public listeners (0.0.0.0 for all).")
         static let port = SettingKey(
             "http.port", default: "8080", "Cleartext port (HTTP/1.1 and h2c); empty disables it.")
         static let tlsPort = SettingKey("https.port", default: "8443", "TLS port (h2 and http/1.1 by ALPN).")

@@ -82,8 +82,11 @@ extension Settings {
         if let configured = string(SettingKeys.General.migrationsDirectory) {
             return try Self.existingDirectory(URL(fileURLWithPath: configured))
         }
-        var candidates = [URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("Migrations")]
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        var candidates = [
+            URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("Migrations")
+        ]
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent()
         for _ in 0..<5 {
             candidates.append(directory.appendingPathComponent("Migrations"))
             directory = directory.deletingLastPathComponent()

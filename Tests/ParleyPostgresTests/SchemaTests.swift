@@ -1,0 +1,84 @@
+import ParleyPostgres
+import ParleyTestSupport
+import PostgresNIO
+import Testing
+
+/// The schema of the source design, checked in the migrated database itself.
+struct SchemaTests {
+    static let expectedTables = [
+        "cloud.user_account", "cloud.app", "cloud.role", "cloud.user_account_to_role", "cloud.user_group",
+        "cloud.user_account_to_user_group", "cloud.file", "cloud.user_account_mqtt_client_id", "cloud.session",
+        "cloud.spent_refresh_token", "cloud.device", "notifications.user_push_token", "messenger.chat_room",
+        "messenger.message", "messenger.chat_room_to_user_account", "messenger.chat_room_to_user_group",
+        "messenger.chat_room_to_app_role", "messenger.read_marker",
+    ]
+
+    func withMigratedPool(_ body: @escaping @Sendable (PostgresPool) async throws -> Void) async throws {
+        let configuration = try await TestServices.shared().makeDatabase(migrated: true)
+        try await PostgresPool(configuration: configuration, logger: .quiet).withRunningClient(body)
+    }
+
+    @Test func everyTableOfTheDesignExists() async throws {
+        try await withMigratedPool { pool in
+            let rows = try await pool.client.query(
+                """
+                SELECT table_schema || '.' || table_name FROM information_schema.tables
+                WHERE table_schema IN ('cloud', 'notifications', 'messenger')
+                """, logger: .quiet)
+            var tables: Set<String> = []
+            for try await name in rows.decode(String.self) { tables.insert(name) }
+            #expect(Set(Self.expectedTables).subtracting(tables).isEmpty)
+        }
+    }
+
+    @Test func everyForeignKeyIsIndexed() async throws {
+        try await withMigratedPool { pool in
+            // Foreign keys whose columns are not the leading columns of some index.
+            let rows = try await pool.client.query(
+                """
+                SELECT c.conrelid::regclass::text || ' ' || c.conname
+                FROM pg_constraint c
+                WHERE c.contype = 'f'
+                  AND c.connamespace::regnamespace::text IN ('cloud', 'notifications', 'messenger')
+                  AND NOT EXISTS (
+                    SELECT 1 FROM pg_index i
+                    WHERE i.indrelid = c.conrelid
+                      AND (i.indkey::int2[])[0:array_length(c.conkey, 1) - 1] @> c.conkey
+                  )
+                """, logger: .quiet)
+            var unindexed: [String] = []
+            for try await name in rows.decode(String.self) { unindexed.append(name) }
+            #expect(unindexed == [])
+        }
+    }
+
+    @Test func theMessengerRolesAreSeededInRankOrder() async throws {
+        try await withMigratedPool { pool in
+            let rows = try await pool.client.query(
+                """
+                SELECT role.code, role.rank FROM cloud.role JOIN cloud.app ON app.id = role.app_id
+                WHERE app.code = 'messenger' ORDER BY role.rank
+                """, logger: .quiet)
+            var roles: [String] = []
+            for try await (code, _) in rows.decode((String, Int).self) { roles.append(code) }
+            #expect(roles == ["reader", "writer", "admin"])
+        }
+    }
+
+    @Test func aTwoPartyPairCanExistOnlyOnce() async throws {
+        try await withMigratedPool { pool in
+            let insert: PostgresQuery = """
+                INSERT INTO messenger.chat_room (uid, type, topic, twoparty_low_user_id, twoparty_high_user_id)
+                SELECT md5(random()::text), 'twoparty', 'chat-room/' || md5(random()::text), a.id, b.id
+                FROM cloud.user_account a, cloud.user_account b WHERE a.email = 'a@x.io' AND b.email = 'b@x.io'
+                """
+            try await pool.client.query(
+                """
+                INSERT INTO cloud.user_account (email, first_name, last_name, password_hash)
+                VALUES ('a@x.io', 'A', 'A', 'x'), ('b@x.io', 'B', 'B', 'x')
+                """, logger: .quiet)
+            try await pool.client.query(insert, logger: .quiet)
+            await #expect(throws: PSQLError.self) { try await pool.client.query(insert, logger: .quiet) }
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import Dispatch
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Runs a program to completion without blocking a Swift concurrency thread.
+///
+/// Built on `posix_spawn` and `waitpid` rather than Foundation's `Process`, which waits for
+/// descriptors that daemons started by the program (PostgreSQL, Redis) inherit and keep open.
+/// Output goes through temporary files for the same reason.
+public enum Subprocess {
+    public struct Result: Sendable {
+        public let status: Int32
+        public let standardOutput: String
+        public let standardError: String
+    }
+
+    public static func run(
+        _ executable: String, _ arguments: [String], input: String? = nil, environment: [String: String]? = nil
+    ) async throws -> Result {
+        let files = try TemporaryFiles(input: input ?? "")
+        let pid = try spawn(executable, arguments, environment: environment, files: files)
+        let status = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: wait(for: pid)) }
+        }
+        return Result(status: status, standardOutput: files.read(1), standardError: files.read(2))
+    }
+
+    /// Starts a program in the background; the caller signals and waits for it.
+    public static func start(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil, outputFile: String
+    ) throws -> Int32 {
+        let files = try TemporaryFiles(input: "", output: outputFile)
+        return try spawn(executable, arguments, environment: environment, files: files)
+    }
+
+    /// Waits for `pid` to end and returns its exit status (128 + signal when killed).
+    public static func wait(for pid: Int32) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let signal = status & 0x7F
+        return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
+    }
+
+    private static func spawn(
+        _ executable: String, _ arguments: [String], environment: [String: String]?, files: TemporaryFiles
+    ) throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, files.paths[0], O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, files.paths[1], O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, files.paths[2], O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+
+        let environment = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup($0) } + [nil]
+        defer {
+            for pointer in argv + envp { free(pointer) }
+        }
+        // Swift's worker threads block signals; without resetting them the servers the
+        // program starts would inherit a mask that blocks SIGTERM and never stop.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        guard rc == 0 else {
+            throw TestEnvironmentError("cannot start \(executable): \(String(cString: strerror(rc)))")
+        }
+        return pid
+    }
+
+    /// stdin, stdout and stderr of one run as files.
+    final class TemporaryFiles: Sendable {
+        let paths: [String]
+
+        init(input: String, output: String? = nil) throws {
+            let base = NSTemporaryDirectory() + "parley-subprocess-\(UUID().uuidString)"
+            paths = [base + ".in", output ?? base + ".out", output ?? base + ".err"]
+            try input.write(toFile: paths[0], atomically: true, encoding: .utf8)
+        }
+
+        func read(_ descriptor: Int) -> String {
+            (try? String(contentsOfFile: paths[descriptor], encoding: .utf8)) ?? ""
+        }
+
+        deinit {
+            for path in Set(paths) where path.contains("parley-subprocess-") {
+                try? FileManager.default.removeItem(atPath: path)
+            }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import ParleyMQTT
+import ParleyPostgres
+import ParleyRedis
+
+/// PostgreSQL, Redis and mosquitto as started by `deploy/local/services` for the tests.
+///
+/// `shared` is the suite's instance, started by `deploy/local/test`. Tests that stop and
+/// restart a server use a private instance of their own so that they never disturb others.
+public struct TestServices: Sendable {
+    public let directory: String
+    let values: [String: String]
+
+    /// The instance `deploy/local/test` started.
+    public static func shared() throws -> TestServices {
+        guard let directory = ProcessInfo.processInfo.environment["PARLEY_TEST_SERVICES_DIR"] else {
+            throw TestEnvironmentError(
+                "PARLEY_TEST_SERVICES_DIR is not set: run the tests with deploy/local/test")
+        }
+        return try TestServices(directory: directory)
+    }
+
+    /// A new instance on free ports, for a test that stops and restarts servers. Call
+    /// ``shutdown()`` at the end (`deploy/local/test` also stops leftovers).
+    public static func makePrivate() async throws -> TestServices {
+        let work = ProcessInfo.processInfo.environment["PARLEY_TEST_WORK_DIR"] ?? NSTemporaryDirectory()
+        let directory = "\(work)/private-\(UUID().uuidString.prefix(8))"
+        try await runScript(["init", directory, "--free-ports"])
+        try await runScript(["start", directory])
+        return try TestServices(directory: directory)
+    }
+
+    init(directory: String) throws {
+        self.directory = directory
+        var values: [String: String] = [:]
+        for file in ["ports.env", "secrets.env"] {
+            let text = try String(contentsOfFile: "\(directory)/\(file)", encoding: .utf8)
+            for line in text.split(separator: "\n") {
+                let parts = line.split(separator: "=", maxSplits: 1)
+                if parts.count == 2 { values[String(parts[0])] = String(parts[1]) }
+            }
+        }
+        self.values = values
+    }
+
+    public func port(_ name: String) -> Int { Int(values["PARLEY_LOCAL_\(name)_PORT"] ?? "") ?? 0 }
+    public func secret(_ name: String) -> String { values["PARLEY_LOCAL_\(name)_PASSWORD"] ?? "" }
+    public var certificatePath: String { "\(directory)/tls/server.crt" }
+    public var keyPath: String { "\(directory)/tls/server.key" }
+
+    public func postgres(database: String = "parley") -> PostgresConfiguration {
+        PostgresConfiguration(
+            port: port("POSTGRES"), user: "parley", password: secret("POSTGRES"), database: database, tls: .disable,
+            maximumConnections: 8, connectTimeout: .seconds(2))
+    }
+
+    public func redis(password: String? = nil) -> RedisConfiguration {
+        RedisConfiguration(
+            port: port("REDIS"), password: password ?? secret("REDIS"), maximumConnections: 4,
+            connectTimeout: .seconds(1), commandTimeout: .seconds(3))
+    }
+
+    public func mqtt(clientID: String = "test-\(UUID().uuidString.prefix(8))", tls: Bool = false) -> MQTTConfiguration {
+        MQTTConfiguration(
+            port: tls ? port("MQTT_TLS") : port("MQTT"), username: "parley-server", password: secret("MQTT"),
+            clientID: clientID, keepAlive: .seconds(5), tls: tls, caFile: tls ? certificatePath : nil,
+            acknowledgementTimeout: .seconds(5))
+    }
+
+    /// Stops one server (`postgres`, `redis`, `mosquitto`).
+    public func stop(_ service: String) async throws { try await Self.runScript(["stop", directory, service]) }
+    public func start(_ service: String) async throws { try await Self.runScript(["start", directory, service]) }
+    public func shutdown() async throws { try await Self.runScript(["stop", directory]) }
+
+    static func runScript(_ arguments: [String]) async throws {
+        guard let script = ProcessInfo.processInfo.environment["PARLEY_TEST_SERVICES_SCRIPT"] else {
+            throw TestEnvironmentError("PARLEY_TEST_SERVICES_SCRIPT is not set: run the tests with deploy/local/test")
+        }
+        let result = try await Subprocess.run(script, arguments)
+        guard result.status == 0 else {
+            throw TestEnvironmentError("services \(arguments.joined(separator: " ")) failed: \(result.standardError)")
+        }
+    }
+}
+
+public struct TestEnvironmentError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
