@@ -130,7 +130,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleyMQTTTests",
-            dependencies: ["ParleyMQTT", "ParleyTestSupport"],
+            dependencies: ["ParleyMQTT", "ParleyCore", "ParleyTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -144,7 +144,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleyExecutableTests",
-            dependencies: ["ParleyTestSupport"],
+            dependencies: ["ParleyTestSupport", "ParleyPostgres"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -1,0 +1,63 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import ParleyAPI
+import ParleyCore
+import ParleyPostgres
+import ParleyTestSupport
+import Testing
+
+struct HealthTests {
+    @Test func liveAnswersWithoutTouchingDependencies() async throws {
+        let server = APIServer.forTesting(probes: [StaticProbe(name: "postgres", up: false)])
+        try await withPublicRouter(server) { client in
+            try await client.execute(uri: "/health/live", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(String(buffer: response.body) == #"{"status":"live"}"#)
+            }
+        }
+    }
+
+    @Test func readyIs503NamingTheDependencyThatIsDown() async throws {
+        let server = APIServer.forTesting(probes: [
+            StaticProbe(name: "postgres", up: true), StaticProbe(name: "redis", up: false),
+            StaticProbe(name: "mqtt", up: true),
+        ])
+        try await withPublicRouter(server) { client in
+            try await client.execute(uri: "/health/ready", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+                let body = try problem(response)
+                #expect(body.code == "unavailable")
+                #expect(body.checks == ["postgres": .up, "redis": .down, "mqtt": .up])
+                #expect(body.detail.contains("redis"))
+            }
+        }
+    }
+
+    /// The same process follows PostgreSQL down and back up: no restart needed.
+    @Test func readinessFollowsPostgresStoppingAndReturning() async throws {
+        let services = try await TestServices.makePrivate()
+        let database = PostgresPool(configuration: services.postgres(), logger: .quiet)
+        let server = APIServer.forTesting(
+            probes: [PostgresProbe(database: database)],
+            configuration: HTTPConfiguration(readinessTimeout: .milliseconds(500)))
+        try await database.withRunningClient { _ in
+            try await withPublicRouter(server) { client in
+                func status() async throws -> HTTPResponse.Status {
+                    try await client.execute(uri: "/health/ready", method: .get) { $0.status }
+                }
+                #expect(try await status() == .ok)
+                try await services.stop("postgres")
+                #expect(try await status() == .serviceUnavailable)
+                try await services.start("postgres")
+                var recovered = false
+                for _ in 0..<40 where !recovered {
+                    recovered = try await status() == .ok
+                    if !recovered { try await Task.sleep(for: .milliseconds(250)) }
+                }
+                #expect(recovered)
+            }
+        }
+        try await services.shutdown()
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Hummingbird
+import ParleyAPI
+import Prometheus
+import Testing
+
+struct ListenerTests {
+    @Test func tlsNegotiatesHTTP2AndFallsBackToHTTP1() async throws {
+        let server = try await LiveServer()
+        let url = "https://127.0.0.1:\(server.port(.tls))/health/live"
+        let h2 = try await curl(["--http2", "-k", url])
+        #expect(h2.httpVersion == "2")
+        #expect(h2.status == 200)
+        let h1 = try await curl(["--http1.1", "-k", url])
+        #expect(h1.httpVersion == "1.1")
+        #expect(h1.status == 200)
+        try await server.stop()
+    }
+
+    @Test func cleartextServesH2CWithPriorKnowledgeAndHTTP1OnOnePort() async throws {
+        let server = try await LiveServer()
+        let url = "http://127.0.0.1:\(server.port(.cleartext))/health/live"
+        let h2c = try await curl(["--http2-prior-knowledge", url])
+        #expect(h2c.httpVersion == "2")
+        #expect(h2c.body == #"{"status":"live"}"#)
+        let h1 = try await curl(["--http1.1", url])
+        #expect(h1.httpVersion == "1.1")
+        #expect(h1.status == 200)
+        try await server.stop()
+    }
+
+    @Test func metricsAreOnTheInternalListenerOnly() async throws {
+        let registry = PrometheusCollectorRegistry()
+        registry.makeCounter(name: "parley_test_events_total").increment(by: Int64(3))
+        let server = try await LiveServer(registry: registry)
+        let metrics = try await curl(["http://127.0.0.1:\(server.port(.internal))/metrics"])
+        #expect(metrics.status == 200)
+        #expect(metrics.body.contains("parley_test_events_total 3"))
+        let hidden = try await curl(["http://127.0.0.1:\(server.port(.cleartext))/metrics"])
+        #expect(hidden.status == 404)
+        try await server.stop()
+    }
+
+    /// SIGTERM triggers exactly this graceful shutdown in `parley serve`.
+    @Test func gracefulShutdownLetsAnInFlightRequestFinish() async throws {
+        let server = try await LiveServer { router in
+            router.get("/test/slow") { _, _ -> String in
+                try? await Task.sleep(for: .milliseconds(1500))
+                return "finished"
+            }
+        }
+        let port = server.port(.cleartext)
+        async let slow = curl(["--http2-prior-knowledge", "http://127.0.0.1:\(port)/test/slow"])
+        try await Task.sleep(for: .milliseconds(400))
+        let start = ContinuousClock.now
+        try await server.stop()
+        let response = try await slow
+        #expect(response.status == 200)
+        #expect(response.body == "finished")
+        #expect(ContinuousClock.now - start > .milliseconds(500))
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import Hummingbird
+import Logging
+import ParleyAPI
+import ParleyTestSupport
+import Prometheus
+import ServiceLifecycle
+import Synchronization
+
+/// Parley's real listeners on free loopback ports, run in a `ServiceGroup` as `serve` does.
+final class LiveServer: Sendable {
+    let ports = PortBook()
+    let group: ServiceGroup
+    let running: Task<Void, any Error>
+
+    init(
+        registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+        extend: (Router<ParleyRequestContext>) -> Void = { _ in }
+    ) async throws {
+        let services = try TestServices.shared()
+        let server = APIServer.forTesting(
+            configuration: HTTPConfiguration(
+                port: 0, tlsPort: 0, tlsCertificatePath: services.certificatePath, tlsKeyPath: services.keyPath,
+                internalPort: 0),
+            registry: registry)
+        let ports = self.ports
+        let listeners = try server.services(publicRouter: server.publicRouter(extend: extend)) { listener, port in
+            ports.set(listener, port)
+        }
+        group = ServiceGroup(
+            configuration: .init(services: listeners.map { .init(service: $0) }, logger: .quiet))
+        let group = self.group
+        running = Task { try await group.run() }
+        for _ in 0..<200 where ports.count < 3 { try await Task.sleep(for: .milliseconds(10)) }
+    }
+
+    func port(_ listener: APIServer.Listener) -> Int { ports.port(listener) }
+
+    /// Starts graceful shutdown (what SIGTERM does) and waits for the group to finish.
+    func stop() async throws {
+        await group.triggerGracefulShutdown()
+        try await running.value
+    }
+}
+
+/// What a stock client saw: `curl -w '%{http_version} %{http_code}'` plus the body.
+struct CurlResult {
+    let httpVersion: String
+    let status: Int
+    let body: String
+}
+
+func curl(_ arguments: [String]) async throws -> CurlResult {
+    let result = try await Subprocess.run(
+        "/usr/bin/curl", ["-sS", "--max-time", "20", "-w", "\n%{http_version} %{http_code}"] + arguments)
+    guard result.status == 0 else { throw TestEnvironmentError("curl failed: \(result.standardError)") }
+    var lines = result.standardOutput.split(separator: "\n", omittingEmptySubsequences: false)
+    let last = lines.removeLast().split(separator: " ")
+    return CurlResult(httpVersion: String(last[0]), status: Int(last[1]) ?? 0, body: lines.joined(separator: "\n"))
+}
+
+/// The port each listener bound, reported as it starts.
+final class PortBook: Sendable {
+    private let ports = Mutex<[APIServer.Listener: Int]>([:])
+    func set(_ listener: APIServer.Listener, _ port: Int) { ports.withLock { $0[listener] = port } }
+    func port(_ listener: APIServer.Listener) -> Int { ports.withLock { $0[listener] ?? 0 } }
+    var count: Int { ports.withLock { $0.count } }
+}

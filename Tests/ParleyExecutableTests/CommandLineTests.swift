@@ -1,0 +1,102 @@
+import Foundation
+import ParleyTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+struct CommandLineTests {
+    func command() async throws -> ParleyCommand {
+        let services = try TestServices.shared()
+        return ParleyCommand(database: try await services.makeDatabase(), services: services)
+    }
+
+    @Test func helpListsEveryConfigurationKey() async throws {
+        let help = try await command().run("--help")
+        #expect(help.status == 0)
+        for key in [
+            "PARLEY_POSTGRES_HOST", "PARLEY_POSTGRES_PASSWORD", "PARLEY_REDIS_PORT", "PARLEY_MQTT_CA_FILE",
+            "PARLEY_HTTP_PORT", "PARLEY_HTTPS_PORT", "PARLEY_TLS_CERTIFICATE", "PARLEY_INTERNAL_PORT",
+            "PARLEY_WORKER_INTERNAL_PORT", "PARLEY_BCRYPT_COST", "PARLEY_LOG_LEVEL", "PARLEY_MIGRATIONS_DIRECTORY",
+        ] {
+            #expect(help.standardOutput.contains(key), "\(key) missing from --help")
+        }
+        #expect(help.standardOutput.contains("PARLEY_POSTGRES_PASSWORD (secret)"))
+    }
+
+    @Test func migrateAppliesOnceAndServeRefusesAStaleSchema() async throws {
+        let parley = try await command()
+
+        let pending = try await parley.run("migrate", "status")
+        #expect(pending.status == 0)
+        #expect(pending.standardOutput.contains("0001  pending  cloud"))
+
+        let refused = try await parley.run("serve")
+        #expect(refused.status != 0)
+        #expect(refused.standardError.contains("stale"))
+
+        let first = try await parley.run("migrate", "up")
+        #expect(first.status == 0)
+        #expect(first.standardOutput.contains("applied 4 messenger_roles"))
+        let second = try await parley.run("migrate", "up")
+        #expect(second.standardOutput.contains("The schema is current"))
+        let status = try await parley.run("migrate", "status")
+        #expect(status.standardOutput.contains("0004  applied  messenger_roles"))
+    }
+
+    @Test func userCreateMakesAnAdministratorFromStandardInput() async throws {
+        let parley = try await command()
+        #expect(try await parley.run("migrate", "up").status == 0)
+        let created = try await parley.run(
+            "user", "create", "--email", "root@example.com", "--first-name", "Root", "--last-name", "Admin", "--admin",
+            input: "correct horse battery\n")
+        #expect(created.status == 0)
+        #expect(created.standardOutput.contains("(administrator)"))
+
+        let duplicate = try await parley.run(
+            "user", "create", "--email", "ROOT@example.com", "--first-name", "R", "--last-name", "A",
+            input: "correct horse battery\n")
+        #expect(duplicate.status != 0)
+        #expect(duplicate.standardError.contains("email-taken"))
+
+        let short = try await parley.run(
+            "user", "create", "--email", "x@example.com", "--first-name", "X", "--last-name", "Y", input: "short\n")
+        #expect(short.status != 0)
+    }
+
+    @Test func aMalformedSettingIsReportedByName() async throws {
+        var parley = try await command()
+        parley = ParleyCommand(environment: parley.environment.merging(["PARLEY_POSTGRES_PORT": "many"]) { $1 })
+        let result = try await parley.run("migrate", "status")
+        #expect(result.status != 0)
+        #expect(result.standardError.contains("PARLEY_POSTGRES_PORT must be an integer"))
+    }
+
+    @Test(arguments: ["serve", "worker"])
+    func startsAndStopsCleanlyOnSIGTERM(subcommand: String) async throws {
+        let parley = try await command()
+        #expect(try await parley.run("migrate", "up").status == 0)
+        let log = NSTemporaryDirectory() + "parley-\(subcommand)-\(UUID().uuidString).log"
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        let pid = try parley.start(subcommand, log: log)
+
+        var listening = false
+        for _ in 0..<150 where !listening {
+            try await Task.sleep(for: .milliseconds(100))
+            listening = (try? String(contentsOfFile: log, encoding: .utf8))?.contains("listening") ?? false
+        }
+        #expect(listening, "\(subcommand) did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        kill(pid, SIGTERM)
+        let status = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: Subprocess.wait(for: pid)) }
+        }
+        #expect(status == 0)
+    }
+}
+
+extension ParleyCommand {
+    init(environment: [String: String]) {
+        self.environment = environment
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import ParleyCore
+import ParleyMQTT
+import ParleyTestSupport
+import Testing
+
+struct MQTTClientTests {
+    func connectedClient(_ services: TestServices? = nil, tls: Bool = false) async throws -> MQTTClient {
+        let services = try services ?? TestServices.shared()
+        let client = try MQTTClient(configuration: services.mqtt(tls: tls), logger: .quiet)
+        try client.start()
+        try await client.waitUntilConnected(timeout: .seconds(5))
+        return client
+    }
+
+    func topic() -> String { "test/\(UUID().uuidString)" }
+
+    /// The next message on `client`, or nil after `timeout`.
+    func next(_ client: MQTTClient, timeout: Duration = .seconds(5)) async throws -> MQTTMessage? {
+        try? await withTimeout(timeout) {
+            var iterator = client.messages.makeAsyncIterator()
+            return await iterator.next()
+        }
+    }
+
+    @Test func publishesAndReceivesExactBytesAtQoS1() async throws {
+        let (subscriber, publisher) = (try await connectedClient(), try await connectedClient())
+        defer {
+            subscriber.shutdown()
+            publisher.shutdown()
+        }
+        let topic = topic()
+        try await subscriber.subscribe(topic, qos: 1)
+        let payload: [UInt8] = [0, 1, 2, 250, 255] + Array("hello".utf8)
+        try await publisher.publish(topic: topic, payload: payload, qos: 1, messageExpiry: .seconds(3600))
+        let message = try await next(subscriber)
+        #expect(message == MQTTMessage(topic: topic, payload: payload, qos: 1, retain: false))
+    }
+
+    @Test func connectsOverTLSVerifyingTheBrokerCertificate() async throws {
+        let client = try await connectedClient(tls: true)
+        defer { client.shutdown() }
+        let topic = topic()
+        try await client.subscribe(topic)
+        try await client.publish(topic: topic, string: "over tls")
+        #expect(try await next(client)?.payload == Array("over tls".utf8))
+    }
+
+    @Test func aSharedSubscriptionDeliversEachMessageToOneMemberOfTheGroup() async throws {
+        let consumers = [try await connectedClient(), try await connectedClient()]
+        let publisher = try await connectedClient()
+        defer { (consumers + [publisher]).forEach { $0.shutdown() } }
+        let base = topic()
+        for consumer in consumers { try await consumer.subscribe("$share/workers/\(base)/+", qos: 1) }
+        for index in 0..<20 { try await publisher.publish(topic: "\(base)/\(index)", string: "\(index)") }
+
+        let received = try await withThrowingTaskGroup(of: [String].self) { group in
+            for consumer in consumers {
+                group.addTask {
+                    var seen: [String] = []
+                    while let message = try await next(consumer, timeout: .seconds(1)) {
+                        seen.append(String(decoding: message.payload, as: UTF8.self))
+                    }
+                    return seen
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(received.flatMap { $0 }.sorted() == (0..<20).map(String.init).sorted())
+    }
+
+    @Test func wrongCredentialsNeverConnect() async throws {
+        var configuration = try TestServices.shared().mqtt()
+        configuration.password = "wrong"
+        let client = try MQTTClient(configuration: configuration, logger: .quiet)
+        defer { client.shutdown() }
+        try client.start()
+        await #expect(throws: MQTTError.timeout) { try await client.waitUntilConnected(timeout: .seconds(1)) }
+        await #expect(throws: MQTTError.notConnected) { try await client.publish(topic: "x", string: "y") }
+    }
+
+    @Test func shutdownEndsTheMessageStreamAndLaterCallsFail() async throws {
+        let client = try await connectedClient()
+        client.shutdown()
+        client.shutdown()  // idempotent
+        var iterator = client.messages.makeAsyncIterator()
+        #expect(await iterator.next() == nil)
+        await #expect(throws: MQTTError.self) { try await client.publish(topic: topic(), string: "late") }
+    }
+
+    @Test func reconnectsAndResubscribesAfterTheBrokerRestarts() async throws {
+        let services = try await TestServices.makePrivate()
+        let subscriber = try await connectedClient(services)
+        let publisher = try await connectedClient(services)
+        let topic = topic()
+        try await subscriber.subscribe(topic)
+
+        try await services.stop("mosquitto")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(!subscriber.isConnected)
+        await #expect(throws: MQTTError.self) { try await publisher.publish(topic: topic, string: "lost") }
+        try await services.start("mosquitto")
+
+        try await subscriber.waitUntilConnected(timeout: .seconds(15))
+        try await publisher.waitUntilConnected(timeout: .seconds(15))
+        // The re-subscription is sent on connect; give its SUBACK a moment.
+        try await Task.sleep(for: .milliseconds(300))
+        try await publisher.publish(topic: topic, string: "after restart")
+        #expect(try await next(subscriber)?.payload == Array("after restart".utf8))
+        subscriber.shutdown()
+        publisher.shutdown()
+        try await services.shutdown()
+    }
+}
