@@ -1,4 +1,5 @@
 import CMosquitto
+import Dispatch
 import Logging
 import ParleyCore
 import ServiceLifecycle
@@ -87,11 +88,23 @@ public final class MQTTClient: Service, Sendable {
     public func run() async throws {
         try start()
         try? await gracefulShutdown()
-        shutdown()
+        await shutdown()
     }
 
     /// Disconnects, stops the network thread and ends ``messages``. Idempotent.
-    public func shutdown() {
+    ///
+    /// Joining libmosquitto's thread blocks, so it happens on a dispatch thread rather than
+    /// one of Swift concurrency's few cooperative threads.
+    public func shutdown() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                self.shutdownNow()
+                continuation.resume()
+            }
+        }
+    }
+
+    private func shutdownNow() {
         let wasRunning = state.withLock { state -> Bool in
             defer { state.shutDown = true }
             return state.started && !state.shutDown

@@ -18,10 +18,10 @@ struct TimeoutTests {
         let start = ContinuousClock.now
         await #expect(throws: TimeoutError.self) {
             try await withTimeout(.milliseconds(100)) {
-                await uncancellableSleep(seconds: 2)
+                await uncancellableSleep(seconds: 10)
             }
         }
-        #expect(ContinuousClock.now - start < .seconds(1))
+        #expect(ContinuousClock.now - start < .seconds(5))
     }
 
     @Test func cancelsAnOperationThatHonoursCancellation() async throws {

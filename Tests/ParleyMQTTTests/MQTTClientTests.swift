@@ -25,31 +25,28 @@ struct MQTTClientTests {
 
     @Test func publishesAndReceivesExactBytesAtQoS1() async throws {
         let (subscriber, publisher) = (try await connectedClient(), try await connectedClient())
-        defer {
-            subscriber.shutdown()
-            publisher.shutdown()
-        }
         let topic = topic()
         try await subscriber.subscribe(topic, qos: 1)
         let payload: [UInt8] = [0, 1, 2, 250, 255] + Array("hello".utf8)
         try await publisher.publish(topic: topic, payload: payload, qos: 1, messageExpiry: .seconds(3600))
         let message = try await next(subscriber)
         #expect(message == MQTTMessage(topic: topic, payload: payload, qos: 1, retain: false))
+        await subscriber.shutdown()
+        await publisher.shutdown()
     }
 
     @Test func connectsOverTLSVerifyingTheBrokerCertificate() async throws {
         let client = try await connectedClient(tls: true)
-        defer { client.shutdown() }
         let topic = topic()
         try await client.subscribe(topic)
         try await client.publish(topic: topic, string: "over tls")
         #expect(try await next(client)?.payload == Array("over tls".utf8))
+        await client.shutdown()
     }
 
     @Test func aSharedSubscriptionDeliversEachMessageToOneMemberOfTheGroup() async throws {
         let consumers = [try await connectedClient(), try await connectedClient()]
         let publisher = try await connectedClient()
-        defer { (consumers + [publisher]).forEach { $0.shutdown() } }
         let base = topic()
         for consumer in consumers { try await consumer.subscribe("$share/workers/\(base)/+", qos: 1) }
         for index in 0..<20 { try await publisher.publish(topic: "\(base)/\(index)", string: "\(index)") }
@@ -67,22 +64,23 @@ struct MQTTClientTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(received.flatMap { $0 }.sorted() == (0..<20).map(String.init).sorted())
+        for client in consumers + [publisher] { await client.shutdown() }
     }
 
     @Test func wrongCredentialsNeverConnect() async throws {
         var configuration = try TestServices.shared().mqtt()
         configuration.password = "wrong"
         let client = try MQTTClient(configuration: configuration, logger: .quiet)
-        defer { client.shutdown() }
         try client.start()
         await #expect(throws: MQTTError.timeout) { try await client.waitUntilConnected(timeout: .seconds(1)) }
         await #expect(throws: MQTTError.notConnected) { try await client.publish(topic: "x", string: "y") }
+        await client.shutdown()
     }
 
     @Test func shutdownEndsTheMessageStreamAndLaterCallsFail() async throws {
         let client = try await connectedClient()
-        client.shutdown()
-        client.shutdown()  // idempotent
+        await client.shutdown()
+        await client.shutdown()  // idempotent
         var iterator = client.messages.makeAsyncIterator()
         #expect(await iterator.next() == nil)
         await #expect(throws: MQTTError.self) { try await client.publish(topic: topic(), string: "late") }
@@ -103,12 +101,18 @@ struct MQTTClientTests {
 
         try await subscriber.waitUntilConnected(timeout: .seconds(15))
         try await publisher.waitUntilConnected(timeout: .seconds(15))
-        // The re-subscription is sent on connect; give its SUBACK a moment.
-        try await Task.sleep(for: .milliseconds(300))
-        try await publisher.publish(topic: topic, string: "after restart")
-        #expect(try await next(subscriber)?.payload == Array("after restart".utf8))
-        subscriber.shutdown()
-        publisher.shutdown()
+        // The re-subscription is sent on connect and takes effect a moment later: publish
+        // until it arrives. (The publish made during the outage may be delivered too.)
+        var received = false
+        for _ in 0..<20 where !received {
+            try await publisher.publish(topic: topic, string: "after restart")
+            while let message = try await next(subscriber, timeout: .milliseconds(500)), !received {
+                received = message.payload == Array("after restart".utf8)
+            }
+        }
+        #expect(received)
+        await subscriber.shutdown()
+        await publisher.shutdown()
         try await services.shutdown()
     }
 }
