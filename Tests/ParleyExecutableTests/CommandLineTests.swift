@@ -100,3 +100,25 @@ extension ParleyCommand {
         self.environment = environment
     }
 }
+
+struct DocumentationTests {
+    /// The README's configuration table lists every key `parley --help` knows.
+    @Test func theReadmeDocumentsEveryConfigurationKey() async throws {
+        let help = try await Subprocess.run(try ParleyCommand.binary, ["--help"])
+        let keys = Set(help.standardOutput.matches(of: /PARLEY_[A-Z_]+/).map { String($0.output) })
+        let readmePath = TestServices.migrationsDirectory.deletingLastPathComponent().appendingPathComponent(
+            "README.md")
+        let readme = try String(contentsOf: readmePath, encoding: .utf8)
+        #expect(keys.count > 30)
+        for key in keys.sorted() { #expect(readme.contains("`\(key)`"), "README lacks \(key)") }
+    }
+
+    @Test func camelCaseKeysAreReadFromTheirDocumentedVariables() async throws {
+        let services = try TestServices.shared()
+        let base = ParleyCommand(database: services.postgres(), services: services)
+        let parley = ParleyCommand(
+            environment: base.environment.merging(["PARLEY_POSTGRES_MAX_CONNECTIONS": "0"]) { $1 })
+        let result = try await parley.run("migrate", "status")
+        #expect(result.standardError.contains("PARLEY_POSTGRES_MAX_CONNECTIONS must be an integer in 1...1000"))
+    }
+}
