@@ -35,6 +35,18 @@ struct MQTTClientTests {
         await publisher.shutdown()
     }
 
+    @Test func publishesAtQoS0WithoutWaitingForAnAcknowledgement() async throws {
+        let (subscriber, publisher) = (try await connectedClient(), try await connectedClient())
+        let topic = topic()
+        try await subscriber.subscribe(topic, qos: 0)
+        try await publisher.publish(topic: topic, string: "fire and forget", qos: 0)
+        let message = try await next(subscriber)
+        #expect(message?.payload == Array("fire and forget".utf8))
+        #expect(message?.qos == 0)
+        await subscriber.shutdown()
+        await publisher.shutdown()
+    }
+
     @Test func connectsOverTLSVerifyingTheBrokerCertificate() async throws {
         let client = try await connectedClient(tls: true)
         let topic = topic()
