@@ -34,7 +34,7 @@ public struct CleartextHTTPChannel: HTTPChannelHandler {
                 }
                 return http1.setup(channel: channel, logger: logger).map { .http1_1($0) }
             }
-            try channel.pipeline.syncOperations.addHandler(HTTP2PrefaceSniffer())
+            try channel.pipeline.syncOperations.addHandler(HTTP2PrefaceSniffer(timeout: .seconds(10)))
             try channel.pipeline.syncOperations.addHandler(negotiation)
             return Value(negotiated: negotiation.protocolNegotiationResult, channel: channel)
         }
@@ -66,6 +66,21 @@ final class HTTP2PrefaceSniffer: ChannelInboundHandler, RemovableChannelHandler 
 
     private static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
     private var buffered: ByteBuffer?
+    /// HTTP's own idle timeouts start after the choice: a client that sends nothing (or a
+    /// never-finished preface) is closed here instead of holding its socket forever.
+    private let timeout: TimeAmount
+    private var deadline: Scheduled<Void>?
+
+    init(timeout: TimeAmount) { self.timeout = timeout }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        deadline = context.eventLoop.scheduleTask(in: timeout) { loopBound.value.close(promise: nil) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var incoming = unwrapInboundIn(data)

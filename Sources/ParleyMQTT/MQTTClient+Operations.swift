@@ -24,7 +24,11 @@ extension MQTTClient {
                 handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, Int32(qos), retain, properties)
         }
         try MQTTError.check(rc)
-        if qos > 0 { try await acknowledgement(of: mid) }
+        if qos > 0 {
+            try await acknowledgement(of: mid)
+        } else {
+            state.withLock { $0.ignore(mid) }
+        }
     }
 
     public func publish(topic: String, string: String, qos: Int = 1, retain: Bool = false) async throws {
@@ -64,7 +68,11 @@ extension MQTTClient {
         defer { timer.cancel() }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let outcome = state.withLock { state -> Result<Void, MQTTError>? in
-                if state.earlyAcknowledgements.remove(mid) != nil { return .success(()) }
+                if let early = state.earlyAcknowledgements.removeValue(forKey: mid),
+                    ContinuousClock.now - early.at < .seconds(5)
+                {
+                    return early.error.map { .failure($0) } ?? .success(())
+                }
                 if state.shutDown { return .failure(.closed) }
                 state.pending[mid] = continuation
                 return nil
@@ -74,21 +82,27 @@ extension MQTTClient {
     }
 
     private func fail(_ mid: Int32, with error: MQTTError) {
-        let continuation = state.withLock { $0.pending.removeValue(forKey: mid) }
+        let continuation = state.withLock { state in
+            let continuation = state.pending.removeValue(forKey: mid)
+            if continuation != nil { state.ignore(mid) }
+            return continuation
+        }
         continuation?.resume(throwing: error)
     }
 
     // MARK: Called on libmosquitto's network thread
 
-    func didAcknowledge(_ mid: Int32) {
-        let continuation = state.withLock { state in
+    /// - Parameter error: the broker's refusal (an MQTT 5 reason code of 0x80 or more).
+    func didAcknowledge(_ mid: Int32, error: MQTTError?) {
+        let continuation = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            if state.ignored.remove(mid) != nil { return nil }
             guard let continuation = state.pending.removeValue(forKey: mid) else {
-                state.earlyAcknowledgements.insert(mid)
-                return CheckedContinuation<Void, any Error>?.none
+                state.earlyAcknowledgements[mid] = (ContinuousClock.now, error)
+                return nil
             }
             return continuation
         }
-        continuation?.resume()
+        if let error { continuation?.resume(throwing: error) } else { continuation?.resume() }
     }
 
     func didConnect(_ code: Int32) {
@@ -98,13 +112,18 @@ extension MQTTClient {
         }
         let subscriptions = state.withLock { state in
             state.connected = true
+            // Acknowledgements of the last connection will not come any more.
             state.earlyAcknowledgements.removeAll()
+            state.ignored.removeAll()
             return state.subscriptions
         }
         logger.info("MQTT connected", metadata: ["broker": "\(configuration.host):\(configuration.port)"])
         for (filter, qos) in subscriptions {
-            let rc = mosquitto_subscribe(handle, nil, filter, qos)
-            if rc != MOSQ_ERR_SUCCESS.rawValue {
+            var mid: Int32 = 0
+            let rc = mosquitto_subscribe(handle, &mid, filter, qos)
+            if rc == MOSQ_ERR_SUCCESS.rawValue {
+                state.withLock { $0.ignore(mid) }
+            } else {
                 logger.error("MQTT re-subscribe failed", metadata: ["filter": "\(filter)", "code": "\(rc)"])
             }
         }
@@ -129,11 +148,16 @@ extension MQTTClient {
         mosquitto_disconnect_callback_set(handle) { _, userData, code in
             MQTTClient.from(userData).didDisconnect(code)
         }
-        mosquitto_publish_callback_set(handle) { _, userData, mid in
-            MQTTClient.from(userData).didAcknowledge(mid)
+        // The v5 callbacks carry the broker's reason codes: a refused publish or subscription
+        // (not authorised, quota exceeded) must fail its caller, not look acknowledged.
+        mosquitto_publish_v5_callback_set(handle) { _, userData, mid, reasonCode, _ in
+            let error = reasonCode >= 0x80 ? MQTTError.refused(reasonCode) : nil
+            MQTTClient.from(userData).didAcknowledge(mid, error: error)
         }
-        mosquitto_subscribe_callback_set(handle) { _, userData, mid, _, _ in
-            MQTTClient.from(userData).didAcknowledge(mid)
+        mosquitto_subscribe_v5_callback_set(handle) { _, userData, mid, count, granted, _ in
+            let codes = (0..<Int(count)).map { granted?[$0] ?? 0x80 }
+            let error = codes.first { $0 >= 0x80 }.map { MQTTError.refused($0) }
+            MQTTClient.from(userData).didAcknowledge(mid, error: error)
         }
         mosquitto_message_callback_set(handle) { _, userData, raw in
             guard let raw else { return }

@@ -14,6 +14,11 @@ public struct MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The client was shut down.
     public static let closed = MQTTError(code: -101, message: "client is shut down")
 
+    /// The broker refused a publish or a subscription with this MQTT 5 reason code.
+    static func refused(_ reasonCode: Int32) -> MQTTError {
+        MQTTError(code: -102, message: "refused by the broker (reason code 0x\(String(reasonCode, radix: 16)))")
+    }
+
     /// The one checked-call helper: turns a libmosquitto return code into a thrown error.
     static func check(_ code: Int32) throws {
         guard code != MOSQ_ERR_SUCCESS.rawValue else { return }

@@ -31,6 +31,56 @@ enum SQLScript {
             return position
         }
 
+        /// `/* ... */`, which PostgreSQL lets nest.
+        func copyBlockComment(from start: Int) -> Int {
+            var depth = 0
+            var position = start
+            while position < characters.count {
+                let pair = characters[position...].prefix(2)
+                if pair.elementsEqual(["/", "*"]) {
+                    depth += 1
+                } else if pair.elementsEqual(["*", "/"]) {
+                    depth -= 1
+                }
+                if pair.count == 2 && (pair.elementsEqual(["/", "*"]) || pair.elementsEqual(["*", "/"])) {
+                    current.append(contentsOf: pair)
+                    position += 2
+                    if depth == 0 { return position }
+                } else {
+                    current.append(characters[position])
+                    position += 1
+                }
+            }
+            return position
+        }
+
+        /// `E'...'`, where a backslash escapes the next character (`\'` included).
+        func isEscapeStringPrefix(at position: Int) -> Bool {
+            guard position >= 1, characters[position - 1] == "E" || characters[position - 1] == "e" else {
+                return false
+            }
+            guard position >= 2 else { return true }
+            let before = characters[position - 2]
+            return !(before.properties.isAlphabetic || ("0"..."9").contains(before) || before == "_")
+        }
+
+        func copyEscapeString(from start: Int) -> Int {
+            current.append("'")
+            var position = start + 1
+            while position < characters.count {
+                let character = characters[position]
+                current.append(character)
+                position += 1
+                if character == "\\", position < characters.count {
+                    current.append(characters[position])
+                    position += 1
+                } else if character == "'" {
+                    return position
+                }
+            }
+            return position
+        }
+
         while index < characters.count {
             let character = characters[index]
             let next: Unicode.Scalar? = index + 1 < characters.count ? characters[index + 1] : nil
@@ -38,8 +88,9 @@ enum SQLScript {
             case "-" where next == "-":
                 index = copy(until: ["\n"], from: index)
             case "/" where next == "*":
-                current.append(contentsOf: ["/", "*"])
-                index = copy(until: ["*", "/"], from: index + 2)
+                index = copyBlockComment(from: index)
+            case "'" where isEscapeStringPrefix(at: index):
+                index = copyEscapeString(from: index)
             case "'", "\"":
                 current.append(character)
                 // A doubled quote inside is an escaped quote: copying up to each quote

@@ -9,8 +9,12 @@ import Glibc
 public final class RedisConnection: @unchecked Sendable {
     private let context: UnsafeMutablePointer<redisContext>
     private let queue: DispatchQueue
-    /// Set when an I/O error made the context unusable; such a connection is discarded.
+    /// Set when an I/O error made the context unusable, or a caller left it in an unknown
+    /// state (an interrupted `MULTI`); such a connection is discarded.
     public private(set) var isBroken = false
+
+    /// Marks the connection for disposal instead of reuse.
+    func discard() { queue.async { self.isBroken = true } }
 
     private init(context: UnsafeMutablePointer<redisContext>, queue: DispatchQueue) {
         self.context = context

@@ -34,10 +34,14 @@ public actor RedisConnectionPool: Service {
     }
 
     public func send(_ arguments: [String]) async throws -> RedisValue {
-        try await withConnection { try await $0.send(arguments) }
+        let connection = try await lease()
+        defer { release(connection) }
+        // An error reply leaves a single-command connection as good as before.
+        return try await connection.send(arguments)
     }
 
-    /// Runs several commands on one connection (transactions, blocking reads).
+    /// Runs several commands on one connection (transactions, blocking reads). When `body`
+    /// throws, the connection may be mid-transaction, so it is closed rather than reused.
     public func withConnection<Result: Sendable>(
         _ body: (RedisConnection) async throws -> Result
     ) async throws -> Result {
@@ -47,7 +51,8 @@ public actor RedisConnectionPool: Service {
             release(connection)
             return result
         } catch {
-            release(connection)
+            connection.discard()
+            release(connection, reusable: false)
             throw error
         }
     }
@@ -83,8 +88,8 @@ public actor RedisConnectionPool: Service {
         }
     }
 
-    private func release(_ connection: RedisConnection) {
-        guard !connection.isBroken, !closed else {
+    private func release(_ connection: RedisConnection, reusable: Bool = true) {
+        guard reusable, !connection.isBroken, !closed else {
             freeSlot()
             return
         }

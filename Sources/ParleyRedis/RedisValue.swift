@@ -5,6 +5,9 @@ public enum RedisValue: Sendable, Equatable {
     case integer(Int64)
     case bulk([UInt8])
     case array([RedisValue])
+    /// An error inside an array reply (a failed command of a `MULTI`/`EXEC`); an error as the
+    /// whole reply is thrown as ``RedisError/server(_:)`` instead.
+    case error(String)
 
     /// The reply as text, for bulk strings and status replies.
     public var string: String? {

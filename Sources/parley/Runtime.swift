@@ -30,9 +30,11 @@ enum Runtime {
     static func logger(_ label: String) -> Logger { Logger(label: "parley.\(label)") }
 
     /// Runs `body` against PostgreSQL for a one-shot command, failing clearly instead of
-    /// hanging when the server is unreachable or refuses the credentials.
+    /// hanging when the server is unreachable or refuses the credentials: the connection is
+    /// checked within `connectTimeout`; `body` itself (a long migration, a wait for another
+    /// node's migration lock) is not cut off.
     static func withDatabase<Result: Sendable>(
-        _ settings: Settings, timeout: Duration = .seconds(60),
+        _ settings: Settings, connectTimeout: Duration = .seconds(30),
         _ body: @escaping @Sendable (PostgresPool) async throws -> Result
     ) async throws -> Result {
         let configuration = try settings.postgres()
@@ -41,12 +43,15 @@ enum Runtime {
         poolLogger.logLevel = .critical
         let database = PostgresPool(configuration: configuration, logger: poolLogger)
         do {
-            return try await withTimeout(timeout) { try await database.withRunningClient(body) }
+            return try await database.withRunningClient { database in
+                try await withTimeout(connectTimeout) { try await PostgresProbe(database: database).probe() }
+                return try await body(database)
+            }
         } catch let error as PSQLError {
             throw CommandFailure(error.operatorDescription)
         } catch is TimeoutError {
             throw CommandFailure(
-                "PostgreSQL at \(configuration.host):\(configuration.port) did not answer within \(timeout) "
+                "PostgreSQL at \(configuration.host):\(configuration.port) did not answer within \(connectTimeout) "
                     + "(check PARLEY_POSTGRES_* settings)")
         }
     }
@@ -55,7 +60,7 @@ enum Runtime {
     static func verifySchema(_ settings: Settings) async throws {
         let directory = try settings.migrationsDirectory()
         let migrations = try Migration.load(from: directory)
-        try await withDatabase(settings, timeout: .seconds(30)) { database in
+        try await withDatabase(settings) { database in
             try await MigrationRunner(database: database, migrations: migrations, logger: logger("migrate"))
                 .verifyCurrent()
         }

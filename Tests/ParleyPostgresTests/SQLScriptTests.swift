@@ -34,6 +34,16 @@ struct SQLScriptTests {
         #expect(statements[1] == "DO $$ BEGIN PERFORM 1; END $$")
     }
 
+    @Test func handlesEscapeStringsAndNestedComments() {
+        let script = #"""
+            SELECT E'it\'s; here', e'\\'; SELECT 1 /* outer /* inner; */ still; */; SELECT name';' FROM t;
+            """#
+        #expect(
+            SQLScript.statements(in: script) == [
+                #"SELECT E'it\'s; here', e'\\'"#, "SELECT 1 /* outer /* inner; */ still; */", "SELECT name';' FROM t",
+            ])
+    }
+
     @Test func dropsEmptyAndCommentOnlyStatements() {
         #expect(SQLScript.statements(in: ";;\n-- only a comment\n") == [])
     }
