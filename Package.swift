@@ -30,8 +30,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
     ],
     targets: [
-        // Domain types, errors and the ports every other target implements. Foundation only.
-        .target(name: "ParleyCore", swiftSettings: swiftSettings),
+        // Domain types, errors, token formats and the ports every other target implements.
+        // Foundation and swift-crypto only (token hashing and signing are domain rules).
+        .target(
+            name: "ParleyCore",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
 
         // PostgreSQL: the client service, readiness probe and the migration runner.
         .target(
@@ -87,6 +92,8 @@ let package = Package(
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -136,7 +143,7 @@ let package = Package(
         .testTarget(
             name: "ParleyAPITests",
             dependencies: [
-                "ParleyAPI", "ParleyPostgres", "ParleyTestSupport",
+                "ParleyAPI", "ParleyPostgres", "ParleyRedis", "ParleyTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -34,8 +34,8 @@ public struct ProblemDetails: Codable, Sendable, Equatable {
     static func status(for code: ParleyError.Code) -> HTTPResponse.Status {
         switch code {
         case .invalidRequest: .badRequest
-        case .unauthorized: .unauthorized
-        case .forbidden: .forbidden
+        case .unauthorized, .invalidCredentials: .unauthorized
+        case .forbidden, .registrationClosed: .forbidden
         case .notFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
         case .conflict, .emailTaken: .conflict

@@ -1,3 +1,4 @@
+import HTTPTypes
 import Hummingbird
 import Logging
 import ParleyCore
@@ -19,7 +20,10 @@ public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
                 context.logger.error(
                     "request failed", metadata: ["code": "\(error.code)", "detail": "\(error.detail)"])
             }
-            return ProblemDetails(error).response()
+            var headers: HTTPFields = [:]
+            if let retryAfter = error.retryAfter { headers[.retryAfter] = String(retryAfter) }
+            if error.code == .unauthorized { headers[.wwwAuthenticate] = #"Bearer realm="parley""# }
+            return ProblemDetails(error).response(headers: headers)
         } catch {
             let problem = ProblemDetails(unexpected: error)
             if problem.status >= 500 {

@@ -26,11 +26,14 @@ public struct ParleyError: Error, Sendable, Hashable, CustomStringConvertible {
     public let detail: String
     /// The request field that failed validation, when there is one.
     public let field: String?
+    /// Seconds the client should wait before retrying (rate limits).
+    public var retryAfter: Int?
 
     public init(_ code: Code, _ detail: String, field: String? = nil) {
         self.code = code
         self.detail = detail
         self.field = field
+        self.retryAfter = nil
     }
 
     public var description: String { "\(code): \(detail)" }

@@ -58,6 +58,13 @@ public protocol UserRepository: Sendable {
     /// Creates the account; throws `email-taken` when the e-mail is registered already.
     func create(_ user: NewUser) async throws -> User
     func find(id: Int64) async throws -> User?
+    /// The account and its password hash for a login (e-mail compared case-insensitively).
+    func credentials(email: String) async throws -> (user: User, passwordHash: String)?
+    func passwordHash(userID: Int64) async throws -> String?
+    /// Changes what is given; returns the updated account.
+    func update(id: Int64, firstName: String?, lastName: String?, passwordHash: String?) async throws -> User?
+    /// Users whose first name, last name or e-mail starts with `prefix`, by id after `cursor`.
+    func search(prefix: String?, after cursor: Int64?, limit: Int) async throws -> [User]
 }
 
 extension ParleyError.Code {

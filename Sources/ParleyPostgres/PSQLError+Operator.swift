@@ -10,3 +10,8 @@ extension PSQLError {
         return "PostgreSQL: \(code)"
     }
 }
+
+extension PSQLError {
+    /// The SQLSTATE of a server error (`23505` unique violation, `23503` foreign key ...).
+    public var sqlState: String? { serverInfo?[.sqlState] }
+}

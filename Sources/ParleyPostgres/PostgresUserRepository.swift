@@ -25,9 +25,63 @@ public struct PostgresUserRepository: UserRepository {
             )
             for try await row in rows.decode(UserRow.self) { return User(row) }
             throw ParleyError(.internalError, "The account was not created.")
-        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+        } catch let error as PSQLError where error.sqlState == "23505" {
             throw ParleyError.conflict(.emailTaken, "An account with this e-mail exists.")
         }
+    }
+
+    public func credentials(email: String) async throws -> (user: User, passwordHash: String)? {
+        let rows = try await database.client.query(
+            """
+            SELECT id, email, first_name, last_name, is_admin, created_at, password_hash
+            FROM cloud.user_account WHERE lower(email) = lower(\(email))
+            """,
+            logger: logger
+        )
+        for try await row in rows.decode((Int64, String, String, String, Bool, Date, String).self) {
+            return (User((row.0, row.1, row.2, row.3, row.4, row.5)), row.6)
+        }
+        return nil
+    }
+
+    public func passwordHash(userID: Int64) async throws -> String? {
+        try await database.client.query(
+            "SELECT password_hash FROM cloud.user_account WHERE id = \(userID)", logger: logger
+        ).first(String.self)
+    }
+
+    public func update(id: Int64, firstName: String?, lastName: String?, passwordHash: String?) async throws -> User? {
+        let rows = try await database.client.query(
+            """
+            UPDATE cloud.user_account
+            SET first_name = coalesce(\(firstName), first_name), last_name = coalesce(\(lastName), last_name),
+                password_hash = coalesce(\(passwordHash), password_hash), updated_at = now()
+            WHERE id = \(id)
+            RETURNING id, email, first_name, last_name, is_admin, created_at
+            """,
+            logger: logger
+        )
+        for try await row in rows.decode(UserRow.self) { return User(row) }
+        return nil
+    }
+
+    public func search(prefix: String?, after cursor: Int64?, limit: Int) async throws -> [User] {
+        // LIKE wildcards in the client's text are matched literally.
+        let pattern = prefix.map { text in
+            text.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
+                .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
+        }
+        let rows = try await database.client.query(
+            """
+            SELECT id, email, first_name, last_name, is_admin, created_at FROM cloud.user_account
+            WHERE id > \(cursor ?? 0)
+              AND (\(pattern)::text IS NULL OR lower(email) LIKE \(pattern) OR lower(first_name) LIKE \(pattern)
+                   OR lower(last_name) LIKE \(pattern))
+            ORDER BY id LIMIT \(limit)
+            """,
+            logger: logger
+        )
+        return try await rows.decode(UserRow.self).reduce(into: []) { $0.append(User($1)) }
     }
 
     public func find(id: Int64) async throws -> User? {

@@ -24,7 +24,10 @@ public final class RedisConnection: @unchecked Sendable {
     deinit { redisFree(context) }
 
     /// Connects, authenticates and selects the database.
-    static func connect(_ configuration: RedisConfiguration) async throws -> RedisConnection {
+    ///
+    /// - Parameter blocking: no read timeout (a subscriber waits for messages indefinitely and
+    ///   is stopped with ``interrupt()``).
+    static func connect(_ configuration: RedisConfiguration, blocking: Bool = false) async throws -> RedisConnection {
         let queue = DispatchQueue(label: "parley.redis.connection")
         let connection: RedisConnection = try await onQueue(queue) {
             guard
@@ -37,7 +40,7 @@ public final class RedisConnection: @unchecked Sendable {
                 redisFree(context)
                 throw RedisError.connection(reason)
             }
-            redisSetTimeout(context, timeval(configuration.commandTimeout))
+            redisSetTimeout(context, timeval(blocking ? .zero : configuration.commandTimeout))
             redisEnableKeepAlive(context)
             return RedisConnection(context: context, queue: queue)
         }
@@ -58,6 +61,27 @@ public final class RedisConnection: @unchecked Sendable {
     /// Sends one command whose arguments may be binary.
     public func send(bytes arguments: [[UInt8]]) async throws -> RedisValue {
         try await Self.onQueue(queue) { try self.execute(arguments) }
+    }
+
+    /// Waits for the next reply the server pushes (a subscription's messages).
+    func nextReply() async throws -> RedisValue {
+        try await Self.onQueue(queue) {
+            guard !self.isBroken else { throw RedisError.connection("connection is broken") }
+            var raw: UnsafeMutableRawPointer? = nil
+            guard redisGetReply(self.context, &raw) == REDIS_OK,
+                let reply = raw?.assumingMemoryBound(to: redisReply.self)
+            else {
+                self.isBroken = true
+                throw RedisError.connection(Self.errorString(self.context))
+            }
+            defer { freeReplyObject(raw) }
+            return try Self.value(of: reply)
+        }
+    }
+
+    /// Unblocks a call waiting on the socket (from any thread); the connection is then broken.
+    func interrupt() {
+        _ = Glibc.shutdown(context.pointee.fd, Int32(SHUT_RDWR))
     }
 
     private func execute(_ arguments: [[UInt8]]) throws -> RedisValue {

@@ -16,9 +16,11 @@ struct ServeCommand: AsyncParsableCommand {
         let api = APIServer(
             configuration: try settings.http(), probes: dependencies.probes, registry: Runtime.metrics,
             logger: Runtime.logger("http"))
-        let listeners = try api.services { listener, port in
+        let accounts = try AccountsWiring(settings: settings, dependencies: dependencies)
+        let router = api.publicRouter { accounts.api.addRoutes(to: $0) }
+        let listeners = try api.services(publicRouter: router) { listener, port in
             logger.notice("listening", metadata: ["listener": "\(listener.rawValue)", "port": "\(port)"])
         }
-        try await dependencies.run(with: listeners, logger: logger)
+        try await dependencies.run(with: [accounts.revocationListener] + listeners, logger: logger)
     }
 }

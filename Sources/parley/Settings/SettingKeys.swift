@@ -77,10 +77,43 @@ enum SettingKeys {
 
     enum Accounts {
         static let bcryptCost = SettingKey("bcrypt.cost", default: "12", "bcrypt cost of password hashes (4-31).")
-        static let all = [bcryptCost]
+        static let accessTokenLifetime = SettingKey(
+            "accessToken.lifetime", default: "3600", "Seconds an access token is valid.")
+        static let refreshTokenLifetime = SettingKey(
+            "refreshToken.lifetime", default: "2592000", "Seconds a refresh token is valid (30 days).")
+        static let registrationOpen = SettingKey(
+            "registration.open", default: "true", "Whether POST /v1/auth/register creates accounts.")
+        static let loginLimitPerEmail = SettingKey(
+            "rateLimit.loginPerEmail", default: "10", "Login attempts per e-mail address per window.")
+        static let loginLimitPerAddress = SettingKey(
+            "rateLimit.loginPerAddress", default: "50", "Login attempts per client IP address per window.")
+        static let registerLimitPerAddress = SettingKey(
+            "rateLimit.registerPerAddress", default: "10", "Registrations per client IP address per window.")
+        static let rateLimitWindow = SettingKey("rateLimit.window", default: "60", "Rate-limit window in seconds.")
+        static let sessionCacheLifetime = SettingKey(
+            "sessionCache.lifetime", default: "30", "Seconds an authenticated token is cached (0 disables the cache).")
+        static let all = [
+            bcryptCost, accessTokenLifetime, refreshTokenLifetime, registrationOpen, loginLimitPerEmail,
+            loginLimitPerAddress, registerLimitPerAddress, rateLimitWindow, sessionCacheLifetime,
+        ]
     }
 
-    static let all = General.all + Postgres.all + Redis.all + MQTT.all + HTTP.all + Accounts.all
+    enum MQTTClients {
+        static let tokenKey = SettingKey(
+            "mqtt.tokenKey", secret: true,
+            "Base64 key (at least 32 bytes) signing clients' MQTT passwords; the broker plugin shares it.")
+        static let tokenLifetime = SettingKey(
+            "mqtt.tokenLifetime", default: "43200", "Seconds a client's MQTT password is accepted.")
+        static let publicHost = SettingKey(
+            "mqtt.publicHost", "Broker host given to clients at login (default: PARLEY_MQTT_HOST).")
+        static let publicPort = SettingKey("mqtt.publicPort", default: "8883", "Broker port given to clients.")
+        static let publicTLS = SettingKey("mqtt.publicTls", default: "true", "Whether clients connect over TLS.")
+        static let publicWebsocketPort = SettingKey(
+            "mqtt.publicWebsocketPort", "Broker WebSocket port given to clients, if any.")
+        static let all = [tokenKey, tokenLifetime, publicHost, publicPort, publicTLS, publicWebsocketPort]
+    }
+
+    static let all = General.all + Postgres.all + Redis.all + MQTT.all + MQTTClients.all + HTTP.all + Accounts.all
 
     /// The key table for `--help`.
     static var helpText: String {

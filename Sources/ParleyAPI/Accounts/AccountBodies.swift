@@ -1,0 +1,191 @@
+import Foundation
+import ParleyCore
+
+/// The JSON shapes of `rest-api.md` for accounts, sessions, devices and administration.
+
+struct UserResponse: Encodable, Sendable {
+    let id: Int64
+    let email: String
+    let firstName: String
+    let lastName: String
+    let createdAt: Date
+
+    init(_ user: User) {
+        id = user.id
+        email = user.email
+        firstName = user.firstName
+        lastName = user.lastName
+        createdAt = user.createdAt
+    }
+}
+
+struct RegisterRequest: Decodable {
+    let email: String
+    let password: String
+    let firstName: String
+    let lastName: String
+}
+
+struct LoginRequest: Decodable {
+    let email: String
+    let password: String
+    let device: DeviceBody?
+
+    struct DeviceBody: Decodable {
+        let platform: Device.Platform
+        let name: String?
+        let pushToken: String?
+        let pushProvider: PushProvider?
+
+        func registration() throws -> DeviceRegistration {
+            if let name, name.count > 200 {
+                throw ParleyError.invalidRequest("device.name must be at most 200 characters", field: "device.name")
+            }
+            var push: PushRegistration?
+            if let pushToken {
+                guard let pushProvider else {
+                    throw ParleyError.invalidRequest(
+                        "device.pushProvider is required with a pushToken", field: "device.pushProvider")
+                }
+                push = try PushRegistration(provider: pushProvider, token: pushToken)
+            }
+            return DeviceRegistration(platform: platform, name: name, push: push)
+        }
+    }
+}
+
+struct RefreshRequest: Decodable {
+    let refreshToken: String
+}
+
+/// Where clients reach the broker; part of every login answer.
+public struct MQTTEndpoint: Sendable {
+    public var host: String
+    public var port: Int
+    public var tls: Bool
+    public var websocketPort: Int?
+
+    public init(host: String, port: Int, tls: Bool, websocketPort: Int?) {
+        self.host = host
+        self.port = port
+        self.tls = tls
+        self.websocketPort = websocketPort
+    }
+}
+
+struct LoginResponse: Encodable, Sendable {
+    struct MQTT: Encodable, Sendable {
+        let host: String
+        let port: Int
+        let tls: Bool
+        let websocketPort: Int?
+        let clientId: String
+        let username: String
+        let password: String
+        let expiresAt: Date
+    }
+
+    let accessToken: String
+    let refreshToken: String
+    let expiresIn: Int
+    let user: UserResponse
+    let deviceId: Int64?
+    let mqtt: MQTT
+
+    init(_ signedIn: AccountService.SignedIn, endpoint: MQTTEndpoint) {
+        accessToken = signedIn.tokens.access.value
+        refreshToken = signedIn.tokens.refresh.value
+        expiresIn = max(0, Int(signedIn.tokens.accessExpiresAt.timeIntervalSinceNow.rounded()))
+        user = UserResponse(signedIn.user)
+        deviceId = signedIn.deviceID
+        mqtt = MQTT(
+            host: endpoint.host, port: endpoint.port, tls: endpoint.tls, websocketPort: endpoint.websocketPort,
+            clientId: signedIn.clientID, username: String(signedIn.user.id), password: signedIn.mqttPassword,
+            expiresAt: signedIn.mqttExpiresAt)
+    }
+}
+
+struct ProfileRequest: Decodable {
+    let firstName: String?
+    let lastName: String?
+    let password: String?
+    let currentPassword: String?
+}
+
+struct DevicesResponse: Encodable, Sendable {
+    let devices: [DeviceResponse]
+}
+
+struct DeviceResponse: Encodable, Sendable {
+    let id: Int64
+    let platform: Device.Platform
+    let name: String?
+    let pushProvider: PushProvider?
+    let hasPushToken: Bool
+    let createdAt: Date
+    let lastSeenAt: Date
+
+    init(_ device: Device) {
+        id = device.id
+        platform = device.platform
+        name = device.name
+        pushProvider = device.pushProvider
+        hasPushToken = device.hasPushToken
+        createdAt = device.createdAt
+        lastSeenAt = device.lastSeenAt
+    }
+
+    /// Encodes a missing provider as `null`, so the key is always present.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(platform, forKey: .platform)
+        try container.encode(name, forKey: .name)
+        try container.encode(pushProvider, forKey: .pushProvider)
+        try container.encode(hasPushToken, forKey: .hasPushToken)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(lastSeenAt, forKey: .lastSeenAt)
+    }
+
+    enum CodingKeys: String, CodingKey { case id, platform, name, pushProvider, hasPushToken, createdAt, lastSeenAt }
+}
+
+struct PushRequest: Decodable {
+    let pushToken: String
+    let pushProvider: PushProvider
+}
+
+struct UsersResponse: Encodable, Sendable {
+    let users: [UserResponse]
+    let nextCursor: String?
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(users, forKey: .users)
+        try container.encode(nextCursor, forKey: .nextCursor)
+    }
+
+    enum CodingKeys: String, CodingKey { case users, nextCursor }
+}
+
+struct AdminUserRequest: Decodable {
+    let email: String
+    let password: String
+    let firstName: String
+    let lastName: String
+    let isAdmin: Bool?
+}
+
+struct GroupRequest: Decodable {
+    let name: String
+}
+
+struct RoleRequest: Decodable {
+    let code: String
+    let name: String
+    let rank: Int?
+}
+
+struct ApplicationsResponse: Encodable, Sendable {
+    let apps: [Application]
+}

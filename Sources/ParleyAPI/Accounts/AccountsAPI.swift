@@ -1,0 +1,38 @@
+import Hummingbird
+import ParleyCore
+
+/// Everything the account routes need, and where they go on the router.
+public struct AccountsAPI: Sendable {
+    let accounts: AccountService
+    let users: any UserRepository
+    let sessions: any SessionRepository
+    let directory: any DirectoryRepository
+    let hasher: any PasswordHasher
+    let cache: SessionCache
+    let endpoint: MQTTEndpoint
+
+    public init(
+        accounts: AccountService, users: any UserRepository, sessions: any SessionRepository,
+        directory: any DirectoryRepository, hasher: any PasswordHasher, cache: SessionCache, endpoint: MQTTEndpoint
+    ) {
+        self.accounts = accounts
+        self.users = users
+        self.sessions = sessions
+        self.directory = directory
+        self.hasher = hasher
+        self.cache = cache
+        self.endpoint = endpoint
+    }
+
+    public func addRoutes(to router: Router<ParleyRequestContext>) {
+        let v1 = router.group("v1")
+        let auth = AuthController(accounts: accounts, endpoint: endpoint)
+        auth.addPublicRoutes(to: v1)
+        let signedIn = v1.group()
+            .add(middleware: BearerAuthenticationMiddleware(sessions: sessions, cache: cache))
+            .group(context: AuthenticatedRequestContext.self)
+        auth.addAuthenticatedRoutes(to: signedIn)
+        ProfileController(accounts: accounts, users: users, sessions: sessions).addRoutes(to: signedIn)
+        AdminController(users: users, directory: directory, hasher: hasher).addRoutes(to: signedIn)
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+import Hummingbird
+import ParleyCore
+
+/// `/v1/auth/*`: register, login, refresh, logout.
+struct AuthController: Sendable {
+    let accounts: AccountService
+    let endpoint: MQTTEndpoint
+
+    func addPublicRoutes(to group: RouterGroup<ParleyRequestContext>) {
+        group.post("auth/register") { request, context in
+            let body = try await JSONBody.decode(RegisterRequest.self, from: request, context: context)
+            let user = try await accounts.register(
+                NewUser(email: body.email, firstName: body.firstName, lastName: body.lastName, passwordHash: ""),
+                password: body.password, clientAddress: context.clientAddress)
+            return JSONResponse(.created, UserResponse(user))
+        }
+        group.post("auth/login") { request, context in
+            let body = try await JSONBody.decode(LoginRequest.self, from: request, context: context)
+            let signedIn = try await accounts.login(
+                email: body.email, password: body.password,
+                device: try body.device?.registration() ?? DeviceRegistration(),
+                clientAddress: context.clientAddress)
+            return JSONResponse(.ok, LoginResponse(signedIn, endpoint: endpoint))
+        }
+        group.post("auth/refresh") { request, context in
+            let body = try await JSONBody.decode(RefreshRequest.self, from: request, context: context)
+            let signedIn = try await accounts.refresh(token: body.refreshToken)
+            return JSONResponse(.ok, LoginResponse(signedIn, endpoint: endpoint))
+        }
+    }
+
+    func addAuthenticatedRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
+        group.post("auth/logout") { _, context in
+            try await accounts.logout(context.identity)
+            return Response(status: .noContent)
+        }
+    }
+}

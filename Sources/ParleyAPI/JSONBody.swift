@@ -1,0 +1,101 @@
+import Foundation
+import Hummingbird
+import ParleyCore
+
+/// Reads a bounded JSON request body into `T`, turning every decoding failure into a
+/// `400 invalid-request` that names the field, and an oversized body into `413 too-large`.
+enum JSONBody {
+    /// Account and administration bodies are small; anything larger is not a real client.
+    static let limit = 64 * 1024
+
+    static func decode<T: Decodable>(
+        _ type: T.Type, from request: Request, context: some RequestContext, limit: Int = limit
+    ) async throws -> T {
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+            throw ParleyError(.tooLarge, "The request body is larger than \(limit) bytes.")
+        }
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: limit)
+        } catch {
+            throw ParleyError(.tooLarge, "The request body is larger than \(limit) bytes.")
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(buffer: buffer))
+        } catch let error as DecodingError {
+            throw Self.problem(error)
+        }
+    }
+
+    static func problem(_ error: DecodingError) -> ParleyError {
+        func path(_ codingPath: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {
+            (codingPath + (last.map { [$0] } ?? [])).map { $0.intValue.map(String.init) ?? $0.stringValue }
+                .joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            let field = path(context.codingPath, key)
+            return .invalidRequest("\(field) is required", field: field)
+        case .typeMismatch(let type, let context):
+            let field = path(context.codingPath)
+            return .invalidRequest("\(field) must be \(describe(type))", field: field.isEmpty ? nil : field)
+        case .valueNotFound(let type, let context):
+            let field = path(context.codingPath)
+            return .invalidRequest("\(field) must be \(describe(type)), not null", field: field)
+        case .dataCorrupted(let context) where !context.codingPath.isEmpty:
+            let field = path(context.codingPath)
+            return .invalidRequest("\(field) has an invalid value", field: field)
+        default:
+            return .invalidRequest("The body is not valid JSON.")
+        }
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int.Type, is Int64.Type: "an integer"
+        case is Bool.Type: "true or false"
+        case is Double.Type: "a number"
+        default: "an object of the documented shape"
+        }
+    }
+}
+
+/// A JSON response with a status.
+struct JSONResponse<Body: Encodable & Sendable>: ResponseGenerator {
+    let status: HTTPResponse.Status
+    let body: Body
+
+    init(_ status: HTTPResponse.Status = .ok, _ body: Body) {
+        self.status = status
+        self.body = body
+    }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        let data = try JSONEncoder.parley.encode(body)
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+/// Query parameters and path segments, validated with the parameter's name in the error.
+extension Request {
+    func integer(query name: String, default fallback: Int, range: ClosedRange<Int>) throws -> Int {
+        guard let text = uri.queryParameters[name[...]] else { return fallback }
+        guard let value = Int(text), range.contains(value) else {
+            throw ParleyError.invalidRequest(
+                "\(name) must be an integer from \(range.lowerBound) to \(range.upperBound)", field: name)
+        }
+        return value
+    }
+}
+
+extension Parameters {
+    func id(_ name: String) throws -> Int64 {
+        guard let text = get(name), let value = Int64(text), value > 0 else {
+            throw ParleyError.notFound()
+        }
+        return value
+    }
+}

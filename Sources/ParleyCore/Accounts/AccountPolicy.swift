@@ -1,0 +1,59 @@
+/// The account rules an operator configures.
+public struct AccountPolicy: Sendable {
+    public var accessTokenLifetime: Duration
+    public var refreshTokenLifetime: Duration
+    public var mqttTokenLifetime: Duration
+    /// Whether `POST /v1/auth/register` creates accounts (otherwise administrators do).
+    public var registrationOpen: Bool
+    public var loginLimitPerEmail: Int
+    public var loginLimitPerAddress: Int
+    public var registerLimitPerAddress: Int
+    public var rateLimitWindow: Duration
+
+    public init(
+        accessTokenLifetime: Duration = .seconds(3600),
+        refreshTokenLifetime: Duration = .seconds(30 * 24 * 3600),
+        mqttTokenLifetime: Duration = .seconds(12 * 3600),
+        registrationOpen: Bool = true,
+        loginLimitPerEmail: Int = 10,
+        loginLimitPerAddress: Int = 50,
+        registerLimitPerAddress: Int = 10,
+        rateLimitWindow: Duration = .seconds(60)
+    ) {
+        self.accessTokenLifetime = accessTokenLifetime
+        self.refreshTokenLifetime = refreshTokenLifetime
+        self.mqttTokenLifetime = mqttTokenLifetime
+        self.registrationOpen = registrationOpen
+        self.loginLimitPerEmail = loginLimitPerEmail
+        self.loginLimitPerAddress = loginLimitPerAddress
+        self.registerLimitPerAddress = registerLimitPerAddress
+        self.rateLimitWindow = rateLimitWindow
+    }
+}
+
+/// Password length rules (bcrypt reads at most 72 bytes).
+public enum PasswordRule {
+    public static func validated(_ password: String, field: String = "password") throws -> String {
+        guard password.count >= 8, password.utf8.count <= 72 else {
+            throw ParleyError.invalidRequest("\(field) must be 8 to 72 bytes long", field: field)
+        }
+        return password
+    }
+}
+
+extension ParleyError.Code {
+    public static let invalidCredentials = ParleyError.Code(rawValue: "invalid-credentials")
+    public static let registrationClosed = ParleyError.Code(rawValue: "registration-closed")
+}
+
+extension ParleyError {
+    /// Too many attempts; `retryAfter` seconds until the next is allowed.
+    public static func rateLimited(retryAfter: Int) -> ParleyError {
+        var error = ParleyError(.rateLimited, "Too many attempts; try again in \(retryAfter) s.")
+        error.retryAfter = retryAfter
+        return error
+    }
+
+    public static let unauthorized = ParleyError(.unauthorized, "A valid access token is required.")
+    public static let forbidden = ParleyError(.forbidden, "This needs rights the caller does not have.")
+}

@@ -1,0 +1,187 @@
+import Foundation
+import Synchronization
+
+/// Registration, login, token refresh, logout and profile changes: the account rules,
+/// over the storage, hashing, rate-limiting and revocation ports.
+public struct AccountService: Sendable {
+    let users: any UserRepository
+    let sessions: any SessionRepository
+    let hasher: any PasswordHasher
+    let limiter: any RateLimiter
+    let revocations: any SessionRevocationBus
+    let broker: any BrokerSessionControl
+    let mqttKey: MQTTTokenKey
+    public let policy: AccountPolicy
+    /// Tells this process's session cache at once, before the bus reaches the others.
+    let revokedLocally: @Sendable ([Int64]) -> Void
+    private let dummyHash = DummyHash()
+
+    public init(
+        users: any UserRepository, sessions: any SessionRepository, hasher: any PasswordHasher,
+        limiter: any RateLimiter, revocations: any SessionRevocationBus, broker: any BrokerSessionControl,
+        mqttKey: MQTTTokenKey, policy: AccountPolicy, revokedLocally: @escaping @Sendable ([Int64]) -> Void
+    ) {
+        self.users = users
+        self.sessions = sessions
+        self.hasher = hasher
+        self.limiter = limiter
+        self.revocations = revocations
+        self.broker = broker
+        self.mqttKey = mqttKey
+        self.policy = policy
+        self.revokedLocally = revokedLocally
+    }
+
+    /// A signed-in session as the client receives it.
+    public struct SignedIn: Sendable {
+        public let tokens: IssuedTokens
+        public let user: User
+        public let deviceID: Int64?
+        public let clientID: String
+        public let mqttPassword: String
+        public let mqttExpiresAt: Date
+    }
+
+    public func register(_ newUser: NewUser, password: String, clientAddress: String?) async throws -> User {
+        guard policy.registrationOpen else {
+            throw ParleyError(.registrationClosed, "Registration is closed; an administrator creates accounts.")
+        }
+        try await limit("register:address:\(clientAddress ?? "unknown")", policy.registerLimitPerAddress)
+        var user = try newUser.validated()
+        user.passwordHash = try await hasher.hash(PasswordRule.validated(password))
+        return try await users.create(user)
+    }
+
+    /// Unknown e-mail and wrong password answer alike, after the same amount of hashing.
+    public func login(
+        email: String, password: String, device: DeviceRegistration, clientAddress: String?
+    ) async throws -> SignedIn {
+        let email = email.trimmingCharacters(in: .whitespaces).lowercased()
+        try await limit("login:email:\(email)", policy.loginLimitPerEmail)
+        try await limit("login:address:\(clientAddress ?? "unknown")", policy.loginLimitPerAddress)
+        let found = try await users.credentials(email: email)
+        let hash: String
+        if let found { hash = found.passwordHash } else { hash = try await dummyHash.value(hasher) }
+        guard try await hasher.verify(password, hash: hash), let user = found?.user else {
+            throw ParleyError(.invalidCredentials, "The e-mail or the password is wrong.")
+        }
+        let now = Date()
+        let tokens = IssuedTokens.generate(
+            now: now, accessLifetime: policy.accessTokenLifetime, refreshLifetime: policy.refreshTokenLifetime)
+        let clientID = Self.newClientID(userID: user.id)
+        let (sessionID, deviceID) = try await sessions.openSession(
+            userID: user.id, device: device, tokens: tokens, clientID: clientID)
+        return signedIn(
+            tokens: tokens, user: user, sessionID: sessionID, deviceID: deviceID, clientID: clientID, now: now)
+    }
+
+    /// Rotates the refresh token. A spent one revokes its session (someone copied it).
+    public func refresh(token: String) async throws -> SignedIn {
+        let now = Date()
+        let next = IssuedTokens.generate(
+            now: now, accessLifetime: policy.accessTokenLifetime, refreshLifetime: policy.refreshTokenLifetime)
+        switch try await sessions.refresh(refreshTokenHash: OpaqueToken(value: token).hash, next: next, now: now) {
+        case .rotated(let sessionID, let userID, let deviceID, let clientID):
+            guard let user = try await users.find(id: userID) else { throw ParleyError.unauthorized }
+            return signedIn(
+                tokens: next, user: user, sessionID: sessionID, deviceID: deviceID, clientID: clientID, now: now)
+        case .reused(let sessionID):
+            await announce(revoked: [sessionID], clientIDs: [])
+            throw ParleyError(.unauthorized, "The refresh token was already used; the session is revoked.")
+        case .invalid:
+            throw ParleyError(.unauthorized, "The refresh token is not valid.")
+        }
+    }
+
+    public func logout(_ identity: AuthenticatedUser) async throws {
+        let clientIDs = try await sessions.revoke(sessionID: identity.sessionID)
+        await announce(revoked: [identity.sessionID], clientIDs: clientIDs)
+    }
+
+    /// Deletes one of the caller's devices and ends its sessions.
+    public func deleteDevice(_ identity: AuthenticatedUser, deviceID: Int64) async throws {
+        guard let ended = try await sessions.deleteDevice(userID: identity.userID, deviceID: deviceID) else {
+            throw ParleyError.notFound("No such device.")
+        }
+        await announce(revoked: ended.sessions, clientIDs: ended.clientIDs)
+    }
+
+    /// Changes names and, given the current password, the password; a new password ends
+    /// every other session.
+    public func updateProfile(
+        _ identity: AuthenticatedUser, firstName: String?, lastName: String?, password: String?,
+        currentPassword: String?
+    ) async throws -> User {
+        for (field, value) in [("firstName", firstName), ("lastName", lastName)] {
+            if let value, value.trimmingCharacters(in: .whitespaces).isEmpty || value.count > 100 {
+                throw ParleyError.invalidRequest("\(field) must be 1 to 100 characters", field: field)
+            }
+        }
+        var newHash: String?
+        if let password {
+            _ = try PasswordRule.validated(password)
+            guard let currentPassword else {
+                throw ParleyError.invalidRequest(
+                    "currentPassword is required to change the password", field: "currentPassword")
+            }
+            guard let stored = try await users.passwordHash(userID: identity.userID),
+                try await hasher.verify(currentPassword, hash: stored)
+            else { throw ParleyError(.invalidCredentials, "The current password is wrong.") }
+            newHash = try await hasher.hash(password)
+        }
+        guard
+            let user = try await users.update(
+                id: identity.userID, firstName: firstName, lastName: lastName, passwordHash: newHash)
+        else { throw ParleyError.unauthorized }
+        if newHash != nil {
+            let ended = try await sessions.revokeOthers(userID: identity.userID, except: identity.sessionID)
+            await announce(revoked: ended.sessions, clientIDs: ended.clientIDs)
+        }
+        return user
+    }
+
+    private func signedIn(
+        tokens: IssuedTokens, user: User, sessionID: Int64, deviceID: Int64?, clientID: String, now: Date
+    ) -> SignedIn {
+        let expiresAt = now.addingTimeInterval(policy.mqttTokenLifetime.seconds)
+        let token = MQTTToken(
+            userID: user.id, clientID: clientID, sessionID: sessionID,
+            expiresAt: Int64(expiresAt.timeIntervalSince1970))
+        return SignedIn(
+            tokens: tokens, user: user, deviceID: deviceID, clientID: clientID,
+            mqttPassword: token.signed(with: mqttKey), mqttExpiresAt: expiresAt)
+    }
+
+    /// Revocation reaches this process's cache, every other API instance and the broker.
+    private func announce(revoked sessionIDs: [Int64], clientIDs: [String]) async {
+        revokedLocally(sessionIDs)
+        // Other instances' caches also expire entries on their own; a failed publish is
+        // covered by their subscriber's reconnect, which empties the cache.
+        try? await revocations.publish(revokedSessions: sessionIDs)
+        if !clientIDs.isEmpty { await broker.disconnect(clientIDs: clientIDs) }
+    }
+
+    private func limit(_ key: String, _ limit: Int) async throws {
+        if let retryAfter = try await limiter.hit(key, limit: limit, window: policy.rateLimitWindow) {
+            throw ParleyError.rateLimited(retryAfter: retryAfter)
+        }
+    }
+
+    /// MQTT client ids: unguessable, at most 64 characters, naming their user for operators.
+    static func newClientID(userID: Int64) -> String {
+        "parley-\(userID)-\(OpaqueToken.generate().value.prefix(16))"
+    }
+}
+
+/// A hash of a random password, computed once, verified against when the e-mail is unknown
+/// so that the answer takes as long as for a wrong password.
+private final class DummyHash: Sendable {
+    private let hash = Mutex<String?>(nil)
+
+    func value(_ hasher: any PasswordHasher) async throws -> String {
+        if let hash = hash.withLock({ $0 }) { return hash }
+        let computed = try await hasher.hash(OpaqueToken.generate().value)
+        hash.withLock { $0 = $0 ?? computed }
+        return computed
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import Logging
+import ParleyCore
+import PostgresNIO
+
+/// Groups, applications, roles and role grants (`cloud` schema).
+public struct PostgresDirectoryRepository: DirectoryRepository {
+    let database: PostgresPool
+    let logger: Logger
+
+    public init(database: PostgresPool, logger: Logger) {
+        self.database = database
+        self.logger = logger
+    }
+
+    public func createGroup(name: String) async throws -> UserGroup {
+        do {
+            let row = try await database.client.query(
+                "INSERT INTO cloud.user_group (name) VALUES (\(name)) RETURNING id, name, created_at", logger: logger
+            ).first((Int64, String, Date).self)
+            guard let (id, name, createdAt) = row else { throw MissingRowError() }
+            return UserGroup(id: id, name: name, createdAt: createdAt)
+        } catch let error as PSQLError where error.sqlState == "23505" {
+            throw ParleyError.conflict(.conflict, "A group with this name exists.")
+        }
+    }
+
+    public func addMember(groupID: Int64, userID: Int64) async throws {
+        do {
+            try await database.client.query(
+                """
+                INSERT INTO cloud.user_account_to_user_group (user_group_id, user_account_id)
+                VALUES (\(groupID), \(userID)) ON CONFLICT DO NOTHING
+                """, logger: logger)
+        } catch let error as PSQLError where error.sqlState == "23503" {
+            throw ParleyError.notFound("The group or the user does not exist.")
+        }
+    }
+
+    public func removeMember(groupID: Int64, userID: Int64) async throws -> Bool {
+        try await database.client.query(
+            """
+            DELETE FROM cloud.user_account_to_user_group
+            WHERE user_group_id = \(groupID) AND user_account_id = \(userID) RETURNING 1
+            """, logger: logger
+        ).first(Int.self) != nil
+    }
+
+    public func applications() async throws -> [Application] {
+        let rows = try await database.client.query(
+            """
+            SELECT a.id, a.code, a.name, r.id, r.code, r.name, r.rank
+            FROM cloud.app a LEFT JOIN cloud.role r ON r.app_id = a.id
+            ORDER BY a.code, r.rank, r.code
+            """, logger: logger)
+        var applications: [Application] = []
+        for try await (appID, appCode, appName, roleID, roleCode, roleName, rank) in rows.decode(
+            (Int64, String, String, Int64?, String?, String?, Int?).self)
+        {
+            let role = roleID.map { Role(id: $0, code: roleCode ?? "", name: roleName ?? "", rank: rank ?? 0) }
+            if let last = applications.last, last.id == appID {
+                applications[applications.count - 1] = Application(
+                    id: appID, code: appCode, name: appName, roles: last.roles + (role.map { [$0] } ?? []))
+            } else {
+                applications.append(
+                    Application(id: appID, code: appCode, name: appName, roles: role.map { [$0] } ?? []))
+            }
+        }
+        return applications
+    }
+
+    public func createRole(appCode: String, code: String, name: String, rank: Int) async throws -> Role {
+        do {
+            return try await database.transaction(logger: logger) { connection in
+                try await connection.query(
+                    "INSERT INTO cloud.app (code, name) VALUES (\(appCode), \(appCode)) ON CONFLICT (code) DO NOTHING",
+                    logger: logger)
+                let row = try await connection.query(
+                    """
+                    INSERT INTO cloud.role (app_id, code, name, rank)
+                    SELECT id, \(code), \(name), \(rank) FROM cloud.app WHERE code = \(appCode)
+                    RETURNING id, code, name, rank
+                    """, logger: logger
+                ).first((Int64, String, String, Int).self)
+                guard let (id, code, name, rank) = row else { throw MissingRowError() }
+                return Role(id: id, code: code, name: name, rank: rank)
+            }
+        } catch let error as PSQLError where error.sqlState == "23505" {
+            throw ParleyError.conflict(.conflict, "The application has a role with this code.")
+        }
+    }
+
+    public func grantRole(userID: Int64, roleID: Int64) async throws {
+        do {
+            try await database.client.query(
+                """
+                INSERT INTO cloud.user_account_to_role (user_account_id, role_id)
+                VALUES (\(userID), \(roleID)) ON CONFLICT DO NOTHING
+                """, logger: logger)
+        } catch let error as PSQLError where error.sqlState == "23503" {
+            throw ParleyError.notFound("The user or the role does not exist.")
+        }
+    }
+
+    public func revokeRole(userID: Int64, roleID: Int64) async throws -> Bool {
+        try await database.client.query(
+            """
+            DELETE FROM cloud.user_account_to_role
+            WHERE user_account_id = \(userID) AND role_id = \(roleID) RETURNING 1
+            """, logger: logger
+        ).first(Int.self) != nil
+    }
+}

@@ -1,0 +1,46 @@
+import Logging
+import PostgresNIO
+
+extension PostgresPool {
+    /// Runs `body` in a transaction, reporting the error that happened inside it.
+    public func transaction<Result: Sendable>(
+        logger: Logger, isolation: isolated (any Actor)? = #isolation,
+        _ body: (PostgresConnection) async throws -> sending Result
+    ) async throws -> sending Result {
+        do {
+            return try await client.withTransaction(logger: logger, isolation: isolation, body)
+        } catch let error as PostgresTransactionError {
+            throw error.closureError ?? error.commitError ?? error.beginError ?? error
+        }
+    }
+}
+
+extension PostgresRowSequence {
+    /// The first row decoded, or nil when there is none.
+    public func first<Row: PostgresDecodable>(_ type: Row.Type) async throws -> Row? {
+        for try await row in decode(Row.self) { return row }
+        return nil
+    }
+
+    public func first<each Column: PostgresDecodable>(_ types: (repeat each Column).Type) async throws
+        -> (repeat each Column)?
+    {
+        for try await row in decode((repeat each Column).self) { return row }
+        return nil
+    }
+
+    /// Exactly one row, decoded.
+    public func single<Row: PostgresDecodable>(_ type: Row.Type) async throws -> Row {
+        guard let row = try await first(Row.self) else { throw MissingRowError() }
+        return row
+    }
+
+    public func all<Row: PostgresDecodable>(_ type: Row.Type) async throws -> [Row] {
+        var rows: [Row] = []
+        for try await row in decode(Row.self) { rows.append(row) }
+        return rows
+    }
+}
+
+/// A statement that always returns a row (`INSERT ... RETURNING`) returned none.
+struct MissingRowError: Error {}

@@ -1,0 +1,50 @@
+import Foundation
+import ParleyAPI
+import ParleyCore
+
+/// The account and client-facing MQTT settings.
+extension Settings {
+    func accountPolicy() throws -> AccountPolicy {
+        typealias K = SettingKeys.Accounts
+        return AccountPolicy(
+            accessTokenLifetime: try positiveSeconds(K.accessTokenLifetime),
+            refreshTokenLifetime: try positiveSeconds(K.refreshTokenLifetime),
+            mqttTokenLifetime: try positiveSeconds(SettingKeys.MQTTClients.tokenLifetime),
+            registrationOpen: try bool(K.registrationOpen),
+            loginLimitPerEmail: try required(int(K.loginLimitPerEmail, in: 1...1_000_000), K.loginLimitPerEmail),
+            loginLimitPerAddress: try required(
+                int(K.loginLimitPerAddress, in: 1...1_000_000), K.loginLimitPerAddress),
+            registerLimitPerAddress: try required(
+                int(K.registerLimitPerAddress, in: 1...1_000_000), K.registerLimitPerAddress),
+            rateLimitWindow: try positiveSeconds(K.rateLimitWindow))
+    }
+
+    func sessionCacheLifetime() throws -> Duration {
+        try seconds(SettingKeys.Accounts.sessionCacheLifetime) ?? .seconds(30)
+    }
+
+    func mqttTokenKey() throws -> MQTTTokenKey {
+        let key = SettingKeys.MQTTClients.tokenKey
+        guard let text = string(key) else { throw SettingsError.missing(key) }
+        guard let bytes = Data(base64Encoded: text), let tokenKey = try? MQTTTokenKey(bytes: Array(bytes)) else {
+            throw SettingsError.invalid(key, expected: "base64 of at least 32 bytes (openssl rand -base64 32)")
+        }
+        return tokenKey
+    }
+
+    func mqttEndpoint() throws -> MQTTEndpoint {
+        typealias K = SettingKeys.MQTTClients
+        return MQTTEndpoint(
+            host: string(K.publicHost) ?? string(SettingKeys.MQTT.host, default: "127.0.0.1"),
+            port: try required(port(K.publicPort), K.publicPort),
+            tls: try bool(K.publicTLS),
+            websocketPort: try port(K.publicWebsocketPort))
+    }
+
+    private func positiveSeconds(_ key: SettingKey) throws -> Duration {
+        guard let value = try seconds(key), value > .zero else {
+            throw SettingsError.invalid(key, expected: "a positive number of seconds")
+        }
+        return value
+    }
+}

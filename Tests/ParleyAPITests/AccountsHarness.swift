@@ -1,0 +1,111 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import ParleyAPI
+import ParleyCore
+import ParleyPostgres
+import ParleyRedis
+import ParleyTestSupport
+
+/// The account routes over real PostgreSQL (a fresh database) and the suite's Redis.
+struct AccountsHarness: Sendable {
+    static let mqttKey = try! MQTTTokenKey(bytes: Array(repeating: 42, count: 32))
+    static let endpoint = MQTTEndpoint(host: "mqtt.example.test", port: 8883, tls: true, websocketPort: 8083)
+
+    let database: PostgresPool
+    let redis: RedisConnectionPool
+    let policy: AccountPolicy
+    let namespace = "test-\(UUID().uuidString.prefix(8))"
+
+    static func make(
+        policy: AccountPolicy = AccountPolicy(rateLimitWindow: .seconds(60))
+    ) async throws -> AccountsHarness {
+        let services = try TestServices.shared()
+        let configuration = try await services.makeDatabase(migrated: true)
+        return AccountsHarness(
+            database: PostgresPool(configuration: configuration, logger: .quiet),
+            redis: RedisConnectionPool(configuration: services.redis(), logger: .quiet), policy: policy)
+    }
+
+    /// One API instance: its own session cache, trusted (as when its subscriber listens).
+    func instance(cache: SessionCache = Self.trustedCache()) -> (api: AccountsAPI, cache: SessionCache) {
+        let users = PostgresUserRepository(database: database, logger: .quiet)
+        let sessions = PostgresSessionRepository(database: database, logger: .quiet)
+        let hasher = BcryptPasswordHasher(cost: 4)
+        let accounts = AccountService(
+            users: users, sessions: sessions, hasher: hasher,
+            limiter: RedisRateLimiter(pool: redis, namespace: namespace),
+            revocations: RedisSessionRevocationBus(pool: redis), broker: NoBroker(), mqttKey: Self.mqttKey,
+            policy: policy, revokedLocally: { cache.revoke(sessions: $0) })
+        let api = AccountsAPI(
+            accounts: accounts, users: users, sessions: sessions,
+            directory: PostgresDirectoryRepository(database: database, logger: .quiet), hasher: hasher, cache: cache,
+            endpoint: Self.endpoint)
+        return (api, cache)
+    }
+
+    static func trustedCache() -> SessionCache {
+        let cache = SessionCache()
+        cache.setTrusted(true)
+        return cache
+    }
+
+    /// Runs `body` with the database pool running and a client for one API instance.
+    func run(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        let api = instance().api
+        try await database.withRunningClient { _ in
+            let router = APIServer.forTesting().publicRouter { api.addRoutes(to: $0) }
+            try await Application(router: router, logger: .quiet).test(.router, body)
+        }
+    }
+
+    struct NoBroker: BrokerSessionControl {
+        func disconnect(clientIDs: [String]) async {}
+    }
+}
+
+/// JSON helpers for requests and answers.
+extension TestClientProtocol {
+    @discardableResult
+    func json(
+        _ method: HTTPRequest.Method, _ uri: String, token: String? = nil, body: String? = nil
+    ) async throws -> (status: HTTPResponse.Status, json: [String: Any], headers: HTTPFields, text: String) {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        return try await execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
+        {
+            response in
+            let text = String(buffer: response.body)
+            let json = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+            return (response.status, json, response.headers, text)
+        }
+    }
+
+    /// Registers and logs in a fresh user; returns the login answer.
+    func signUp(
+        email: String = "user-\(UUID().uuidString.prefix(8))@example.com", password: String = "correct horse",
+        device: String? = nil
+    ) async throws -> [String: Any] {
+        let registered = try await json(
+            .post, "/v1/auth/register",
+            body: #"{"email":"\#(email)","password":"\#(password)","firstName":"Test","lastName":"User"}"#)
+        guard registered.status == .created else { throw HarnessError("register failed: \(registered.text)") }
+        let deviceJSON = device.map { #","device":\#($0)"# } ?? ""
+        let login = try await json(
+            .post, "/v1/auth/login", body: #"{"email":"\#(email)","password":"\#(password)"\#(deviceJSON)}"#)
+        guard login.status == .ok else { throw HarnessError("login failed: \(login.text)") }
+        return login.json
+    }
+}
+
+func token(_ login: [String: Any]) -> String { login["accessToken"] as? String ?? "" }
+func userID(_ login: [String: Any]) -> Int64 {
+    ((login["user"] as? [String: Any])?["id"] as? NSNumber)?.int64Value ?? 0
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import ParleyAPI
+import ParleyCore
+import Testing
+
+struct AuthRoutesTests {
+    @Test func registerAnswersTheUserAndRefusesATakenEmail() async throws {
+        try await AccountsHarness.make().run { client in
+            let body =
+                #"{"email":"Ada@Example.com","password":"correct horse","firstName":"Ada","lastName":"Lovelace"}"#
+            let created = try await client.json(.post, "/v1/auth/register", body: body)
+            #expect(created.status == .created)
+            #expect(Set(created.json.keys) == ["id", "email", "firstName", "lastName", "createdAt"])
+            #expect(created.json["firstName"] as? String == "Ada")
+            let createdAt = created.json["createdAt"] as? String ?? ""
+            #expect(createdAt.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/) != nil)
+
+            let again = try await client.json(
+                .post, "/v1/auth/register", body: body.replacingOccurrences(of: "Ada@", with: "ada@"))
+            #expect(again.status == .conflict)
+            #expect(again.json["code"] as? String == "email-taken")
+            #expect(again.headers[.contentType] == "application/problem+json")
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"password":"correct horse","firstName":"A","lastName":"B"}"#, "email"),
+        (#"{"email":"a@b.io","password":12345678,"firstName":"A","lastName":"B"}"#, "password"),
+        (#"{"email":"a@b.io","password":"short","firstName":"A","lastName":"B"}"#, "password"),
+        (#"{"email":"not-an-email","password":"correct horse","firstName":"A","lastName":"B"}"#, "email"),
+        (#"{"email":"a@b.io","password":"correct horse","firstName":"","lastName":"B"}"#, "firstName"),
+        (#"{"email":"a@b.io","password":"correct horse","firstName":"A","lastName":null}"#, "lastName"),
+    ])
+    func registerNamesTheFieldThatIsWrong(body: String, field: String) async throws {
+        try await AccountsHarness.make().run { client in
+            let answer = try await client.json(.post, "/v1/auth/register", body: body)
+            #expect(answer.status == .badRequest)
+            #expect(answer.json["code"] as? String == "invalid-request")
+            #expect(answer.json["field"] as? String == field)
+        }
+    }
+
+    @Test func malformedAndOversizedBodiesAreRefused() async throws {
+        try await AccountsHarness.make().run { client in
+            let malformed = try await client.json(.post, "/v1/auth/login", body: #"{"email": "#)
+            #expect(malformed.status == .badRequest)
+            #expect(malformed.json["code"] as? String == "invalid-request")
+            let huge = #"{"email":"a@b.io","password":""# + String(repeating: "x", count: 70_000) + #""}"#
+            let oversized = try await client.json(.post, "/v1/auth/login", body: huge)
+            #expect(oversized.status == .contentTooLarge)
+            #expect(oversized.json["code"] as? String == "too-large")
+        }
+    }
+
+    @Test func registrationCanBeClosed() async throws {
+        try await AccountsHarness.make(policy: AccountPolicy(registrationOpen: false)).run { client in
+            let answer = try await client.json(
+                .post, "/v1/auth/register",
+                body: #"{"email":"a@b.io","password":"correct horse","firstName":"A","lastName":"B"}"#)
+            #expect(answer.status == .forbidden)
+            #expect(answer.json["code"] as? String == "registration-closed")
+        }
+    }
+
+    @Test func loginAnswersTokensAndVerifiableMQTTCredentials() async throws {
+        try await AccountsHarness.make().run { client in
+            let login = try await client.signUp(
+                device: #"{"platform":"ios","name":"Ada's phone","pushToken":"abc123","pushProvider":"apns"}"#)
+            #expect((login["accessToken"] as? String)?.count ?? 0 >= 22)
+            #expect((login["refreshToken"] as? String)?.count ?? 0 >= 22)
+            #expect((3590...3600).contains(login["expiresIn"] as? Int ?? 0))
+            #expect(login["deviceId"] as? Int != nil)
+            let mqtt = try #require(login["mqtt"] as? [String: Any])
+            #expect(mqtt["host"] as? String == "mqtt.example.test")
+            #expect(mqtt["port"] as? Int == 8883)
+            #expect(mqtt["tls"] as? Bool == true)
+            #expect(mqtt["websocketPort"] as? Int == 8083)
+            #expect(mqtt["username"] as? String == String(userID(login)))
+            let password = try #require(mqtt["password"] as? String)
+            let verified = try MQTTToken.verify(password, key: AccountsHarness.mqttKey)
+            #expect(verified.userID == userID(login))
+            #expect(verified.clientID == mqtt["clientId"] as? String)
+            #expect(verified.expiresAt > Int64(Date().timeIntervalSince1970) + 3600)
+        }
+    }
+
+    @Test func anUnknownEmailAndAWrongPasswordAnswerAlike() async throws {
+        try await AccountsHarness.make().run { client in
+            _ = try await client.signUp(email: "known@example.com")
+            let wrong = try await client.json(
+                .post, "/v1/auth/login", body: #"{"email":"known@example.com","password":"wrong password"}"#)
+            let unknown = try await client.json(
+                .post, "/v1/auth/login", body: #"{"email":"nobody@example.com","password":"wrong password"}"#)
+            #expect(wrong.status == .unauthorized)
+            #expect(wrong.json["code"] as? String == "invalid-credentials")
+            #expect(wrong.text == unknown.text)
+            #expect(wrong.status == unknown.status)
+        }
+    }
+
+    @Test func loginIsRateLimitedPerEmailAndRecovers() async throws {
+        let policy = AccountPolicy(loginLimitPerEmail: 3, rateLimitWindow: .seconds(2))
+        try await AccountsHarness.make(policy: policy).run { client in
+            _ = try await client.json(
+                .post, "/v1/auth/register",
+                body: #"{"email":"limited@example.com","password":"correct horse","firstName":"L","lastName":"M"}"#)
+            let attempt = #"{"email":"limited@example.com","password":"wrong password"}"#
+            var statuses: [HTTPResponse.Status] = []
+            var retryAfter: String?
+            for _ in 0..<5 {
+                let answer = try await client.json(.post, "/v1/auth/login", body: attempt)
+                statuses.append(answer.status)
+                if answer.status == .tooManyRequests {
+                    retryAfter = answer.headers[.retryAfter]
+                    #expect(answer.json["code"] as? String == "rate-limited")
+                }
+            }
+            #expect(statuses.contains(.tooManyRequests))
+            #expect(statuses.prefix(2).allSatisfy { $0 == .unauthorized })
+            let seconds = try #require(retryAfter.flatMap(Int.init))
+            #expect((1...2).contains(seconds))
+            try await Task.sleep(for: .seconds(seconds) + .milliseconds(200))
+            let good = try await client.json(
+                .post, "/v1/auth/login", body: #"{"email":"limited@example.com","password":"correct horse"}"#)
+            #expect(good.status == .ok)
+        }
+    }
+
+    @Test func aDeviceNeedsAKnownPlatformAndAProviderForItsToken() async throws {
+        try await AccountsHarness.make().run { client in
+            _ = try await client.signUp(email: "dev@example.com")
+            let badPlatform = try await client.json(
+                .post, "/v1/auth/login",
+                body: #"{"email":"dev@example.com","password":"correct horse","device":{"platform":"palm"}}"#)
+            #expect(badPlatform.status == .badRequest)
+            #expect(badPlatform.json["field"] as? String == "device.platform")
+            let noProvider = try await client.json(
+                .post, "/v1/auth/login",
+                body:
+                    #"{"email":"dev@example.com","password":"correct horse","device":{"platform":"ios","pushToken":"t"}}"#
+            )
+            #expect(noProvider.json["field"] as? String == "device.pushProvider")
+        }
+    }
+}
