@@ -29,7 +29,8 @@ public struct AuthenticatedRequestContext: ChildRequestContext {
 
     public init(context: ParleyRequestContext) throws {
         guard let identity = context.identity else { throw ParleyError.unauthorized }
-        self.coreContext = .init(source: context)
+        // The parent's storage carries the matched path parameters and the request's logger.
+        self.coreContext = context.coreContext
         self.identity = identity
         self.clientAddress = context.clientAddress
     }

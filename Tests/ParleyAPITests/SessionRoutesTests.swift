@@ -1,0 +1,132 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import ParleyAPI
+import ParleyCore
+import ParleyRedis
+import ParleyTestSupport
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+struct SessionRoutesTests {
+    @Test func requestsWithoutAValidTokenAre401() async throws {
+        try await AccountsHarness.make().run { client in
+            for token in [nil, "not-a-token", String(repeating: "A", count: 43)] {
+                let answer = try await client.json(.get, "/v1/me", token: token)
+                #expect(answer.status == .unauthorized)
+                #expect(answer.json["code"] as? String == "unauthorized")
+                #expect(answer.headers[.wwwAuthenticate]?.hasPrefix("Bearer") == true)
+            }
+        }
+    }
+
+    @Test func anExpiredAccessTokenIs401() async throws {
+        try await AccountsHarness.make(policy: AccountPolicy(accessTokenLifetime: .seconds(1))).run { client in
+            let login = try await client.signUp()
+            #expect(try await client.json(.get, "/v1/me", token: token(login)).status == .ok)
+            try await Task.sleep(for: .milliseconds(1300))
+            #expect(try await client.json(.get, "/v1/me", token: token(login)).status == .unauthorized)
+        }
+    }
+
+    @Test func refreshRotatesAndAReusedRefreshTokenRevokesTheSession() async throws {
+        try await AccountsHarness.make().run { client in
+            let login = try await client.signUp()
+            let first = try #require(login["refreshToken"] as? String)
+            let rotated = try await client.json(.post, "/v1/auth/refresh", body: #"{"refreshToken":"\#(first)"}"#)
+            #expect(rotated.status == .ok)
+            #expect(rotated.json["refreshToken"] as? String != first)
+            #expect(
+                (rotated.json["mqtt"] as? [String: Any])?["clientId"] as? String
+                    == (login["mqtt"] as? [String: Any])?["clientId"] as? String)
+            let fresh = token(rotated.json)
+            #expect(try await client.json(.get, "/v1/me", token: fresh).status == .ok)
+            #expect(try await client.json(.get, "/v1/me", token: token(login)).status == .unauthorized)
+
+            // Someone replays the spent token: the whole session ends.
+            let replay = try await client.json(.post, "/v1/auth/refresh", body: #"{"refreshToken":"\#(first)"}"#)
+            #expect(replay.status == .unauthorized)
+            #expect(try await client.json(.get, "/v1/me", token: fresh).status == .unauthorized)
+            let next = try await client.json(
+                .post, "/v1/auth/refresh",
+                body: #"{"refreshToken":"\#(rotated.json["refreshToken"] as? String ?? "")"}"#)
+            #expect(next.status == .unauthorized)
+
+            let unknown = try await client.json(.post, "/v1/auth/refresh", body: #"{"refreshToken":"nope"}"#)
+            #expect(unknown.status == .unauthorized)
+            #expect(
+                try await client.json(.post, "/v1/auth/refresh", body: "{}").json["field"] as? String == "refreshToken")
+        }
+    }
+
+    @Test func logoutRevokesTheSessionAndDropsThePushToken() async throws {
+        try await AccountsHarness.make().run { client in
+            let login = try await client.signUp(
+                device: #"{"platform":"android","pushToken":"fcm-1","pushProvider":"fcm"}"#)
+            let other = try await client.json(
+                .post, "/v1/auth/login",
+                body:
+                    #"{"email":"\#((login["user"] as? [String: Any])?["email"] as? String ?? "")","password":"correct horse"}"#
+            )
+            #expect(try await client.json(.post, "/v1/auth/logout", token: token(login)).status == .noContent)
+            #expect(try await client.json(.get, "/v1/me", token: token(login)).status == .unauthorized)
+            let devices = try await client.json(.get, "/v1/devices", token: token(other.json))
+            let list = try #require(devices.json["devices"] as? [[String: Any]])
+            #expect(list.count == 2)
+            #expect(list.allSatisfy { $0["hasPushToken"] as? Bool == false })
+        }
+    }
+
+    /// Two API instances, each with its own cache: a logout on one is refused by the other
+    /// within a second, through Redis pub/sub.
+    @Test func revocationReachesAnotherInstanceWithinOneSecond() async throws {
+        let harness = try await AccountsHarness.make(policy: AccountPolicy())
+        let services = try TestServices.shared()
+        let (apiA, _) = harness.instance()
+        let cacheB = SessionCache(lifetime: .seconds(60))
+        let (apiB, _) = harness.instance(cache: cacheB)
+        let listening = ListeningFlag()
+        let subscriber = RedisSubscriber(
+            configuration: services.redis(), channel: RedisSessionRevocationBus.channel, logger: .quiet,
+            onListening: {
+                cacheB.setTrusted($0)
+                listening.set($0)
+            }, onMessage: { cacheB.revoke(message: $0) })
+        let group = ServiceGroup(configuration: .init(services: [.init(service: subscriber)], logger: .quiet))
+        let running = Task { try await group.run() }
+        for _ in 0..<100 where !listening.value { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(listening.value)
+
+        try await harness.database.withRunningClient { _ in
+            let routerA = APIServer.forTesting().publicRouter { apiA.addRoutes(to: $0) }
+            let applicationB = Application(
+                router: APIServer.forTesting().publicRouter { apiB.addRoutes(to: $0) }, logger: .quiet)
+            try await Application(router: routerA, logger: .quiet).test(.router) { clientA in
+                try await applicationB.test(.router) { clientB in
+                    let login = try await clientA.signUp()
+                    // B caches the token.
+                    #expect(try await clientB.json(.get, "/v1/me", token: token(login)).status == .ok)
+                    #expect(try await clientA.json(.post, "/v1/auth/logout", token: token(login)).status == .noContent)
+                    let start = ContinuousClock.now
+                    var refused = false
+                    while !refused && ContinuousClock.now - start < .seconds(1) {
+                        refused = try await clientB.json(.get, "/v1/me", token: token(login)).status == .unauthorized
+                        if !refused { try await Task.sleep(for: .milliseconds(20)) }
+                    }
+                    #expect(refused)
+                }
+            }
+        }
+        await group.triggerGracefulShutdown()
+        try await running.value
+        #expect(!listening.value)
+    }
+}
+
+final class ListeningFlag: Sendable {
+    private let state = Mutex(false)
+    func set(_ value: Bool) { state.withLock { $0 = value } }
+    var value: Bool { state.withLock { $0 } }
+}
