@@ -34,6 +34,7 @@ public struct APIServer: Sendable {
         let router = Router(context: ParleyRequestContext.self)
         addCommonMiddleware(to: router)
         OperationsController(probes: probes, readinessTimeout: configuration.readinessTimeout).addRoutes(to: router)
+        OpenAPIController().addRoutes(to: router)
         extend(router)
         return router
     }

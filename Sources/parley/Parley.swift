@@ -6,7 +6,10 @@ struct Parley: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Parley: an MQTT-backed instant-messaging server.",
         discussion: SettingKeys.helpText,
-        subcommands: [ServeCommand.self, WorkerCommand.self, MigrateCommand.self, UserCommand.self]
+        subcommands: [
+            ServeCommand.self, WorkerCommand.self, MigrateCommand.self, UserCommand.self, GroupCommand.self,
+            RoleCommand.self,
+        ]
     )
 }
 

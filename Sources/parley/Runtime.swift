@@ -56,6 +56,15 @@ enum Runtime {
         }
     }
 
+    /// Runs `body` with the directory (groups, applications, roles) of the configured database.
+    static func withDirectory<Result: Sendable>(
+        _ settings: Settings, _ body: @escaping @Sendable (PostgresDirectoryRepository) async throws -> Result
+    ) async throws -> Result {
+        try await withDatabase(settings) { database in
+            try await body(PostgresDirectoryRepository(database: database, logger: logger("directory")))
+        }
+    }
+
     /// Refuses to run a server process against a schema it was not built for.
     static func verifySchema(_ settings: Settings) async throws {
         let directory = try settings.migrationsDirectory()

@@ -37,6 +37,7 @@ struct ParleyCommand {
             "PARLEY_WORKER_INTERNAL_PORT": "0",
             "PARLEY_MIGRATIONS_DIRECTORY": TestServices.migrationsDirectory.path,
             "PARLEY_BCRYPT_COST": "4",
+            "PARLEY_MQTT_TOKEN_KEY": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
         ]) { $1 }
         self.environment = environment
     }

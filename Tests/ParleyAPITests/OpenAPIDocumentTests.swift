@@ -1,0 +1,45 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import ParleyAPI
+import Testing
+
+struct OpenAPIDocumentTests {
+    @Test func theDocumentDescribesEveryPublicRoute() async throws {
+        let harness = try await AccountsHarness.make()
+        let api = harness.instance().api
+        let router = APIServer.forTesting().publicRouter { api.addRoutes(to: $0) }
+        let document = try await fetchDocument(router)
+        #expect(document.hasPrefix("openapi: 3.1"))
+        #expect(router.routes.count >= 20)
+
+        for route in router.routes {
+            // `:id` in the router is `{id}` in OpenAPI.
+            let path = route.path.description.split(separator: "/").map { segment in
+                segment.hasPrefix(":") ? "{\(segment.dropFirst())}" : String(segment)
+            }.joined(separator: "/")
+            let section = try #require(
+                Self.section(of: "/" + path, in: document), "\(route.method) /\(path) missing from openapi.yaml")
+            #expect(section.contains("\n    \(route.method.rawValue.lowercased()):"), "\(route.method) /\(path)")
+        }
+    }
+
+    func fetchDocument(_ router: Router<ParleyRequestContext>) async throws -> String {
+        let application = Application(router: router, logger: .quiet)
+        return try await application.test(.router) { client in
+            try await client.execute(uri: "/openapi.yaml", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType]?.hasPrefix("application/yaml") == true)
+                return String(buffer: response.body)
+            }
+        }
+    }
+
+    /// The lines of one path item: from `  /path:` to the next path or section.
+    static func section(of path: String, in document: String) -> String? {
+        guard let start = document.range(of: "\n  \(path):\n") else { return nil }
+        let rest = document[start.upperBound...]
+        let end = rest.range(of: #"\n  /|\n[a-z]"#, options: .regularExpression)?.lowerBound ?? rest.endIndex
+        return "\n" + String(rest[..<end])
+    }
+}
