@@ -128,6 +128,21 @@ struct AuthRoutesTests {
         }
     }
 
+    @Test func registrationIsRateLimitedPerClientAddress() async throws {
+        try await AccountsHarness.make(policy: AccountPolicy(registerLimitPerAddress: 2)).run { client in
+            var statuses: [HTTPResponse.Status] = []
+            for index in 0..<3 {
+                let answer = try await client.json(
+                    .post, "/v1/auth/register",
+                    body:
+                        #"{"email":"r\#(index)@example.com","password":"correct horse","firstName":"R","lastName":"S"}"#
+                )
+                statuses.append(answer.status)
+            }
+            #expect(statuses == [.created, .created, .tooManyRequests])
+        }
+    }
+
     @Test func aDeviceNeedsAKnownPlatformAndAProviderForItsToken() async throws {
         try await AccountsHarness.make().run { client in
             _ = try await client.signUp(email: "dev@example.com")
