@@ -21,11 +21,7 @@ struct AdminController: Sendable {
         }
         admin.post("groups") { request, context in
             let body = try await JSONBody.decode(GroupRequest.self, from: request, context: context)
-            let name = body.name.trimmingCharacters(in: .whitespaces)
-            guard (1...200).contains(name.count) else {
-                throw ParleyError.invalidRequest("name must be 1 to 200 characters", field: "name")
-            }
-            return JSONResponse(.created, try await directory.createGroup(name: name))
+            return JSONResponse(.created, try await directory.createGroup(name: try Self.displayName(body.name)))
         }
         admin.put("groups/:id/members/:userId") { _, context in
             try await directory.addMember(
@@ -46,11 +42,8 @@ struct AdminController: Sendable {
             let appCode = try DirectoryCode.validated(context.parameters.get("code") ?? "", field: "code")
             let body = try await JSONBody.decode(RoleRequest.self, from: request, context: context)
             let code = try DirectoryCode.validated(body.code, field: "code")
-            let name = body.name.trimmingCharacters(in: .whitespaces)
-            guard (1...200).contains(name.count) else {
-                throw ParleyError.invalidRequest("name must be 1 to 200 characters", field: "name")
-            }
-            let role = try await directory.createRole(appCode: appCode, code: code, name: name, rank: body.rank ?? 0)
+            let role = try await directory.createRole(
+                appCode: appCode, code: code, name: try Self.displayName(body.name), rank: body.rank ?? 0)
             return JSONResponse(.created, role)
         }
         admin.put("users/:id/roles/:roleId") { _, context in
@@ -65,6 +58,17 @@ struct AdminController: Sendable {
             else { throw ParleyError.notFound("The user does not hold this role.") }
             return Response(status: .noContent)
         }
+    }
+}
+
+extension AdminController {
+    /// Group and role names: trimmed, 1 to 200 characters.
+    static func displayName(_ name: String) throws -> String {
+        let name = name.trimmingCharacters(in: .whitespaces)
+        guard (1...200).contains(name.count) else {
+            throw ParleyError.invalidRequest("name must be 1 to 200 characters", field: "name")
+        }
+        return name
     }
 }
 
