@@ -40,21 +40,5 @@ public struct AuthenticatedRequestContext: ChildRequestContext {
 
 extension JSONEncoder {
     /// camelCase keys as declared, RFC 3339 UTC timestamps with milliseconds.
-    public static var parley: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(Timestamp.format(date))
-        }
-        return encoder
-    }
-}
-
-/// RFC 3339 timestamps with milliseconds in UTC: `2026-11-21T22:43:00.123Z`.
-public enum Timestamp {
-    public static func format(_ date: Date) -> String {
-        date.formatted(
-            Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!))
-    }
+    public static var parley: JSONEncoder { JSONCoding.encoder }
 }

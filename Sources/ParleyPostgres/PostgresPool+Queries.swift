@@ -35,6 +35,13 @@ extension PostgresRowSequence {
         return row
     }
 
+    public func single<each Column: PostgresDecodable>(_ types: (repeat each Column).Type) async throws
+        -> (repeat each Column)
+    {
+        guard let row = try await first((repeat each Column).self) else { throw MissingRowError() }
+        return row
+    }
+
     public func all<Row: PostgresDecodable>(_ type: Row.Type) async throws -> [Row] {
         var rows: [Row] = []
         for try await row in decode(Row.self) { rows.append(row) }

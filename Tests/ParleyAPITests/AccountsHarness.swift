@@ -55,8 +55,12 @@ struct AccountsHarness: Sendable {
     /// Runs `body` with the database pool running and a client for one API instance.
     func run(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
         let api = instance().api
+        let rooms = RoomsController(
+            service: RoomService(rooms: PostgresRoomRepository(database: database, logger: .quiet)))
         try await database.withRunningClient { _ in
-            let router = APIServer.forTesting().publicRouter { api.addRoutes(to: $0) }
+            let router = APIServer.forTesting().publicRouter { router in
+                api.addRoutes(to: router) { rooms.addRoutes(to: $0) }
+            }
             try await Application(router: router, logger: .quiet).test(.router, body)
         }
     }

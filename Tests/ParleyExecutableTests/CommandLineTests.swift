@@ -39,10 +39,11 @@ struct CommandLineTests {
         let first = try await parley.run("migrate", "up")
         #expect(first.status == 0)
         #expect(first.standardOutput.contains("applied 4 messenger_roles"))
+        #expect(first.standardOutput.contains("applied 5 messenger_delivery"))
         let second = try await parley.run("migrate", "up")
         #expect(second.standardOutput.contains("The schema is current"))
         let status = try await parley.run("migrate", "status")
-        #expect(status.standardOutput.contains("0004  applied  messenger_roles"))
+        #expect(status.standardOutput.contains("0005  applied  messenger_delivery"))
     }
 
     @Test func userCreateMakesAnAdministratorFromStandardInput() async throws {

@@ -19,7 +19,7 @@ struct MigrationRunnerTests {
     }
 
     @Test func theRepositoryMigrationsLoadInOrder() {
-        #expect(migrations.map(\.version) == [1, 2, 3, 4])
+        #expect(migrations.map(\.version) == Array(1...migrations.count))
         #expect(migrations.allSatisfy { $0.checksum.count == 64 })
     }
 
@@ -27,12 +27,13 @@ struct MigrationRunnerTests {
         try await withPool { pool in
             let runner = runner(pool, migrations)
             #expect(try await runner.status().allSatisfy { $0.state == .pending })
-            await #expect(throws: MigrationError.pending([1, 2, 3, 4])) { try await runner.verifyCurrent() }
+            let all = migrations.map(\.version)
+            await #expect(throws: MigrationError.pending(all)) { try await runner.verifyCurrent() }
 
             let applied = try await runner.apply()
-            #expect(applied.map(\.version) == [1, 2, 3, 4])
+            #expect(applied.map(\.version) == all)
             #expect(try await runner.apply().isEmpty)
-            #expect(try await runner.status().map(\.state) == [.applied, .applied, .applied, .applied])
+            #expect(try await runner.status().allSatisfy { $0.state == .applied })
             try await runner.verifyCurrent()
         }
     }
@@ -43,8 +44,8 @@ struct MigrationRunnerTests {
                 for _ in 0..<4 { group.addTask { try await runner(pool, migrations).apply().count } }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(counts.reduce(0, +) == 4)
-            #expect(counts.filter { $0 == 4 }.count == 1)
+            #expect(counts.reduce(0, +) == migrations.count)
+            #expect(counts.filter { $0 == migrations.count }.count == 1)
         }
     }
 
@@ -67,9 +68,11 @@ struct MigrationRunnerTests {
     @Test func aNewMigrationMakesTheSchemaStaleUntilApplied() async throws {
         try await withPool { pool in
             try await runner(pool, migrations).apply()
-            let next = migrations + [Migration(version: 5, name: "extra", sql: "CREATE TABLE cloud.extra (id int);")]
-            await #expect(throws: MigrationError.pending([5])) { try await runner(pool, next).verifyCurrent() }
-            #expect(try await runner(pool, next).apply().map(\.version) == [5])
+            let version = migrations.count + 1
+            let next =
+                migrations + [Migration(version: version, name: "extra", sql: "CREATE TABLE cloud.extra (id int);")]
+            await #expect(throws: MigrationError.pending([version])) { try await runner(pool, next).verifyCurrent() }
+            #expect(try await runner(pool, next).apply().map(\.version) == [version])
             try await runner(pool, next).verifyCurrent()
         }
     }
@@ -79,8 +82,10 @@ struct MigrationRunnerTests {
             try await runner(pool, migrations).apply()
             let broken =
                 migrations + [
-                    Migration(version: 5, name: "good", sql: "CREATE TABLE cloud.good (id int);"),
-                    Migration(version: 6, name: "bad", sql: "CREATE TABLE cloud.half (id int); SELECT no_such_column;"),
+                    Migration(version: migrations.count + 1, name: "good", sql: "CREATE TABLE cloud.good (id int);"),
+                    Migration(
+                        version: migrations.count + 2, name: "bad",
+                        sql: "CREATE TABLE cloud.half (id int); SELECT no_such_column;"),
                 ]
             await #expect(throws: (any Error).self) { try await runner(pool, broken).apply() }
             let statuses = try await runner(pool, broken).status()

@@ -24,7 +24,11 @@ public struct AccountsAPI: Sendable {
         self.endpoint = endpoint
     }
 
-    public func addRoutes(to router: Router<ParleyRequestContext>) {
+    /// - Parameter signedInRoutes: further routes for signed-in users (rooms, files ...).
+    public func addRoutes(
+        to router: Router<ParleyRequestContext>,
+        signedInRoutes: (RouterGroup<AuthenticatedRequestContext>) -> Void = { _ in }
+    ) {
         let v1 = router.group("v1")
         let auth = AuthController(accounts: accounts, endpoint: endpoint)
         auth.addPublicRoutes(to: v1)
@@ -34,5 +38,6 @@ public struct AccountsAPI: Sendable {
         auth.addAuthenticatedRoutes(to: signedIn)
         ProfileController(accounts: accounts, users: users, sessions: sessions).addRoutes(to: signedIn)
         AdminController(users: users, directory: directory, hasher: hasher).addRoutes(to: signedIn)
+        signedInRoutes(signedIn)
     }
 }

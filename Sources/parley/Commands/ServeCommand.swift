@@ -1,5 +1,7 @@
 import ArgumentParser
 import ParleyAPI
+import ParleyCore
+import ParleyPostgres
 
 /// `parley serve`: the REST API over TLS (h2, http/1.1) and cleartext (http/1.1, h2c), and
 /// the internal listener.
@@ -17,7 +19,12 @@ struct ServeCommand: AsyncParsableCommand {
             configuration: try settings.http(), probes: dependencies.probes, registry: Runtime.metrics,
             logger: Runtime.logger("http"))
         let accounts = try AccountsWiring(settings: settings, dependencies: dependencies)
-        let router = api.publicRouter { accounts.api.addRoutes(to: $0) }
+        let rooms = RoomsController(
+            service: RoomService(
+                rooms: PostgresRoomRepository(database: dependencies.postgres, logger: Runtime.logger("rooms"))))
+        let router = api.publicRouter { router in
+            accounts.api.addRoutes(to: router) { rooms.addRoutes(to: $0) }
+        }
         let listeners = try api.services(publicRouter: router) { listener, port in
             logger.notice("listening", metadata: ["listener": "\(listener.rawValue)", "port": "\(port)"])
         }

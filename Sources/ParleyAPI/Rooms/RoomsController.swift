@@ -1,0 +1,149 @@
+import Foundation
+import Hummingbird
+import ParleyCore
+
+/// `/v1/rooms/...`: rooms, members, group and application-role links, messages, read markers.
+public struct RoomsController: Sendable {
+    let service: RoomService
+
+    public init(service: RoomService) { self.service = service }
+
+    public func addRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
+        addRoomRoutes(to: group)
+        addMembershipRoutes(to: group)
+        addMessageRoutes(to: group)
+    }
+
+    private func addRoomRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
+        group.get("rooms") { request, context in
+            let limit = try request.integer(query: "limit", default: 20, range: 1...100)
+            let messages = try request.integer(query: "messages", default: 0, range: 0...50)
+            let since = try request.uri.queryParameters["since"].map { text -> Date in
+                guard let date = JSONCoding.date(String(text)) else {
+                    throw ParleyError.invalidRequest("since must be an RFC 3339 timestamp", field: "since")
+                }
+                return date
+            }
+            let page = RoomPage(
+                limit: limit, cursor: request.uri.queryParameters["cursor"].map(String.init), since: since)
+            let (rooms, next) = try await service.list(
+                for: context.identity.userID, page: page, latestMessages: messages)
+            return JSONResponse(.ok, RoomsResponse(rooms: rooms.map(RoomResponse.init), nextCursor: next))
+        }
+        group.post("rooms") { request, context in
+            let body = try await JSONBody.decode(CreateRoomRequest.self, from: request, context: context)
+            let room = try await service.create(
+                by: context.identity.userID, name: body.name,
+                members: body.members.map { ($0.userId, $0.role) },
+                firstMessage: try body.firstMessage.newMessage(fieldPrefix: "firstMessage."))
+            return JSONResponse(.created, RoomResponse(room))
+        }
+        group.put("rooms/direct/:userId") { _, context in
+            let (room, created) = try await service.direct(
+                userID: context.identity.userID, peerID: try context.parameters.id("userId"))
+            return JSONResponse(created ? .created : .ok, RoomResponse(room))
+        }
+        group.get("rooms/:id") { request, context in
+            let messages = try request.integer(query: "messages", default: 0, range: 0...50)
+            let room = try await service.room(
+                id: try context.parameters.id("id"), for: context.identity.userID, latestMessages: messages)
+            return JSONResponse(.ok, RoomResponse(room))
+        }
+        group.patch("rooms/:id") { request, context in
+            let body = try await JSONBody.decode(RenameRequest.self, from: request, context: context)
+            let room = try await service.rename(
+                roomID: try context.parameters.id("id"), name: body.name, by: context.identity.userID)
+            return JSONResponse(.ok, RoomResponse(room))
+        }
+    }
+
+    private func addMembershipRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
+        group.get("rooms/:id/members") { _, context in
+            let members = try await service.members(
+                roomID: try context.parameters.id("id"), for: context.identity.userID)
+            return JSONResponse(.ok, MembersResponse(members: members.map(MemberResponse.init)))
+        }
+        group.put("rooms/:id/members/:userId") { request, context in
+            let body = try await JSONBody.decode(RoleRequestBody.self, from: request, context: context)
+            let member = try await service.setMember(
+                roomID: try context.parameters.id("id"), memberID: try context.parameters.id("userId"), role: body.role,
+                by: context.identity.userID)
+            return JSONResponse(.ok, MemberResponse(member))
+        }
+        group.delete("rooms/:id/members/:userId") { _, context in
+            try await service.removeMember(
+                roomID: try context.parameters.id("id"), memberID: try context.parameters.id("userId"),
+                by: context.identity.userID)
+            return Response(status: .noContent)
+        }
+        group.put("rooms/:id/groups/:groupId") { request, context in
+            let body = try await JSONBody.decode(RoleRequestBody.self, from: request, context: context)
+            try await service.setGroup(
+                roomID: try context.parameters.id("id"), groupID: try context.parameters.id("groupId"), role: body.role,
+                by: context.identity.userID)
+            return Response(status: .noContent)
+        }
+        group.delete("rooms/:id/groups/:groupId") { _, context in
+            try await service.setGroup(
+                roomID: try context.parameters.id("id"), groupID: try context.parameters.id("groupId"), role: nil,
+                by: context.identity.userID)
+            return Response(status: .noContent)
+        }
+        group.put("rooms/:id/app-roles/:roleId") { request, context in
+            let body = try await JSONBody.decode(RoleRequestBody.self, from: request, context: context)
+            try await service.setAppRole(
+                roomID: try context.parameters.id("id"), appRoleID: try context.parameters.id("roleId"),
+                role: body.role, by: context.identity.userID)
+            return Response(status: .noContent)
+        }
+        group.delete("rooms/:id/app-roles/:roleId") { _, context in
+            try await service.setAppRole(
+                roomID: try context.parameters.id("id"), appRoleID: try context.parameters.id("roleId"), role: nil,
+                by: context.identity.userID)
+            return Response(status: .noContent)
+        }
+    }
+
+    private func addMessageRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
+        group.get("rooms/:id/messages") { request, context in
+            let query = try Self.historyQuery(request)
+            let (messages, hasMore) = try await service.history(
+                roomID: try context.parameters.id("id"), query: query, for: context.identity.userID)
+            return JSONResponse(.ok, MessagesResponse(messages: messages, hasMore: hasMore))
+        }
+        group.post("rooms/:id/messages") { request, context in
+            let body = try await JSONBody.decode(MessageBody.self, from: request, context: context)
+            let (message, created) = try await service.send(
+                roomID: try context.parameters.id("id"), message: try body.newMessage(), by: context.identity.userID)
+            return JSONResponse(created ? .created : .ok, message)
+        }
+        group.post("rooms/:id/read") { request, context in
+            let body = try await JSONBody.decode(ReadRequest.self, from: request, context: context)
+            try await service.markRead(
+                roomID: try context.parameters.id("id"), messageID: body.messageId, by: context.identity.userID)
+            return Response(status: .noContent)
+        }
+    }
+
+    static func historyQuery(_ request: Request) throws -> HistoryQuery {
+        func seq(_ name: String) throws -> Int64? {
+            try request.uri.queryParameters[name[...]].map { text in
+                guard let value = Int64(text), value >= 0 else {
+                    throw ParleyError.invalidRequest("\(name) must be a message seq", field: name)
+                }
+                return value
+            }
+        }
+        func time(_ name: String) throws -> Date? {
+            try request.uri.queryParameters[name[...]].map { text in
+                guard let date = JSONCoding.date(String(text)) else {
+                    throw ParleyError.invalidRequest("\(name) must be an RFC 3339 timestamp", field: name)
+                }
+                return date
+            }
+        }
+        return HistoryQuery(
+            before: try seq("before"), after: try seq("after"), since: try time("since"), until: try time("until"),
+            limit: try request.integer(query: "limit", default: 50, range: 1...200))
+    }
+}

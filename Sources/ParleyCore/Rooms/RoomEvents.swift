@@ -1,0 +1,85 @@
+import Crypto
+import Foundation
+
+/// The MQTT envelope of `mqtt-protocol.md`: `{type, data, hash}`.
+public struct Envelope<Payload: Encodable & Sendable>: Encodable, Sendable {
+    public let type: String
+    public let data: Payload
+    /// Stable for the same event, so clients drop duplicates of an at-least-once delivery.
+    public let hash: String
+
+    public init(type: String, data: Payload, identity: String) {
+        self.type = type
+        self.data = data
+        self.hash = SHA256.hash(data: Array("\(type):\(identity)".utf8)).prefix(16)
+            .map { String(format: "%02x", $0) }.joined()
+    }
+
+    public func json() -> String {
+        String(decoding: (try? JSONCoding.encoder.encode(self)) ?? Data(), as: UTF8.self)
+    }
+}
+
+/// Server events of the MQTT contract.
+public enum RoomEvent {
+    public static func newMessage(_ message: Message) -> Envelope<Message> {
+        Envelope(type: "new-message-notification", data: message, identity: "\(message.id)")
+    }
+
+    public struct Read: Codable, Sendable {
+        public let messageId: Int64
+        public let userId: Int64
+        public let chatRoomId: Int64
+        public let readAt: Date
+    }
+
+    public static func read(messageID: Int64, userID: Int64, roomID: Int64, at: Date) -> Envelope<Read> {
+        Envelope(
+            type: "read-message-notification",
+            data: Read(messageId: messageID, userId: userID, chatRoomId: roomID, readAt: at),
+            identity: "\(roomID):\(userID):\(messageID)")
+    }
+
+    public struct Change: Codable, Sendable {
+        public let editById: Int64
+        public let chatRoomId: Int64
+        public let change: String
+    }
+
+    /// `renamed`, `members`, `roles`, `created`, `deleted` on the room topic; `added`,
+    /// `removed` to the users concerned.
+    public static func change(_ change: String, roomID: Int64, by userID: Int64, serial: Int64) -> Envelope<Change> {
+        Envelope(
+            type: "chatroom-change-notification", data: Change(editById: userID, chatRoomId: roomID, change: change),
+            identity: "\(roomID):\(change):\(serial)")
+    }
+}
+
+/// Work for the `fanout` role: copy one event to the notification topics of users.
+public struct FanoutJob: Codable, Sendable, Equatable {
+    public enum Audience: String, Codable, Sendable {
+        /// Everyone who can read the room, in chunks by user id.
+        case readers
+        /// Exactly `userIDs`.
+        case users
+    }
+
+    public let roomID: Int64
+    public let event: String
+    public let audience: Audience
+    public let userIDs: [Int64]
+    /// Readers with a larger id remain (large rooms are done in chunks).
+    public let afterUserID: Int64
+
+    public init(roomID: Int64, event: String, audience: Audience, userIDs: [Int64] = [], afterUserID: Int64 = 0) {
+        self.roomID = roomID
+        self.event = event
+        self.audience = audience
+        self.userIDs = userIDs
+        self.afterUserID = afterUserID
+    }
+
+    public func json() -> String {
+        String(decoding: (try? JSONCoding.encoder.encode(self)) ?? Data(), as: UTF8.self)
+    }
+}

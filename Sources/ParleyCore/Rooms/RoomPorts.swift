@@ -1,0 +1,48 @@
+import Foundation
+
+/// Rooms, memberships and messages. Every change also records its events (the
+/// transactional outbox) in the same transaction.
+public protocol RoomRepository: Sendable {
+    /// The user's effective role: the highest over direct, group and application-role paths.
+    func role(roomID: Int64, userID: Int64) async throws -> RoomRole?
+    func room(id: Int64, for userID: Int64) async throws -> RoomView?
+    func rooms(for userID: Int64, page: RoomPage) async throws -> (rooms: [RoomView], nextCursor: String?)
+    func latestMessages(roomIDs: [Int64], count: Int) async throws -> [Int64: [Message]]
+    /// Creates a multiparty room with its members (the creator as admin) and first message.
+    /// Throws `not-found` naming `members` when a user does not exist.
+    func createMultiparty(
+        creatorID: Int64, name: String, members: [Int64: RoomRole], firstMessage: NewMessage
+    ) async throws -> Int64
+    /// The two-party room of a pair, created on first use; `created` tells which.
+    func direct(userID: Int64, peerID: Int64) async throws -> (roomID: Int64, created: Bool)
+    func rename(roomID: Int64, name: String, by userID: Int64) async throws
+    func members(roomID: Int64) async throws -> [Member]
+    func member(roomID: Int64, userID: Int64) async throws -> Member?
+    /// Adds or changes a direct membership; throws `not-found` when the user does not exist.
+    func setDirectMember(roomID: Int64, userID: Int64, role: RoomRole, by editorID: Int64) async throws
+    /// Removes a direct membership; false when there was none.
+    func removeDirectMember(roomID: Int64, userID: Int64, by editorID: Int64) async throws -> Bool
+    /// Links a group or an application role (`link == nil` removes it); false when there
+    /// was nothing to remove. Throws `not-found` when the group or role does not exist.
+    func setGroup(roomID: Int64, groupID: Int64, role: RoomRole?, by editorID: Int64) async throws -> Bool
+    func setAppRole(roomID: Int64, appRoleID: Int64, role: RoomRole?, by editorID: Int64) async throws -> Bool
+    /// Stores a message once per (room, sender, uid); `created` is false for a retry.
+    func send(roomID: Int64, senderID: Int64, message: NewMessage) async throws -> (message: Message, created: Bool)
+    func messages(roomID: Int64, query: HistoryQuery) async throws -> (messages: [Message], hasMore: Bool)
+    /// Moves the read marker forward; throws `not-found` for a message of another room.
+    func markRead(roomID: Int64, userID: Int64, messageID: Int64) async throws
+}
+
+/// A page of the room list.
+public struct RoomPage: Sendable, Equatable {
+    public var limit: Int
+    public var cursor: String?
+    /// Only rooms changed or with messages after this instant (the light sync).
+    public var since: Date?
+
+    public init(limit: Int = 20, cursor: String? = nil, since: Date? = nil) {
+        self.limit = limit
+        self.cursor = cursor
+        self.since = since
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+
+/// The room rules: who may see, write and administer, over the room repository.
+///
+/// A room the caller cannot read does not exist for them (`not-found`); a member without
+/// the needed role gets `forbidden`.
+public struct RoomService: Sendable {
+    let rooms: any RoomRepository
+
+    public init(rooms: any RoomRepository) { self.rooms = rooms }
+
+    /// The caller's role, or `not-found` for a non-member; `forbidden` below `minimum`.
+    @discardableResult
+    public func require(_ minimum: RoomRole, roomID: Int64, userID: Int64) async throws -> RoomRole {
+        guard let role = try await rooms.role(roomID: roomID, userID: userID) else {
+            throw ParleyError.notFound("No such room.")
+        }
+        guard role >= minimum else {
+            throw ParleyError(.forbidden, "This needs the \(minimum.rawValue) role in the room.")
+        }
+        return role
+    }
+
+    public func room(id: Int64, for userID: Int64, latestMessages: Int = 0) async throws -> RoomView {
+        guard var room = try await rooms.room(id: id, for: userID) else { throw ParleyError.notFound("No such room.") }
+        if latestMessages > 0 {
+            room.latestMessages = try await rooms.latestMessages(roomIDs: [id], count: latestMessages)[id] ?? []
+        }
+        return room
+    }
+
+    public func list(for userID: Int64, page: RoomPage, latestMessages: Int) async throws -> (
+        rooms: [RoomView], nextCursor: String?
+    ) {
+        var (list, next) = try await rooms.rooms(for: userID, page: page)
+        if latestMessages > 0 {
+            let messages = try await rooms.latestMessages(roomIDs: list.map(\.id), count: latestMessages)
+            for index in list.indices { list[index].latestMessages = messages[list[index].id] ?? [] }
+        }
+        return (list, next)
+    }
+
+    /// A multiparty room: at least two other distinct users, each with a role; the creator
+    /// is admin.
+    public func create(
+        by creatorID: Int64, name: String, members: [(userID: Int64, role: RoomRole)], firstMessage: NewMessage
+    ) async throws -> RoomView {
+        let name = try Self.roomName(name)
+        var roles: [Int64: RoomRole] = [:]
+        for member in members where member.userID != creatorID {
+            guard roles[member.userID] == nil else {
+                throw ParleyError.invalidRequest("members lists a user twice", field: "members")
+            }
+            roles[member.userID] = member.role
+        }
+        guard roles.count >= 2 else {
+            throw ParleyError.invalidRequest(
+                "a multiparty room needs at least two other distinct users", field: "members")
+        }
+        let id = try await rooms.createMultiparty(
+            creatorID: creatorID, name: name, members: roles, firstMessage: firstMessage)
+        return try await room(id: id, for: creatorID)
+    }
+
+    public func direct(userID: Int64, peerID: Int64) async throws -> (room: RoomView, created: Bool) {
+        guard peerID != userID else {
+            throw ParleyError.invalidRequest("a two-party room needs another user", field: "userId")
+        }
+        let (id, created) = try await rooms.direct(userID: userID, peerID: peerID)
+        return (try await room(id: id, for: userID), created)
+    }
+
+    public func rename(roomID: Int64, name: String, by userID: Int64) async throws -> RoomView {
+        try await require(.admin, roomID: roomID, userID: userID)
+        let current = try await room(id: roomID, for: userID)
+        guard current.type == .multiparty else {
+            throw ParleyError.invalidRequest("a two-party room has no name", field: "name")
+        }
+        try await rooms.rename(roomID: roomID, name: try Self.roomName(name), by: userID)
+        return try await room(id: roomID, for: userID)
+    }
+
+    public func members(roomID: Int64, for userID: Int64) async throws -> [Member] {
+        try await require(.reader, roomID: roomID, userID: userID)
+        return try await rooms.members(roomID: roomID)
+    }
+
+    public func setMember(roomID: Int64, memberID: Int64, role: RoomRole, by userID: Int64) async throws -> Member {
+        try await requireAdminOfMultiparty(roomID: roomID, userID: userID)
+        try await rooms.setDirectMember(roomID: roomID, userID: memberID, role: role, by: userID)
+        guard let member = try await rooms.member(roomID: roomID, userID: memberID) else {
+            throw ParleyError.notFound("No such user.")
+        }
+        return member
+    }
+
+    /// An admin removes a member, or a member leaves.
+    public func removeMember(roomID: Int64, memberID: Int64, by userID: Int64) async throws {
+        if memberID == userID {
+            try await require(.reader, roomID: roomID, userID: userID)
+        } else {
+            try await requireAdminOfMultiparty(roomID: roomID, userID: userID)
+        }
+        guard try await rooms.removeDirectMember(roomID: roomID, userID: memberID, by: userID) else {
+            throw ParleyError.notFound("The user is not a direct member of the room.")
+        }
+    }
+
+    public func setGroup(roomID: Int64, groupID: Int64, role: RoomRole?, by userID: Int64) async throws {
+        try await requireAdminOfMultiparty(roomID: roomID, userID: userID)
+        guard try await rooms.setGroup(roomID: roomID, groupID: groupID, role: role, by: userID) else {
+            throw ParleyError.notFound("The group is not linked to the room.")
+        }
+    }
+
+    public func setAppRole(roomID: Int64, appRoleID: Int64, role: RoomRole?, by userID: Int64) async throws {
+        try await requireAdminOfMultiparty(roomID: roomID, userID: userID)
+        guard try await rooms.setAppRole(roomID: roomID, appRoleID: appRoleID, role: role, by: userID) else {
+            throw ParleyError.notFound("The application role is not linked to the room.")
+        }
+    }
+
+    public func send(roomID: Int64, message: NewMessage, by userID: Int64) async throws -> (
+        message: Message, created: Bool
+    ) {
+        try await require(.writer, roomID: roomID, userID: userID)
+        return try await rooms.send(roomID: roomID, senderID: userID, message: message)
+    }
+
+    public func history(roomID: Int64, query: HistoryQuery, for userID: Int64) async throws -> (
+        messages: [Message], hasMore: Bool
+    ) {
+        try await require(.reader, roomID: roomID, userID: userID)
+        return try await rooms.messages(roomID: roomID, query: query)
+    }
+
+    public func markRead(roomID: Int64, messageID: Int64, by userID: Int64) async throws {
+        try await require(.reader, roomID: roomID, userID: userID)
+        try await rooms.markRead(roomID: roomID, userID: userID, messageID: messageID)
+    }
+
+    /// Two-party rooms keep their pair: their membership cannot be edited.
+    private func requireAdminOfMultiparty(roomID: Int64, userID: Int64) async throws {
+        try await require(.admin, roomID: roomID, userID: userID)
+        guard try await rooms.room(id: roomID, for: userID)?.type == .multiparty else {
+            throw ParleyError(.forbidden, "The members of a two-party room cannot change.")
+        }
+    }
+
+    static func roomName(_ name: String) throws -> String {
+        let name = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...200).contains(name.count) else {
+            throw ParleyError.invalidRequest("name must be 1 to 200 characters", field: "name")
+        }
+        return name
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import ParleyCore
+import PostgresNIO
+
+/// Memberships: direct, through groups and through application roles.
+extension PostgresRoomRepository {
+    public func members(roomID: Int64) async throws -> [Member] {
+        try await memberRows(roomID: roomID, userID: nil)
+    }
+
+    public func member(roomID: Int64, userID: Int64) async throws -> Member? {
+        try await memberRows(roomID: roomID, userID: userID).first
+    }
+
+    private func memberRows(roomID: Int64, userID: Int64?) async throws -> [Member] {
+        let rows = try await database.client.query(
+            """
+            SELECT u.id, u.email, u.first_name, u.last_name, u.is_admin, u.created_at, max(r.rank),
+                   array_agg(DISTINCT m.via ORDER BY m.via)
+            FROM messenger.room_membership m
+            JOIN cloud.role r ON r.id = m.role_id
+            JOIN cloud.user_account u ON u.id = m.user_account_id
+            WHERE m.chat_room_id = \(roomID) AND (\(userID)::bigint IS NULL OR m.user_account_id = \(userID))
+            GROUP BY u.id ORDER BY u.id
+            """, logger: logger)
+        var members: [Member] = []
+        for try await (id, email, first, last, admin, created, rank, via) in rows.decode(
+            (Int64, String, String, String, Bool, Date, Int, [String]).self)
+        {
+            members.append(
+                Member(
+                    user: User(
+                        id: id, email: email, firstName: first, lastName: last, isAdmin: admin, createdAt: created),
+                    role: RoomRole(rank: rank) ?? .reader, via: via))
+        }
+        return members
+    }
+
+    public func setDirectMember(roomID: Int64, userID: Int64, role: RoomRole, by editorID: Int64) async throws {
+        try await changeMembership(roomID: roomID, by: editorID) { connection in
+            let exists = try await connection.query(
+                "SELECT count(*) FROM cloud.user_account WHERE id = \(userID)", logger: logger
+            ).first(Int.self)
+            guard exists == 1 else { throw ParleyError.notFound("No such user.") }
+            try await insertDirect(roomID: roomID, userID: userID, role: role, on: connection)
+            return true
+        }
+    }
+
+    public func removeDirectMember(roomID: Int64, userID: Int64, by editorID: Int64) async throws -> Bool {
+        try await changeMembership(roomID: roomID, by: editorID) { connection in
+            try await connection.query(
+                """
+                DELETE FROM messenger.chat_room_to_user_account
+                WHERE chat_room_id = \(roomID) AND user_account_id = \(userID) RETURNING 1
+                """, logger: logger
+            ).first(Int.self) != nil
+        }
+    }
+
+    public func setGroup(roomID: Int64, groupID: Int64, role: RoomRole?, by editorID: Int64) async throws -> Bool {
+        try await changeMembership(roomID: roomID, by: editorID) { connection in
+            guard let role else {
+                return try await connection.query(
+                    """
+                    DELETE FROM messenger.chat_room_to_user_group
+                    WHERE chat_room_id = \(roomID) AND user_group_id = \(groupID) RETURNING 1
+                    """, logger: logger
+                ).first(Int.self) != nil
+            }
+            do {
+                try await connection.query(
+                    """
+                    INSERT INTO messenger.chat_room_to_user_group (chat_room_id, user_group_id, role_id)
+                    VALUES (\(roomID), \(groupID), (\(unescaped: RoleSQL.idOf(role))))
+                    ON CONFLICT (chat_room_id, user_group_id) DO UPDATE SET role_id = excluded.role_id
+                    """, logger: logger)
+            } catch let error as PSQLError where error.sqlState == "23503" {
+                throw ParleyError.notFound("No such group.")
+            }
+            return true
+        }
+    }
+
+    public func setAppRole(roomID: Int64, appRoleID: Int64, role: RoomRole?, by editorID: Int64) async throws -> Bool {
+        try await changeMembership(roomID: roomID, by: editorID) { connection in
+            guard let role else {
+                return try await connection.query(
+                    """
+                    DELETE FROM messenger.chat_room_to_app_role
+                    WHERE chat_room_id = \(roomID) AND app_role_id = \(appRoleID) RETURNING 1
+                    """, logger: logger
+                ).first(Int.self) != nil
+            }
+            do {
+                try await connection.query(
+                    """
+                    INSERT INTO messenger.chat_room_to_app_role (chat_room_id, app_role_id, role_id)
+                    VALUES (\(roomID), \(appRoleID), (\(unescaped: RoleSQL.idOf(role))))
+                    ON CONFLICT (chat_room_id, app_role_id) DO UPDATE SET role_id = excluded.role_id
+                    """, logger: logger)
+            } catch let error as PSQLError where error.sqlState == "23503" {
+                throw ParleyError.notFound("No such application role.")
+            }
+            return true
+        }
+    }
+
+    /// Runs a membership change in a transaction and records its events: `members` on the
+    /// room topic, and `added`/`removed` to each user who gained or lost the room.
+    private func changeMembership(
+        roomID: Int64, by editorID: Int64, _ change: (PostgresConnection) async throws -> Bool
+    ) async throws -> Bool {
+        try await database.transaction(logger: logger) { connection in
+            // Serialises membership changes of one room, so the before/after sets are exact.
+            try await connection.query(
+                "SELECT 1 FROM messenger.chat_room WHERE id = \(roomID) FOR UPDATE", logger: logger)
+            let before = try await readerRoles(roomID: roomID, on: connection)
+            guard try await change(connection) else { return false }
+            let after = try await readerRoles(roomID: roomID, on: connection)
+            let serial = try await touch(roomID: roomID, on: connection)
+            let added = Set(after.keys).subtracting(before.keys).sorted()
+            let removed = Set(before.keys).subtracting(after.keys).sorted()
+            let kind = added.isEmpty && removed.isEmpty ? "roles" : "members"
+            try await Outbox.add(
+                roomID: roomID, event: RoomEvent.change(kind, roomID: roomID, by: editorID, serial: serial).json(),
+                fanout: nil, on: connection, logger: logger)
+            for (users, notice) in [(added, "added"), (removed, "removed")] where !users.isEmpty {
+                let event = RoomEvent.change(notice, roomID: roomID, by: editorID, serial: serial)
+                try await Outbox.add(
+                    roomID: roomID, event: nil,
+                    fanout: FanoutJob(roomID: roomID, event: event.json(), audience: .users, userIDs: users),
+                    on: connection, logger: logger)
+            }
+            return true
+        }
+    }
+
+    /// Every user who can read the room, with their effective rank.
+    private func readerRoles(roomID: Int64, on connection: PostgresConnection) async throws -> [Int64: Int] {
+        let rows = try await connection.query(
+            """
+            SELECT m.user_account_id, max(r.rank) FROM messenger.room_membership m
+            JOIN cloud.role r ON r.id = m.role_id
+            WHERE m.chat_room_id = \(roomID) GROUP BY m.user_account_id
+            """, logger: logger)
+        var roles: [Int64: Int] = [:]
+        for try await (user, rank) in rows.decode((Int64, Int).self) { roles[user] = rank }
+        return roles
+    }
+}

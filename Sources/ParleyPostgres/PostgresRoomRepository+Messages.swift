@@ -1,0 +1,152 @@
+import Foundation
+import ParleyCore
+import PostgresNIO
+
+/// Messages: the per-room sequence, idempotent sends, history and read markers.
+extension PostgresRoomRepository {
+    static let messageColumns =
+        "m.id, m.seq, m.chat_room_id, c.uid, m.sent_by_id, m.content, m.uid, m.file_id, m.created_at"
+    typealias MessageRow = (Int64, Int64, Int64, String, Int64?, String, String, Int64?, Date)
+
+    public func send(roomID: Int64, senderID: Int64, message: NewMessage) async throws -> (
+        message: Message, created: Bool
+    ) {
+        try await database.transaction(logger: logger) { connection in
+            try await insertMessage(roomID: roomID, senderID: senderID, message: message, on: connection)
+        }
+    }
+
+    /// Stores a message once per (room, sender, uid) with the next `seq`.
+    ///
+    /// The room row is locked first: senders to one room queue on it, so `seq` is handed out
+    /// in commit order with no gap, and a retried uid finds the stored message.
+    func insertMessage(roomID: Int64, senderID: Int64, message: NewMessage, on connection: PostgresConnection)
+        async throws -> (message: Message, created: Bool)
+    {
+        try await connection.query(
+            "SELECT 1 FROM messenger.chat_room WHERE id = \(roomID) FOR UPDATE", logger: logger)
+        let existing = try await connection.query(
+            """
+            SELECT \(unescaped: Self.messageColumns) FROM messenger.message m
+            JOIN messenger.chat_room c ON c.id = m.chat_room_id
+            WHERE m.chat_room_id = \(roomID) AND m.sent_by_id = \(senderID) AND m.uid = \(message.uid)
+            """, logger: logger
+        ).first(MessageRow.self)
+        if let existing { return (Message(existing), false) }
+
+        if let fileID = message.fileId {
+            let own = try await connection.query(
+                """
+                UPDATE cloud.file SET submitted = true
+                WHERE id = \(fileID) AND uploaded_by_id = \(senderID) RETURNING id
+                """, logger: logger
+            ).first(Int64.self)
+            guard own != nil else {
+                throw ParleyError(.fileUnavailable, "The file is not one of the sender's uploads.", field: "fileId")
+            }
+        }
+        let row = try await connection.query(
+            """
+            WITH room AS (
+                UPDATE messenger.chat_room
+                SET last_seq = last_seq + 1, last_message_at = clock_timestamp(), updated_at = clock_timestamp()
+                WHERE id = \(roomID) RETURNING id, uid, last_seq, last_message_at
+            )
+            INSERT INTO messenger.message (chat_room_id, seq, sent_by_id, uid, content, file_id, created_at)
+            SELECT room.id, room.last_seq, \(senderID), \(message.uid), \(message.content), \(message.fileId),
+                   room.last_message_at
+            FROM room
+            RETURNING id, seq, chat_room_id, (SELECT uid FROM room), sent_by_id, content, uid, file_id, created_at
+            """, logger: logger
+        ).single(MessageRow.self)
+        let stored = Message(row)
+        // Sending implies having read everything before.
+        try await moveReadMarker(
+            roomID: roomID, userID: senderID, messageID: stored.id, seq: stored.seq, on: connection)
+        try await Outbox.add(
+            roomID: roomID, event: RoomEvent.newMessage(stored).json(),
+            fanout: FanoutJob(roomID: roomID, event: RoomEvent.newMessage(stored).json(), audience: .readers),
+            on: connection, logger: logger)
+        return (stored, true)
+    }
+
+    public func messages(roomID: Int64, query: HistoryQuery) async throws -> (messages: [Message], hasMore: Bool) {
+        // Without a lower bound the page is the newest one below the upper bound, read
+        // backwards; with `after` or `since` it reads forwards. Either way the answer ascends.
+        let backwards = query.after == nil && query.since == nil
+        let rows = try await database.client.query(
+            """
+            SELECT \(unescaped: Self.messageColumns) FROM messenger.message m
+            JOIN messenger.chat_room c ON c.id = m.chat_room_id
+            WHERE m.chat_room_id = \(roomID)
+              AND (\(query.before)::bigint IS NULL OR m.seq < \(query.before))
+              AND (\(query.after)::bigint IS NULL OR m.seq > \(query.after))
+              AND (\(query.since)::timestamptz IS NULL OR m.created_at >= \(query.since))
+              AND (\(query.until)::timestamptz IS NULL OR m.created_at < \(query.until))
+            ORDER BY m.seq \(unescaped: backwards ? "DESC" : "ASC")
+            LIMIT \(query.limit + 1)
+            """, logger: logger)
+        var messages = try await rows.decode(MessageRow.self).reduce(into: [Message]()) { $0.append(Message($1)) }
+        let hasMore = messages.count > query.limit
+        messages = Array(messages.prefix(query.limit))
+        return (backwards ? messages.reversed() : messages, hasMore)
+    }
+
+    public func latestMessages(roomIDs: [Int64], count: Int) async throws -> [Int64: [Message]] {
+        guard count > 0, !roomIDs.isEmpty else { return [:] }
+        let rows = try await database.client.query(
+            """
+            SELECT \(unescaped: Self.messageColumns)
+            FROM unnest(\(roomIDs)::bigint[]) AS room(id)
+            CROSS JOIN LATERAL (
+                SELECT * FROM messenger.message WHERE chat_room_id = room.id ORDER BY seq DESC LIMIT \(count)
+            ) m
+            JOIN messenger.chat_room c ON c.id = m.chat_room_id
+            ORDER BY m.chat_room_id, m.seq
+            """, logger: logger)
+        var byRoom: [Int64: [Message]] = [:]
+        for try await row in rows.decode(MessageRow.self) { byRoom[row.2, default: []].append(Message(row)) }
+        return byRoom
+    }
+
+    public func markRead(roomID: Int64, userID: Int64, messageID: Int64) async throws {
+        try await database.transaction(logger: logger) { connection in
+            let seq = try await connection.query(
+                "SELECT seq FROM messenger.message WHERE id = \(messageID) AND chat_room_id = \(roomID)",
+                logger: logger
+            ).first(Int64.self)
+            guard let seq else { throw ParleyError(.notFound, "No such message in this room.", field: "messageId") }
+            if let readAt = try await moveReadMarker(
+                roomID: roomID, userID: userID, messageID: messageID, seq: seq, on: connection)
+            {
+                let event = RoomEvent.read(messageID: messageID, userID: userID, roomID: roomID, at: readAt)
+                try await Outbox.add(roomID: roomID, event: event.json(), fanout: nil, on: connection, logger: logger)
+            }
+        }
+    }
+
+    /// Moves the marker forward only; returns when it moved, nil when it was already there.
+    @discardableResult
+    private func moveReadMarker(
+        roomID: Int64, userID: Int64, messageID: Int64, seq: Int64, on connection: PostgresConnection
+    ) async throws -> Date? {
+        try await connection.query(
+            """
+            INSERT INTO messenger.read_marker (chat_room_id, user_account_id, message_id, seq)
+            VALUES (\(roomID), \(userID), \(messageID), \(seq))
+            ON CONFLICT (chat_room_id, user_account_id) DO UPDATE
+            SET message_id = excluded.message_id, seq = excluded.seq, updated_at = clock_timestamp()
+            WHERE messenger.read_marker.seq < excluded.seq
+            RETURNING updated_at
+            """, logger: logger
+        ).first(Date.self)
+    }
+}
+
+extension Message {
+    init(_ row: PostgresRoomRepository.MessageRow) {
+        self.init(
+            id: row.0, seq: row.1, chatRoomId: row.2, chatRoomUid: row.3, sentById: row.4, content: row.5, uid: row.6,
+            fileId: row.7, createdAt: row.8)
+    }
+}

@@ -1,0 +1,236 @@
+import Foundation
+import Logging
+import ParleyCore
+import PostgresNIO
+
+/// Rooms and memberships; messages are in `PostgresRoomRepository+Messages.swift`.
+public struct PostgresRoomRepository: RoomRepository {
+    let database: PostgresPool
+    let logger: Logger
+
+    public init(database: PostgresPool, logger: Logger) {
+        self.database = database
+        self.logger = logger
+    }
+
+    public func role(roomID: Int64, userID: Int64) async throws -> RoomRole? {
+        try await effectiveRole(roomID: roomID, userID: userID, on: nil)
+    }
+
+    /// Served by the membership view's three index-backed branches.
+    func effectiveRole(roomID: Int64, userID: Int64, on connection: PostgresConnection?) async throws -> RoomRole? {
+        let query: PostgresQuery = """
+            SELECT max(r.rank) FROM messenger.room_membership m JOIN cloud.role r ON r.id = m.role_id
+            WHERE m.chat_room_id = \(roomID) AND m.user_account_id = \(userID)
+            """
+        let rank =
+            if let connection {
+                try await connection.query(query, logger: logger).first(Int?.self)
+            } else {
+                try await database.client.query(query, logger: logger).first(Int?.self)
+            }
+        return (rank ?? nil).flatMap { RoomRole(rank: $0) }
+    }
+
+    public func room(id: Int64, for userID: Int64) async throws -> RoomView? {
+        try await roomViews(for: userID, roomID: id, page: RoomPage(limit: 1)).first?.room
+    }
+
+    public func rooms(for userID: Int64, page: RoomPage) async throws -> (rooms: [RoomView], nextCursor: String?) {
+        let rows = try await roomViews(for: userID, roomID: nil, page: page)
+        let next =
+            rows.count == page.limit ? rows.last.map { RoomCursor(activity: $0.activity, id: $0.room.id).encoded } : nil
+        return (rows.map(\.room), next)
+    }
+
+    /// The rooms a user can read, newest activity first, with role, read state and peer.
+    private func roomViews(for userID: Int64, roomID: Int64?, page: RoomPage) async throws -> [(
+        room: RoomView, activity: Int64
+    )] {
+        let cursor = try page.cursor.map(RoomCursor.decode)
+        let rows = try await database.client.query(
+            """
+            WITH mine AS (
+                SELECT m.chat_room_id, max(r.rank) AS rank
+                FROM messenger.room_membership m JOIN cloud.role r ON r.id = m.role_id
+                WHERE m.user_account_id = \(userID) AND (\(roomID)::bigint IS NULL OR m.chat_room_id = \(roomID))
+                GROUP BY m.chat_room_id
+            )
+            SELECT c.id, c.uid, c.type, c.name, c.created_at, c.last_message_at, c.last_seq, mine.rank,
+                   rm.message_id, coalesce(rm.seq, 0),
+                   p.id, p.email, p.first_name, p.last_name, p.is_admin, p.created_at,
+                   \(unescaped: RoomCursor.activitySQL)
+            FROM mine JOIN messenger.chat_room c ON c.id = mine.chat_room_id
+            LEFT JOIN messenger.read_marker rm ON rm.chat_room_id = c.id AND rm.user_account_id = \(userID)
+            LEFT JOIN cloud.user_account p ON c.type = 'twoparty' AND p.id =
+                CASE WHEN c.twoparty_low_user_id = \(userID) THEN c.twoparty_high_user_id
+                     ELSE c.twoparty_low_user_id END
+            WHERE (\(page.since)::timestamptz IS NULL OR c.updated_at > \(page.since)
+                   OR c.last_message_at > \(page.since))
+              AND (\(cursor?.activity)::bigint IS NULL
+                   OR (\(unescaped: RoomCursor.activitySQL), c.id) < (\(cursor?.activity), \(cursor?.id)))
+            ORDER BY \(unescaped: RoomCursor.activitySQL) DESC, c.id DESC
+            LIMIT \(page.limit)
+            """, logger: logger)
+        var rooms: [(room: RoomView, activity: Int64)] = []
+        for try await row in rows.decode(
+            (
+                Int64, String, String, String?, Date, Date?, Int64, Int, Int64?, Int64, Int64?, String?, String?,
+                String?, Bool?, Date?, Int64
+            ).self)
+        {
+            var peer: User?
+            if let id = row.10, let email = row.11, let first = row.12, let last = row.13, let created = row.15 {
+                peer = User(
+                    id: id, email: email, firstName: first, lastName: last, isAdmin: row.14 ?? false,
+                    createdAt: created)
+            }
+            let room = RoomView(
+                id: row.0, uid: row.1, type: RoomView.Kind(rawValue: row.2) ?? .multiparty, name: row.3,
+                createdAt: row.4, lastMessageAt: row.5, myRole: RoomRole(rank: row.7) ?? .reader, lastSeq: row.6,
+                lastReadMessageId: row.8, unreadCount: max(0, row.6 - row.9), peer: peer)
+            rooms.append((room, row.16))
+        }
+        return rooms
+    }
+
+    public func createMultiparty(
+        creatorID: Int64, name: String, members: [Int64: RoomRole], firstMessage: NewMessage
+    ) async throws -> Int64 {
+        try await database.transaction(logger: logger) { connection in
+            let ids = Array(members.keys)
+            let found = try await connection.query(
+                "SELECT count(*) FROM cloud.user_account WHERE id = ANY(\(ids))", logger: logger
+            ).first(Int.self)
+            guard found == ids.count else {
+                throw ParleyError(.notFound, "A member is not an existing user.", field: "members")
+            }
+            let uid = RoomUID.generate()
+            let roomID = try await connection.query(
+                """
+                INSERT INTO messenger.chat_room (uid, type, name, topic, created_by_id)
+                VALUES (\(uid), 'multiparty', \(name), \(Topic.room(uid)), \(creatorID)) RETURNING id
+                """, logger: logger
+            ).single(Int64.self)
+            var everyone = members
+            everyone[creatorID] = .admin
+            for (userID, role) in everyone {
+                try await insertDirect(roomID: roomID, userID: userID, role: role, on: connection)
+            }
+            let created = RoomEvent.change("created", roomID: roomID, by: creatorID, serial: 0)
+            let added = RoomEvent.change("added", roomID: roomID, by: creatorID, serial: 0)
+            try await Outbox.add(
+                roomID: roomID, event: created.json(),
+                fanout: FanoutJob(roomID: roomID, event: added.json(), audience: .users, userIDs: ids.sorted()),
+                on: connection, logger: logger)
+            _ = try await insertMessage(roomID: roomID, senderID: creatorID, message: firstMessage, on: connection)
+            return roomID
+        }
+    }
+
+    public func direct(userID: Int64, peerID: Int64) async throws -> (roomID: Int64, created: Bool) {
+        let (low, high) = (min(userID, peerID), max(userID, peerID))
+        return try await database.transaction(logger: logger) { connection in
+            let exists = try await connection.query(
+                "SELECT count(*) FROM cloud.user_account WHERE id = \(peerID)", logger: logger
+            ).first(Int.self)
+            guard exists == 1 else { throw ParleyError.notFound("No such user.") }
+            let uid = RoomUID.generate()
+            // The partial unique index makes concurrent callers agree on one room: the
+            // loser's insert waits for the winner's commit, then does nothing.
+            let inserted = try await connection.query(
+                """
+                INSERT INTO messenger.chat_room (uid, type, topic, created_by_id, twoparty_low_user_id,
+                                                 twoparty_high_user_id)
+                VALUES (\(uid), 'twoparty', \(Topic.room(uid)), \(userID), \(low), \(high))
+                ON CONFLICT (twoparty_low_user_id, twoparty_high_user_id) WHERE type = 'twoparty' DO NOTHING
+                RETURNING id
+                """, logger: logger
+            ).first(Int64.self)
+            if let roomID = inserted {
+                try await insertDirect(roomID: roomID, userID: low, role: .writer, on: connection)
+                try await insertDirect(roomID: roomID, userID: high, role: .writer, on: connection)
+                let created = RoomEvent.change("created", roomID: roomID, by: userID, serial: 0)
+                let added = RoomEvent.change("added", roomID: roomID, by: userID, serial: 0)
+                try await Outbox.add(
+                    roomID: roomID, event: created.json(),
+                    fanout: FanoutJob(roomID: roomID, event: added.json(), audience: .users, userIDs: [peerID]),
+                    on: connection, logger: logger)
+                return (roomID, true)
+            }
+            let existing = try await connection.query(
+                """
+                SELECT id FROM messenger.chat_room
+                WHERE type = 'twoparty' AND twoparty_low_user_id = \(low) AND twoparty_high_user_id = \(high)
+                """, logger: logger
+            ).single(Int64.self)
+            return (existing, false)
+        }
+    }
+
+    public func rename(roomID: Int64, name: String, by userID: Int64) async throws {
+        try await database.transaction(logger: logger) { connection in
+            let serial = try await touch(roomID: roomID, on: connection, setName: name)
+            try await Outbox.add(
+                roomID: roomID, event: RoomEvent.change("renamed", roomID: roomID, by: userID, serial: serial).json(),
+                fanout: nil, on: connection, logger: logger)
+        }
+    }
+
+    func insertDirect(roomID: Int64, userID: Int64, role: RoomRole, on connection: PostgresConnection) async throws {
+        try await connection.query(
+            """
+            INSERT INTO messenger.chat_room_to_user_account (chat_room_id, user_account_id, role_id)
+            VALUES (\(roomID), \(userID), (\(unescaped: RoleSQL.idOf(role))))
+            ON CONFLICT (chat_room_id, user_account_id) DO UPDATE SET role_id = excluded.role_id
+            """, logger: logger)
+    }
+
+    /// Marks the room changed (for the light sync) and returns a serial that keeps change
+    /// events of the same kind distinct.
+    func touch(roomID: Int64, on connection: PostgresConnection, setName name: String? = nil) async throws -> Int64 {
+        try await connection.query(
+            """
+            UPDATE messenger.chat_room SET updated_at = clock_timestamp(), name = coalesce(\(name), name)
+            WHERE id = \(roomID)
+            RETURNING (extract(epoch FROM updated_at) * 1000000)::bigint
+            """, logger: logger
+        ).single(Int64.self)
+    }
+}
+
+/// SQL for the messenger application's room roles.
+enum RoleSQL {
+    /// A subquery for the `cloud.role` id of a room role, interpolated `unescaped`: the code
+    /// comes from a closed enum of lowercase words, never from a client.
+    static func idOf(_ role: RoomRole) -> String {
+        "SELECT r.id FROM cloud.role r JOIN cloud.app a ON a.id = r.app_id "
+            + "WHERE a.code = 'messenger' AND r.code = '\(role.rawValue)'"
+    }
+}
+
+/// Unguessable room uids (used in topics instead of the primary key).
+enum RoomUID {
+    static func generate() -> String { String(OpaqueToken.generate().value.prefix(22)) }
+}
+
+/// The room list's keyset cursor: activity (microseconds) and id of the last room shown.
+struct RoomCursor {
+    /// A room's latest activity in microseconds, computed the same way in SELECT and WHERE.
+    static let activitySQL = "(extract(epoch FROM coalesce(c.last_message_at, c.created_at)) * 1000000)::bigint"
+    let activity: Int64
+    let id: Int64
+
+    var encoded: String { Base64URL.encode(Array("\(activity):\(id)".utf8)) }
+
+    static func decode(_ text: String) throws -> RoomCursor {
+        guard let bytes = Base64URL.decode(text), let plain = String(bytes: bytes, encoding: .utf8) else {
+            throw ParleyError.invalidRequest("cursor is not one this server issued", field: "cursor")
+        }
+        let parts = plain.split(separator: ":")
+        guard parts.count == 2, let activity = Int64(parts[0]), let id = Int64(parts[1]) else {
+            throw ParleyError.invalidRequest("cursor is not one this server issued", field: "cursor")
+        }
+        return RoomCursor(activity: activity, id: id)
+    }
+}

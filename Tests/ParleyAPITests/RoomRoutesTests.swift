@@ -1,0 +1,153 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import ParleyAPI
+import Testing
+
+struct RoomRoutesTests {
+    /// Three signed-in users.
+    func trio(_ client: any TestClientProtocol) async throws -> [[String: Any]] {
+        var logins: [[String: Any]] = []
+        for _ in 0..<3 { logins.append(try await client.signUp()) }
+        return logins
+    }
+
+    func createRoom(
+        _ client: any TestClientProtocol, by creator: [String: Any], members: [[String: Any]], role: String = "writer"
+    ) async throws -> [String: Any] {
+        let list = members.map { #"{"userId":\#(userID($0)),"role":"\#(role)"}"# }.joined(separator: ",")
+        let answer = try await client.json(
+            .post, "/v1/rooms", token: token(creator),
+            body: #"{"name":"Team","members":[\#(list)],"firstMessage":{"content":"hello","uid":"u-1"}}"#)
+        guard answer.status == .created else { throw HarnessError("create failed: \(answer.text)") }
+        return answer.json
+    }
+
+    @Test func creatingAMultipartyRoom() async throws {
+        try await AccountsHarness.make().run { client in
+            let users = try await trio(client)
+            let room = try await createRoom(client, by: users[0], members: [users[1], users[2]])
+            #expect(room["type"] as? String == "multiparty")
+            #expect(room["myRole"] as? String == "admin")
+            #expect(room["lastSeq"] as? Int == 1)
+            #expect(room["unreadCount"] as? Int == 0)
+            #expect(room["topic"] as? String == "chat-room/\(room["uid"] as? String ?? "")")
+            #expect((room["uid"] as? String)?.count ?? 0 >= 16)
+            #expect(room["peer"] == nil)
+
+            let seen = try await client.json(.get, "/v1/rooms/\(room["id"] as? Int ?? 0)", token: token(users[1]))
+            #expect(seen.json["myRole"] as? String == "writer")
+            #expect(seen.json["unreadCount"] as? Int == 1)
+
+            let tooFew = try await client.json(
+                .post, "/v1/rooms", token: token(users[0]),
+                body:
+                    #"{"name":"x","members":[{"userId":\#(userID(users[1])),"role":"reader"},{"userId":\#(userID(users[0])),"role":"reader"}],"firstMessage":{"content":"hi","uid":"a"}}"#
+            )
+            #expect(tooFew.json["field"] as? String == "members")
+            let unknown = try await client.json(
+                .post, "/v1/rooms", token: token(users[0]),
+                body:
+                    #"{"name":"x","members":[{"userId":\#(userID(users[1])),"role":"reader"},{"userId":999999,"role":"reader"}],"firstMessage":{"content":"hi","uid":"a"}}"#
+            )
+            #expect(unknown.status == .notFound)
+            let badRole = try await client.json(
+                .post, "/v1/rooms", token: token(users[0]),
+                body: #"{"name":"x","members":[{"userId":1,"role":"owner"}],"firstMessage":{"content":"hi","uid":"a"}}"#
+            )
+            #expect(badRole.json["field"] as? String == "members.0.role")
+            let noMessage = try await client.json(
+                .post, "/v1/rooms", token: token(users[0]), body: #"{"name":"x","members":[]}"#)
+            #expect(noMessage.json["field"] as? String == "firstMessage")
+        }
+    }
+
+    @Test func nonMembersGet404AndReadersGet403() async throws {
+        try await AccountsHarness.make().run { client in
+            let users = try await trio(client)
+            let outsider = try await client.signUp()
+            let room = try await createRoom(client, by: users[0], members: [users[1], users[2]], role: "reader")
+            let id = room["id"] as? Int ?? 0
+            for (method, path, body) in [
+                (HTTPRequest.Method.get, "/v1/rooms/\(id)", nil as String?),
+                (.get, "/v1/rooms/\(id)/members", nil), (.get, "/v1/rooms/\(id)/messages", nil),
+                (.post, "/v1/rooms/\(id)/messages", #"{"content":"x","uid":"o"}"#),
+            ] {
+                #expect(try await client.json(method, path, token: token(outsider), body: body).status == .notFound)
+            }
+            let send = try await client.json(
+                .post, "/v1/rooms/\(id)/messages", token: token(users[1]), body: #"{"content":"x","uid":"r"}"#)
+            #expect(send.status == .forbidden)
+            let rename = try await client.json(
+                .patch, "/v1/rooms/\(id)", token: token(users[1]), body: #"{"name":"n"}"#)
+            #expect(rename.status == .forbidden)
+            let renamed = try await client.json(
+                .patch, "/v1/rooms/\(id)", token: token(users[0]), body: #"{"name":"New"}"#)
+            #expect(renamed.json["name"] as? String == "New")
+        }
+    }
+
+    @Test func directRoomsAreOnePerPairEvenUnderConcurrentCalls() async throws {
+        try await AccountsHarness.make().run { client in
+            let (a, b) = (try await client.signUp(), try await client.signUp())
+            let pair = [(userID(a), token(a)), (userID(b), token(b))]
+            let statuses = try await withThrowingTaskGroup(of: (HTTPResponse.Status, Int).self) { group in
+                for index in 0..<8 {
+                    let (caller, peer) = (pair[index % 2].1, pair[1 - index % 2].0)
+                    group.addTask {
+                        let answer = try await client.json(.put, "/v1/rooms/direct/\(peer)", token: caller)
+                        return (answer.status, answer.json["id"] as? Int ?? 0)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(Set(statuses.map(\.1)).count == 1)
+            #expect(statuses.filter { $0.0 == .created }.count == 1)
+            #expect(statuses.filter { $0.0 == .ok }.count == 7)
+            let room = try await client.json(.put, "/v1/rooms/direct/\(userID(b))", token: token(a))
+            #expect(room.json["type"] as? String == "twoparty")
+            #expect(room.json["myRole"] as? String == "writer")
+            #expect((room.json["peer"] as? [String: Any])?["id"] as? Int == Int(userID(b)))
+            #expect(room.json["name"] is NSNull)
+            #expect(try await client.json(.put, "/v1/rooms/direct/\(userID(a))", token: token(a)).status == .badRequest)
+            #expect(try await client.json(.put, "/v1/rooms/direct/999999", token: token(a)).status == .notFound)
+            let rename = try await client.json(
+                .patch, "/v1/rooms/\(room.json["id"] as? Int ?? 0)", token: token(a), body: #"{"name":"n"}"#)
+            #expect(rename.status == .forbidden)
+        }
+    }
+
+    @Test func membersAreAddedChangedAndRemovedAndMayLeave() async throws {
+        try await AccountsHarness.make().run { client in
+            let users = try await trio(client)
+            let newcomer = try await client.signUp()
+            let room = try await createRoom(client, by: users[0], members: [users[1], users[2]])
+            let id = room["id"] as? Int ?? 0
+            let added = try await client.json(
+                .put, "/v1/rooms/\(id)/members/\(userID(newcomer))", token: token(users[0]), body: #"{"role":"reader"}"#
+            )
+            #expect(added.status == .ok)
+            #expect(added.json["role"] as? String == "reader")
+            #expect(added.json["via"] as? [String] == ["direct"])
+            #expect(try await client.json(.get, "/v1/rooms/\(id)", token: token(newcomer)).status == .ok)
+
+            let members = try await client.json(.get, "/v1/rooms/\(id)/members", token: token(newcomer))
+            #expect((members.json["members"] as? [[String: Any]])?.count == 4)
+
+            let byWriter = try await client.json(
+                .put, "/v1/rooms/\(id)/members/\(userID(newcomer))", token: token(users[1]), body: #"{"role":"admin"}"#)
+            #expect(byWriter.status == .forbidden)
+            #expect(
+                try await client.json(.delete, "/v1/rooms/\(id)/members/\(userID(newcomer))", token: token(users[0]))
+                    .status
+                    == .noContent)
+            #expect(try await client.json(.get, "/v1/rooms/\(id)", token: token(newcomer)).status == .notFound)
+            // Leaving.
+            #expect(
+                try await client.json(.delete, "/v1/rooms/\(id)/members/\(userID(users[2]))", token: token(users[2]))
+                    .status
+                    == .noContent)
+            #expect(try await client.json(.get, "/v1/rooms/\(id)", token: token(users[2])).status == .notFound)
+        }
+    }
+}
