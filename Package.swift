@@ -99,11 +99,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // Job handlers of `parley worker`, over the ports of ParleyCore.
+        .target(
+            name: "ParleyWorker",
+            dependencies: ["ParleyCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+
         // The one executable: reads configuration, wires concrete types, runs services.
         .executableTarget(
             name: "parley",
             dependencies: [
-                "ParleyCore", "ParleyPostgres", "ParleyRedis", "ParleyMQTT", "ParleyAPI",
+                "ParleyCore", "ParleyPostgres", "ParleyRedis", "ParleyMQTT", "ParleyAPI", "ParleyWorker",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -133,7 +140,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleyRedisTests",
-            dependencies: ["ParleyRedis", "ParleyTestSupport"],
+            dependencies: [
+                "ParleyRedis", "ParleyTestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -144,7 +154,7 @@ let package = Package(
         .testTarget(
             name: "ParleyAPITests",
             dependencies: [
-                "ParleyAPI", "ParleyPostgres", "ParleyRedis", "ParleyTestSupport",
+                "ParleyAPI", "ParleyPostgres", "ParleyRedis", "ParleyMQTT", "ParleyWorker", "ParleyTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -149,3 +149,15 @@ extension PostgresRoomRepository {
         return roles
     }
 }
+
+extension PostgresRoomRepository: RoomReaders {
+    public func readerIDs(roomID: Int64, after: Int64, limit: Int) async throws -> [Int64] {
+        try await database.client.query(
+            """
+            SELECT DISTINCT user_account_id FROM messenger.room_membership
+            WHERE chat_room_id = \(roomID) AND user_account_id > \(after)
+            ORDER BY user_account_id LIMIT \(limit)
+            """, logger: logger
+        ).all(Int64.self)
+    }
+}

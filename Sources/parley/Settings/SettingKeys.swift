@@ -113,7 +113,21 @@ enum SettingKeys {
         static let all = [tokenKey, tokenLifetime, publicHost, publicPort, publicTLS, publicWebsocketPort]
     }
 
-    static let all = General.all + Postgres.all + Redis.all + MQTT.all + MQTTClients.all + HTTP.all + Accounts.all
+    enum Jobs {
+        static let maxAttempts = SettingKey(
+            "jobs.maxAttempts", default: "5", "Deliveries of a job before it goes to the dead-letter stream.")
+        static let visibilityTimeout = SettingKey(
+            "jobs.visibilityTimeout", default: "30",
+            "Seconds an unacknowledged job waits before another consumer takes it (doubled per retry).")
+        static let fanoutChunkSize = SettingKey(
+            "fanout.chunkSize", default: "500", "Users notified per fan-out job; larger rooms take several jobs.")
+        static let fanoutConsumers = SettingKey(
+            "fanout.consumers", default: "2", "Fan-out jobs one worker process handles at once.")
+        static let all = [maxAttempts, visibilityTimeout, fanoutChunkSize, fanoutConsumers]
+    }
+
+    static let all =
+        General.all + Postgres.all + Redis.all + MQTT.all + MQTTClients.all + HTTP.all + Accounts.all + Jobs.all
 
     /// The key table for `--help`.
     static var helpText: String {

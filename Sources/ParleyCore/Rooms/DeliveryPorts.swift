@@ -1,0 +1,15 @@
+/// Publishes server events to MQTT topics (QoS 1, with the contract's one-hour expiry).
+public protocol EventPublisher: Sendable {
+    func publish(topic: String, payload: String) async throws
+}
+
+/// A durable work queue of one job type (at-least-once; handlers must be idempotent).
+public protocol JobQueue: Sendable {
+    func enqueue(_ job: String) async throws
+}
+
+/// Who can read a room, for fan-out in chunks.
+public protocol RoomReaders: Sendable {
+    /// Ids of users who can read the room, ascending, greater than `after`, at most `limit`.
+    func readerIDs(roomID: Int64, after: Int64, limit: Int) async throws -> [Int64]
+}

@@ -1,0 +1,9 @@
+import ParleyCore
+
+extension MQTTClient: EventPublisher {
+    /// Server events: QoS 1 with MQTT 5 message expiry of one hour (the source's offline
+    /// expiry); anything older is in the history over REST.
+    public func publish(topic: String, payload: String) async throws {
+        try await publish(topic: topic, payload: Array(payload.utf8), qos: 1, messageExpiry: .seconds(3600))
+    }
+}

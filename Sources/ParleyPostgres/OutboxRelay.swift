@@ -1,0 +1,86 @@
+import Logging
+import ParleyCore
+import PostgresNIO
+import ServiceLifecycle
+
+/// Publishes the outbox: each committed event goes to its room topic, its fan-out job to
+/// the queue, and only then is its row deleted.
+///
+/// Rows are taken with `FOR UPDATE SKIP LOCKED`, so several relays share the work; a crash
+/// before the delete repeats an event (clients drop duplicates by hash) but loses none. The
+/// relay wakes on `NOTIFY` from committing transactions and also polls every second.
+public struct OutboxRelay: Service {
+    let database: PostgresPool
+    let publisher: any EventPublisher
+    let fanout: any JobQueue
+    let logger: Logger
+    let batchSize: Int
+
+    public init(
+        database: PostgresPool, publisher: any EventPublisher, fanout: any JobQueue, logger: Logger,
+        batchSize: Int = 100
+    ) {
+        self.database = database
+        self.publisher = publisher
+        self.fanout = fanout
+        self.logger = logger
+        self.batchSize = batchSize
+    }
+
+    public func run() async throws {
+        let wake = WakeSignal()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await listen(wake) }
+            group.addTask {
+                while !Task.isShuttingDownGracefully && !Task.isCancelled {
+                    do {
+                        while try await relayBatch() == batchSize {}
+                    } catch {
+                        logger.warning("outbox relay failed; retrying", metadata: ["error": "\(error)"])
+                    }
+                    await wake.wait(upTo: .seconds(1))
+                }
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Relays up to one batch; returns how many events it published.
+    func relayBatch() async throws -> Int {
+        try await database.transaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                """
+                SELECT o.id, c.uid, o.event, o.fanout FROM messenger.outbox o
+                JOIN messenger.chat_room c ON c.id = o.chat_room_id
+                ORDER BY o.id LIMIT \(batchSize) FOR UPDATE OF o SKIP LOCKED
+                """, logger: logger)
+            var done: [Int64] = []
+            for try await (id, uid, event, job) in rows.decode((Int64, String, String?, String?).self) {
+                if let event { try await publisher.publish(topic: Topic.room(uid), payload: event) }
+                if let job { try await fanout.enqueue(job) }
+                done.append(id)
+            }
+            if !done.isEmpty {
+                try await connection.query("DELETE FROM messenger.outbox WHERE id = ANY(\(done))", logger: logger)
+            }
+            return done.count
+        }
+    }
+
+    /// Signals on every NOTIFY until cancelled, re-listening after connection failures.
+    private func listen(_ wake: WakeSignal) async {
+        while !Task.isCancelled {
+            do {
+                try await database.client.withConnection { connection in
+                    try await connection.listen(on: Outbox.channel) { notifications in
+                        for try await _ in notifications { wake.signal() }
+                    }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import Logging
+import Metrics
+import ServiceLifecycle
+
+/// Takes jobs from a ``RedisJobQueue`` and runs a handler on each, until graceful shutdown.
+public struct JobConsumer: Service {
+    let queue: RedisJobQueue
+    let consumer: String
+    let handler: @Sendable (String) async throws -> Void
+    let logger: Logger
+    let succeeded: Counter
+    let failed: Counter
+    let dead: Counter
+    let depth: Gauge
+
+    /// - Parameter consumer: unique per process (a dead process's jobs are claimed by others).
+    public init(
+        queue: RedisJobQueue, consumer: String, logger: Logger,
+        handler: @escaping @Sendable (String) async throws -> Void
+    ) {
+        self.queue = queue
+        self.consumer = consumer
+        self.handler = handler
+        self.logger = logger
+        let dimensions = [("queue", queue.name)]
+        succeeded = Counter(label: "parley_jobs_total", dimensions: dimensions + [("outcome", "succeeded")])
+        failed = Counter(label: "parley_jobs_total", dimensions: dimensions + [("outcome", "failed")])
+        dead = Counter(label: "parley_jobs_total", dimensions: dimensions + [("outcome", "dead")])
+        depth = Gauge(label: "parley_queue_depth", dimensions: dimensions)
+    }
+
+    public func run() async throws {
+        try await queue.ensureGroup()
+        var backoff = Duration.milliseconds(100)
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            do {
+                try await reclaim()
+                try await readNew()
+                depth.record(try await queue.depth())
+                backoff = .milliseconds(100)
+            } catch {
+                logger.warning(
+                    "job queue unavailable; retrying", metadata: ["queue": "\(queue.name)", "error": "\(error)"])
+                try? await Task.sleep(for: backoff)
+                backoff = min(backoff * 2, .seconds(5))
+            }
+        }
+    }
+
+    /// New jobs, waiting up to the block time for some to arrive.
+    func readNew() async throws {
+        let blockMilliseconds =
+            queue.configuration.blockFor.components.seconds * 1000
+            + queue.configuration.blockFor.components.attoseconds / 1_000_000_000_000_000
+        let reply = try await queue.pool.send(
+            "XREADGROUP", "GROUP", RedisJobQueue.group, consumer, "COUNT", String(queue.configuration.batchSize),
+            "BLOCK", String(blockMilliseconds), "STREAMS", queue.stream, ">")
+        guard let streams = reply.array, let first = streams.first?.array, first.count == 2 else { return }
+        for entry in RedisJobQueue.entries(first[1]) { await process(entry, deliveries: 1) }
+    }
+
+    /// Jobs left unacknowledged long enough: their consumer died or their handler failed.
+    func reclaim() async throws {
+        let minimumIdle = queue.configuration.visibilityTimeout
+        let pending = try await queue.pool.send(
+            "XPENDING", queue.stream, RedisJobQueue.group, "IDLE", String(milliseconds(minimumIdle)), "-", "+",
+            String(queue.configuration.batchSize))
+        for item in pending.array ?? [] {
+            guard let fields = item.array, fields.count == 4, let id = fields[0].string,
+                let idle = fields[2].integer, let deliveries = fields[3].integer
+            else { continue }
+            let due = queue.backoff(afterDeliveries: Int(deliveries))
+            guard idle >= milliseconds(due) else { continue }
+            // XCLAIM with the same idle bound: if another consumer claimed it first, nothing returns.
+            let claimed = try await queue.pool.send(
+                "XCLAIM", queue.stream, RedisJobQueue.group, consumer, String(milliseconds(due)), id)
+            guard let entry = RedisJobQueue.entries(claimed).first else {
+                // Deleted meanwhile (a dead-lettered or finished job): drop it from the pending list.
+                _ = try await queue.pool.send("XACK", queue.stream, RedisJobQueue.group, id)
+                continue
+            }
+            await process(entry, deliveries: Int(deliveries) + 1)
+        }
+    }
+
+    func process(_ entry: RedisJobQueue.Entry, deliveries: Int) async {
+        guard let job = entry.fields["job"] else {
+            await finish(entry.id)
+            return
+        }
+        if deliveries > queue.configuration.maxAttempts {
+            await bury(entry.id, job: job, reason: "gave up after \(deliveries - 1) attempts")
+            return
+        }
+        do {
+            try await handler(job)
+            await finish(entry.id)
+            succeeded.increment()
+        } catch {
+            failed.increment()
+            logger.warning(
+                "job failed; it will be retried",
+                metadata: [
+                    "queue": "\(queue.name)", "id": "\(entry.id)", "attempt": "\(deliveries)", "error": "\(error)",
+                ])
+            if deliveries >= queue.configuration.maxAttempts {
+                await bury(entry.id, job: job, reason: "\(error)")
+            }
+        }
+    }
+
+    private func finish(_ id: String) async {
+        do {
+            _ = try await queue.pool.send("XACK", queue.stream, RedisJobQueue.group, id)
+            _ = try await queue.pool.send("XDEL", queue.stream, id)
+        } catch {
+            // Not acknowledged: it will be claimed and handled again (handlers are idempotent).
+            logger.warning("job acknowledgement failed", metadata: ["queue": "\(queue.name)", "error": "\(error)"])
+        }
+    }
+
+    private func bury(_ id: String, job: String, reason: String) async {
+        do {
+            _ = try await queue.pool.send("XADD", queue.deadLetterStream, "*", "job", job, "reason", reason)
+            dead.increment()
+            logger.error(
+                "job moved to the dead-letter stream", metadata: ["queue": "\(queue.name)", "reason": "\(reason)"])
+            await finish(id)
+        } catch {
+            logger.warning("dead-lettering failed", metadata: ["queue": "\(queue.name)", "error": "\(error)"])
+        }
+    }
+
+    private func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Logging
+import Metrics
+import ParleyCore
+
+/// A job queue on one Redis Stream with a consumer group.
+///
+/// Jobs are delivered at least once: a consumer acknowledges (and deletes) a job after its
+/// handler succeeded. A job left unacknowledged — its consumer died, or its handler failed
+/// — is claimed again by any consumer once it has been idle for the visibility timeout,
+/// doubled for each earlier delivery (the retry back-off). After `maxAttempts` deliveries
+/// it moves to the dead-letter stream `<stream>:dead` with its last error.
+public struct RedisJobQueue: JobQueue {
+    public struct Configuration: Sendable {
+        public var maxAttempts: Int
+        public var visibilityTimeout: Duration
+        public var maximumBackoff: Duration
+        /// How many jobs one read takes.
+        public var batchSize: Int
+        /// How long a read waits for new jobs.
+        public var blockFor: Duration
+
+        public init(
+            maxAttempts: Int = 5, visibilityTimeout: Duration = .seconds(30), maximumBackoff: Duration = .seconds(600),
+            batchSize: Int = 32, blockFor: Duration = .seconds(2)
+        ) {
+            self.maxAttempts = maxAttempts
+            self.visibilityTimeout = visibilityTimeout
+            self.maximumBackoff = maximumBackoff
+            self.batchSize = batchSize
+            self.blockFor = blockFor
+        }
+    }
+
+    public let name: String
+    let pool: RedisConnectionPool
+    public let configuration: Configuration
+    static let group = "parley"
+
+    public init(name: String, pool: RedisConnectionPool, configuration: Configuration = Configuration()) {
+        self.name = name
+        self.pool = pool
+        self.configuration = configuration
+    }
+
+    public var stream: String { "parley:jobs:\(name)" }
+    public var deadLetterStream: String { "\(stream):dead" }
+
+    public func enqueue(_ job: String) async throws {
+        _ = try await pool.send("XADD", stream, "*", "job", job)
+    }
+
+    /// Jobs waiting or in flight.
+    public func depth() async throws -> Int {
+        Int(try await pool.send("XLEN", stream).integer ?? 0)
+    }
+
+    public func deadLetters() async throws -> [String] {
+        let reply = try await pool.send("XRANGE", deadLetterStream, "-", "+")
+        return Self.entries(reply).compactMap { $0.fields["job"] }
+    }
+
+    func ensureGroup() async throws {
+        do {
+            _ = try await pool.send("XGROUP", "CREATE", stream, Self.group, "0", "MKSTREAM")
+        } catch RedisError.server(let message) where message.hasPrefix("BUSYGROUP") {}
+    }
+
+    /// Wait between deliveries of one job: the visibility timeout, doubled per delivery.
+    func backoff(afterDeliveries deliveries: Int) -> Duration {
+        let factor = 1 << min(max(deliveries - 1, 0), 20)
+        return min(configuration.visibilityTimeout * factor, configuration.maximumBackoff)
+    }
+
+    struct Entry {
+        let id: String
+        let fields: [String: String]
+    }
+
+    /// Parses `[[id, [field, value, ...]], ...]` (XRANGE, XCLAIM, one stream of XREADGROUP).
+    static func entries(_ reply: RedisValue) -> [Entry] {
+        (reply.array ?? []).compactMap { item in
+            guard let parts = item.array, parts.count == 2, let id = parts[0].string, let flat = parts[1].array else {
+                return nil
+            }
+            var fields: [String: String] = [:]
+            var index = 0
+            while index + 1 < flat.count {
+                if let key = flat[index].string { fields[key] = flat[index + 1].string }
+                index += 2
+            }
+            return Entry(id: id, fields: fields)
+        }
+    }
+}

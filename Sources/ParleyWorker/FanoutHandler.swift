@@ -1,0 +1,68 @@
+import Foundation
+import Logging
+import ParleyCore
+
+/// The `fanout` role: copies an event to the `messenger-notifications/{userId}` topic of
+/// every user concerned.
+///
+/// Readers of a large room are done in chunks: each job publishes one chunk and queues the
+/// rest as a new job before it is acknowledged, so a crash repeats at most one chunk.
+/// Publishing twice is harmless: the event's hash lets clients drop the duplicate.
+public struct FanoutHandler: Sendable {
+    let readers: any RoomReaders
+    let publisher: any EventPublisher
+    let queue: any JobQueue
+    let chunkSize: Int
+    let logger: Logger
+
+    public init(
+        readers: any RoomReaders, publisher: any EventPublisher, queue: any JobQueue, chunkSize: Int = 500,
+        logger: Logger
+    ) {
+        self.readers = readers
+        self.publisher = publisher
+        self.queue = queue
+        self.chunkSize = chunkSize
+        self.logger = logger
+    }
+
+    public func handle(_ payload: String) async throws {
+        let job: FanoutJob
+        do {
+            job = try JSONCoding.decoder.decode(FanoutJob.self, from: Data(payload.utf8))
+        } catch {
+            // A malformed job can never succeed; retrying would only delay the dead letter.
+            throw FanoutError.malformed
+        }
+        let users: [Int64]
+        switch job.audience {
+        case .users:
+            users = job.userIDs
+        case .readers:
+            users = try await readers.readerIDs(roomID: job.roomID, after: job.afterUserID, limit: chunkSize)
+            if users.count == chunkSize, let last = users.last {
+                try await queue.enqueue(
+                    FanoutJob(roomID: job.roomID, event: job.event, audience: .readers, afterUserID: last).json())
+            }
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            // Bounded concurrency: acknowledgements overlap without flooding the broker.
+            var next = 0
+            for _ in 0..<min(32, users.count) {
+                let user = users[next]
+                next += 1
+                group.addTask { try await publisher.publish(topic: Topic.notifications(user), payload: job.event) }
+            }
+            while try await group.next() != nil, next < users.count {
+                let user = users[next]
+                next += 1
+                group.addTask { try await publisher.publish(topic: Topic.notifications(user), payload: job.event) }
+            }
+            try await group.waitForAll()
+        }
+    }
+}
+
+public enum FanoutError: Error {
+    case malformed
+}

@@ -1,0 +1,20 @@
+import ParleyRedis
+
+extension Settings {
+    func jobQueue() throws -> RedisJobQueue.Configuration {
+        typealias K = SettingKeys.Jobs
+        guard let visibility = try seconds(K.visibilityTimeout), visibility > .zero else {
+            throw SettingsError.invalid(K.visibilityTimeout, expected: "a positive number of seconds")
+        }
+        return RedisJobQueue.Configuration(
+            maxAttempts: try required(int(K.maxAttempts, in: 1...100), K.maxAttempts), visibilityTimeout: visibility)
+    }
+
+    func fanoutChunkSize() throws -> Int {
+        try required(int(SettingKeys.Jobs.fanoutChunkSize, in: 1...100_000), SettingKeys.Jobs.fanoutChunkSize)
+    }
+
+    func fanoutConsumers() throws -> Int {
+        try required(int(SettingKeys.Jobs.fanoutConsumers, in: 1...256), SettingKeys.Jobs.fanoutConsumers)
+    }
+}

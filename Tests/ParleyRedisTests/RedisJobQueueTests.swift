@@ -1,0 +1,95 @@
+import Foundation
+import ParleyRedis
+import ParleyTestSupport
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+struct RedisJobQueueTests {
+    func queue(maxAttempts: Int = 3, visibility: Duration = .milliseconds(300)) throws -> RedisJobQueue {
+        let pool = RedisConnectionPool(configuration: try TestServices.shared().redis(), logger: .quiet)
+        return RedisJobQueue(
+            name: "test-\(UUID().uuidString.prefix(8))", pool: pool,
+            configuration: .init(
+                maxAttempts: maxAttempts, visibilityTimeout: visibility, batchSize: 8, blockFor: .milliseconds(100)))
+    }
+
+    /// Runs consumers until `done` holds or the time is up.
+    func consume(
+        _ queue: RedisJobQueue, consumers: [JobConsumer], until done: @escaping @Sendable () async -> Bool,
+        within limit: Duration = .seconds(10)
+    ) async throws {
+        let group = ServiceGroup(configuration: .init(services: consumers.map { .init(service: $0) }, logger: .quiet))
+        let running = Task { try await group.run() }
+        let start = ContinuousClock.now
+        while await !done() && ContinuousClock.now - start < limit { try await Task.sleep(for: .milliseconds(20)) }
+        await group.triggerGracefulShutdown()
+        try await running.value
+    }
+
+    @Test func everyJobIsHandledAndAcknowledged() async throws {
+        let queue = try queue()
+        for index in 0..<20 { try await queue.enqueue("job-\(index)") }
+        let seen = Recorder()
+        let consumers = (0..<2).map { index in
+            JobConsumer(queue: queue, consumer: "c\(index)", logger: .quiet) { seen.add($0) }
+        }
+        try await consume(queue, consumers: consumers) { seen.values.count >= 20 }
+        #expect(Set(seen.values) == Set((0..<20).map { "job-\($0)" }))
+        #expect(try await queue.depth() == 0)
+    }
+
+    @Test func aFailingJobIsRetriedWithBackoffThenDeadLettered() async throws {
+        let queue = try queue(maxAttempts: 3, visibility: .milliseconds(200))
+        try await queue.enqueue("poison")
+        try await queue.enqueue("flaky")
+        let attempts = Recorder()
+        struct Failure: Error {}
+        let consumer = JobConsumer(queue: queue, consumer: "c", logger: .quiet) { job in
+            attempts.add(job)
+            if job == "poison" { throw Failure() }
+            if job == "flaky" && attempts.values.filter({ $0 == "flaky" }).count < 2 { throw Failure() }
+        }
+        let start = ContinuousClock.now
+        try await consume(queue, consumers: [consumer]) {
+            let letters = (try? await queue.deadLetters()) ?? []
+            return letters.count == 1 && attempts.values.filter { $0 == "flaky" }.count == 2
+        }
+        #expect(attempts.values.filter { $0 == "poison" }.count == 3)
+        #expect(attempts.values.filter { $0 == "flaky" }.count == 2)
+        // Retries waited 200 ms, then 400 ms.
+        #expect(ContinuousClock.now - start >= .milliseconds(600))
+        #expect(try await queue.deadLetters() == ["poison"])
+        #expect(try await queue.depth() == 0)
+    }
+
+    @Test func jobsOfADeadConsumerAreReclaimed() async throws {
+        let queue = try queue(visibility: .milliseconds(300))
+        for index in 0..<5 { try await queue.enqueue("j\(index)") }
+        // A consumer takes the jobs and dies before acknowledging them.
+        let crashing = Recorder()
+        struct Crash: Error {}
+        try await consume(
+            queue,
+            consumers: [
+                JobConsumer(queue: queue, consumer: "dies", logger: .quiet) { job in
+                    crashing.add(job)
+                    throw Crash()
+                }
+            ]
+        ) { crashing.values.count >= 5 }
+        let survivor = Recorder()
+        try await consume(
+            queue, consumers: [JobConsumer(queue: queue, consumer: "lives", logger: .quiet) { survivor.add($0) }]
+        ) { Set(survivor.values).count >= 5 }
+        #expect(Set(survivor.values) == Set((0..<5).map { "j\($0)" }))
+        #expect(try await queue.depth() == 0)
+    }
+}
+
+/// Thread-safe list of what handlers saw.
+final class Recorder: Sendable {
+    private let items = Mutex<[String]>([])
+    func add(_ item: String) { items.withLock { $0.append(item) } }
+    var values: [String] { items.withLock { $0 } }
+}
