@@ -162,7 +162,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleyExecutableTests",
-            dependencies: ["ParleyTestSupport", "ParleyPostgres"],
+            dependencies: ["ParleyTestSupport", "ParleyPostgres", "ParleyMQTT", "ParleyCore"],
             swiftSettings: swiftSettings
         ),
     ]

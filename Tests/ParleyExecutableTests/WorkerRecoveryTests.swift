@@ -1,0 +1,94 @@
+import Foundation
+import ParleyCore
+import ParleyMQTT
+import ParleyPostgres
+import ParleyTestSupport
+import PostgresNIO
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `parley worker` killed in the middle of a large fan-out: another worker finishes it, and
+/// every member gets the notice at least once.
+struct WorkerRecoveryTests {
+    @Test func aKilledWorkersFanoutIsFinishedByAnother() async throws {
+        let services = try TestServices.shared()
+        let database = try await services.makeDatabase(migrated: true)
+        var parley = ParleyCommand(database: database, services: services)
+        parley = ParleyCommand(
+            environment: parley.environment.merging([
+                "PARLEY_FANOUT_CHUNK_SIZE": "25", "PARLEY_FANOUT_CONSUMERS": "1", "PARLEY_JOBS_VISIBILITY_TIMEOUT": "1",
+            ]) { $1 })
+        let memberCount = 1500
+
+        // A large room with one message, straight through the repository (no API needed).
+        let pool = PostgresPool(configuration: database, logger: .quiet)
+        let (messageID, members) = try await pool.withRunningClient { pool in
+            let ids = try await pool.client.query(
+                """
+                INSERT INTO cloud.user_account (email, first_name, last_name, password_hash)
+                SELECT 'member' || n || '@example.com', 'M', 'N', 'x' FROM generate_series(1, \(memberCount)) AS n
+                RETURNING id
+                """, logger: .quiet
+            ).all(Int64.self)
+            let rooms = PostgresRoomRepository(database: pool, logger: .quiet)
+            let roomID = try await rooms.createMultiparty(
+                creatorID: ids[0], name: "Big",
+                members: Dictionary(uniqueKeysWithValues: ids.dropFirst().map { ($0, .reader) }),
+                firstMessage: try NewMessage(content: "welcome", uid: "w", fileId: nil))
+            let (message, _) = try await rooms.send(
+                roomID: roomID, senderID: ids[0], message: try NewMessage(content: "to all", uid: "all", fileId: nil))
+            return (message.id, Set(ids))
+        }
+
+        let subscriber = try MQTTClient(configuration: services.mqtt(), logger: .quiet)
+        try subscriber.start()
+        try await subscriber.waitUntilConnected(timeout: .seconds(5))
+        try await subscriber.subscribe("messenger-notifications/+")
+        let delivered = Deliveries()
+        let listening = Task {
+            for await message in subscriber.messages {
+                guard let envelope = try? JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any],
+                    envelope["type"] as? String == "new-message-notification",
+                    (envelope["data"] as? [String: Any])?["id"] as? Int == Int(messageID),
+                    let user = Int64(message.topic.split(separator: "/").last ?? "")
+                else { continue }
+                delivered.add(user)
+            }
+        }
+
+        let log = NSTemporaryDirectory() + "parley-worker-\(UUID().uuidString).log"
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        let first = try parley.start("worker", "--roles", "outbox", "fanout", log: log)
+        for _ in 0..<300 where delivered.count == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        kill(first, SIGKILL)
+        _ = Subprocess.wait(for: first)
+        let atKill = delivered.count
+        #expect(
+            atKill > 0,
+            "the first worker delivered nothing: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        #expect(atKill < memberCount, "the first worker finished before it was killed; the test proved nothing")
+
+        let second = try parley.start("worker", "--roles", "outbox", "fanout", log: log)
+        for _ in 0..<600 where delivered.count < memberCount { try await Task.sleep(for: .milliseconds(50)) }
+        kill(second, SIGTERM)
+        let status = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: Subprocess.wait(for: second)) }
+        }
+        #expect(status == 0)
+        #expect(delivered.users == members)
+        listening.cancel()
+        await subscriber.shutdown()
+    }
+}
+
+/// Who has received the notice.
+final class Deliveries: Sendable {
+    private let state = Mutex<Set<Int64>>([])
+    func add(_ user: Int64) { state.withLock { _ = $0.insert(user) } }
+    var count: Int { state.withLock { $0.count } }
+    var users: Set<Int64> { state.withLock { $0 } }
+}
