@@ -2,16 +2,22 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import ParleyAPI
+import ParleyCore
+import ParleyPostgres
 import Testing
 
 struct OpenAPIDocumentTests {
     @Test func theDocumentDescribesEveryPublicRoute() async throws {
         let harness = try await AccountsHarness.make()
         let api = harness.instance().api
-        let router = APIServer.forTesting().publicRouter { api.addRoutes(to: $0) }
+        let rooms = RoomsController(
+            service: RoomService(rooms: PostgresRoomRepository(database: harness.database, logger: .quiet)))
+        let router = APIServer.forTesting().publicRouter { router in
+            api.addRoutes(to: router) { rooms.addRoutes(to: $0) }
+        }
         let document = try await fetchDocument(router)
         #expect(document.hasPrefix("openapi: 3.1"))
-        #expect(router.routes.count >= 20)
+        #expect(router.routes.count >= 35)
 
         for route in router.routes {
             // `:id` in the router is `{id}` in OpenAPI.
