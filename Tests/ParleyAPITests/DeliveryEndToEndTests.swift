@@ -10,10 +10,13 @@ import ParleyWorker
 import ServiceLifecycle
 import Testing
 
-/// A message sent over REST reaches the room topic and every member's notification topic
-/// through the real broker: outbox relay → MQTT, fan-out job → Redis Streams → MQTT.
+/// REST changes reach clients through the real broker: outbox relay → MQTT, fan-out job →
+/// Redis Streams → MQTT.
 struct DeliveryEndToEndTests {
-    @Test func aRESTSendArrivesOnTheRoomTopicAndEveryMembersNotificationTopic() async throws {
+    /// Runs `body` with the API, an outbox relay and a fan-out consumer, and an MQTT subscriber.
+    func withPipeline(
+        _ body: @escaping @Sendable (any TestClientProtocol, MQTTClient) async throws -> Void
+    ) async throws {
         let harness = try await AccountsHarness.make()
         let services = try TestServices.shared()
         let publisher = try MQTTClient(configuration: services.mqtt(), logger: .quiet)
@@ -35,9 +38,41 @@ struct DeliveryEndToEndTests {
                             database: harness.database, publisher: publisher, fanout: queue, logger: .quiet)),
                     .init(service: JobConsumer(queue: queue, consumer: "e2e", logger: .quiet, handler: fanout.handle)),
                 ], logger: .quiet))
-
         try await harness.run { client in
             let running = Task { try await workers.run() }
+            try await body(client, subscriber)
+            await workers.triggerGracefulShutdown()
+            try await running.value
+        }
+        await publisher.shutdown()
+        await subscriber.shutdown()
+    }
+
+    /// Envelopes received per topic until `wanted` holds for every topic in `topics`.
+    func receive(
+        _ subscriber: MQTTClient, on topics: Set<String>, within limit: Duration = .seconds(10),
+        where wanted: @escaping ([String: Any]) -> Bool
+    ) async -> [String: [String: Any]] {
+        var missing = topics
+        var found: [String: [String: Any]] = [:]
+        let deadline = ContinuousClock.now + limit
+        while !missing.isEmpty && ContinuousClock.now < deadline {
+            let next = try? await withTimeout(.seconds(1)) {
+                var iterator = subscriber.messages.makeAsyncIterator()
+                return await iterator.next()
+            }
+            guard let message = next ?? nil,
+                let envelope = (try? JSONSerialization.jsonObject(with: Data(message.payload))) as? [String: Any],
+                wanted(envelope)
+            else { continue }
+            missing.remove(message.topic)
+            found[message.topic] = envelope
+        }
+        return found
+    }
+
+    @Test func aRESTSendArrivesOnTheRoomTopicAndEveryMembersNotificationTopic() async throws {
+        try await withPipeline { client, subscriber in
             var users: [[String: Any]] = []
             for _ in 0..<3 { users.append(try await client.signUp()) }
             let created = try await client.json(
@@ -54,24 +89,12 @@ struct DeliveryEndToEndTests {
                 .post, "/v1/rooms/\(roomID)/messages", token: token(users[1]),
                 body: #"{"content":"over MQTT","uid":"e2e-1"}"#)
             let messageID = try #require(sent.json["id"] as? Int)
-
-            var expected = Set([Topic.room(uid)] + users.map { Topic.notifications(userID($0)) })
-            var events: [String: [String: Any]] = [:]
-            let deadline = ContinuousClock.now + .seconds(10)
-            while !expected.isEmpty && ContinuousClock.now < deadline {
-                let next = try? await withTimeout(.seconds(10)) {
-                    var iterator = subscriber.messages.makeAsyncIterator()
-                    return await iterator.next()
-                }
-                guard let message = next ?? nil else { break }
-                let envelope = (try? JSONSerialization.jsonObject(with: Data(message.payload))) as? [String: Any]
-                let data = envelope?["data"] as? [String: Any]
-                guard envelope?["type"] as? String == "new-message-notification", data?["id"] as? Int == messageID
-                else { continue }
-                expected.remove(message.topic)
-                events[message.topic] = envelope
+            let topics = Set([Topic.room(uid)] + users.map { Topic.notifications(userID($0)) })
+            let events = await receive(subscriber, on: topics) { envelope in
+                envelope["type"] as? String == "new-message-notification"
+                    && (envelope["data"] as? [String: Any])?["id"] as? Int == messageID
             }
-            #expect(expected.isEmpty, "not delivered to \(expected)")
+            #expect(Set(events.keys) == topics)
             let canonical = try #require(events[Topic.room(uid)])
             let data = try #require(canonical["data"] as? [String: Any])
             #expect(data["seq"] as? Int == 2)
@@ -83,10 +106,42 @@ struct DeliveryEndToEndTests {
             #expect((canonical["hash"] as? String)?.isEmpty == false)
             // The same event, with the same hash, on every topic.
             #expect(Set(events.values.compactMap { $0["hash"] as? String }).count == 1)
-            await workers.triggerGracefulShutdown()
-            try await running.value
         }
-        await publisher.shutdown()
-        await subscriber.shutdown()
+    }
+
+    @Test func aUserAddedOrRemovedIsToldOnTheirNotificationTopic() async throws {
+        try await withPipeline { client, subscriber in
+            var users: [[String: Any]] = []
+            for _ in 0..<4 { users.append(try await client.signUp()) }
+            let created = try await client.json(
+                .post, "/v1/rooms", token: token(users[0]),
+                body:
+                    #"{"name":"N","members":[{"userId":\#(userID(users[1])),"role":"writer"},{"userId":\#(userID(users[2])),"role":"writer"}],"firstMessage":{"content":"hi","uid":"n-0"}}"#
+            )
+            let roomID = created.json["id"] as? Int ?? 0
+            let uid = try #require(created.json["uid"] as? String)
+            let newcomer = Topic.notifications(userID(users[3]))
+            try await subscriber.subscribe(newcomer)
+            try await subscriber.subscribe(Topic.room(uid))
+
+            func change(_ kind: String) -> ([String: Any]) -> Bool {
+                { envelope in
+                    let data = envelope["data"] as? [String: Any]
+                    return envelope["type"] as? String == "chatroom-change-notification"
+                        && data?["chatRoomId"] as? Int == roomID && data?["change"] as? String == kind
+                }
+            }
+            _ = try await client.json(
+                .put, "/v1/rooms/\(roomID)/members/\(userID(users[3]))", token: token(users[0]),
+                body: #"{"role":"reader"}"#)
+            let added = await receive(subscriber, on: [newcomer], where: change("added"))
+            #expect((added[newcomer]?["data"] as? [String: Any])?["editById"] as? Int == Int(userID(users[0])))
+            _ = try await client.json(
+                .delete, "/v1/rooms/\(roomID)/members/\(userID(users[3]))", token: token(users[0]))
+            #expect(await receive(subscriber, on: [newcomer], where: change("removed")).count == 1)
+            _ = try await client.json(
+                .patch, "/v1/rooms/\(roomID)", token: token(users[0]), body: #"{"name":"Renamed"}"#)
+            #expect(await receive(subscriber, on: [Topic.room(uid)], where: change("renamed")).count == 1)
+        }
     }
 }
