@@ -39,12 +39,15 @@ public struct APIServer: Sendable {
         return router
     }
 
-    /// Health and metrics; later also the broker-auth endpoints.
-    public func internalRouter() -> Router<ParleyRequestContext> {
+    /// Health and metrics, and what `extend` adds (the broker-auth endpoints).
+    public func internalRouter(
+        extend: (Router<ParleyRequestContext>) -> Void = { _ in }
+    ) -> Router<ParleyRequestContext> {
         let router = Router(context: ParleyRequestContext.self)
         addCommonMiddleware(to: router)
         OperationsController(probes: probes, readinessTimeout: configuration.readinessTimeout).addRoutes(to: router)
         MetricsController(registry: registry).addRoutes(to: router)
+        extend(router)
         return router
     }
 
@@ -57,6 +60,7 @@ public struct APIServer: Sendable {
     /// Every configured listener, ready to run in a `ServiceGroup`.
     public func services(
         publicRouter: Router<ParleyRequestContext>? = nil,
+        internalRouter: Router<ParleyRequestContext>? = nil,
         onListening: @escaping @Sendable (Listener, Int) async -> Void = { _, _ in }
     ) throws -> [any Service] {
         let publicRouter = publicRouter ?? self.publicRouter()
@@ -78,7 +82,8 @@ public struct APIServer: Sendable {
         if let port = configuration.internalPort {
             services.append(
                 application(
-                    router: internalRouter(), server: .http1(configuration: http2.streamConfiguration),
+                    router: internalRouter ?? self.internalRouter(),
+                    server: .http1(configuration: http2.streamConfiguration),
                     host: configuration.internalHost, port: port, listener: .internal, onListening: onListening))
         }
         return services

@@ -17,6 +17,18 @@ public struct PostgresRoomRepository: RoomRepository {
         try await effectiveRole(roomID: roomID, userID: userID, on: nil)
     }
 
+    public func role(roomUID: String, userID: Int64) async throws -> RoomRole? {
+        let rank = try await database.client.query(
+            """
+            SELECT max(r.rank) FROM messenger.chat_room c
+            JOIN messenger.room_membership m ON m.chat_room_id = c.id
+            JOIN cloud.role r ON r.id = m.role_id
+            WHERE c.uid = \(roomUID) AND m.user_account_id = \(userID)
+            """, logger: logger
+        ).first(Int?.self)
+        return (rank ?? nil).flatMap { RoomRole(rank: $0) }
+    }
+
     /// Served by the membership view's three index-backed branches.
     func effectiveRole(roomID: Int64, userID: Int64, on connection: PostgresConnection?) async throws -> RoomRole? {
         let query: PostgresQuery = """

@@ -187,6 +187,16 @@ public struct PostgresSessionRepository: SessionRepository {
         }
     }
 
+    public func isClientActive(clientID: String, userID: Int64, sessionID: Int64) async throws -> Bool {
+        try await database.client.query(
+            """
+            SELECT 1 FROM cloud.user_account_mqtt_client_id c JOIN cloud.session s ON s.id = c.session_id
+            WHERE c.client_id = \(clientID) AND c.user_account_id = \(userID) AND c.session_id = \(sessionID)
+              AND c.revoked_at IS NULL AND s.revoked_at IS NULL
+            """, logger: logger
+        ).first(Int.self) != nil
+    }
+
     public func devices(userID: Int64) async throws -> [Device] {
         let rows = try await database.client.query(
             """

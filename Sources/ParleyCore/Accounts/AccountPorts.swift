@@ -18,6 +18,8 @@ public protocol SessionRepository: Sendable {
     /// ids and MQTT client ids.
     func revokeOthers(userID: Int64, except sessionID: Int64) async throws -> (sessions: [Int64], clientIDs: [String])
     func devices(userID: Int64) async throws -> [Device]
+    /// Whether the MQTT client id is issued to the user for this session and neither is revoked.
+    func isClientActive(clientID: String, userID: Int64, sessionID: Int64) async throws -> Bool
     /// Sets the device's push token; false when the device is not the user's.
     func setPushToken(userID: Int64, deviceID: Int64, registration: PushRegistration) async throws -> Bool
     /// Deletes the device and ends its sessions; nil when it is not the user's, else the

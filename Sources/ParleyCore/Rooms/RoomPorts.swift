@@ -5,6 +5,8 @@ import Foundation
 public protocol RoomRepository: Sendable {
     /// The user's effective role: the highest over direct, group and application-role paths.
     func role(roomID: Int64, userID: Int64) async throws -> RoomRole?
+    /// The same, by the room's uid (as in MQTT topics).
+    func role(roomUID: String, userID: Int64) async throws -> RoomRole?
     func room(id: Int64, for userID: Int64) async throws -> RoomView?
     func rooms(for userID: Int64, page: RoomPage) async throws -> (rooms: [RoomView], nextCursor: String?)
     func latestMessages(roomIDs: [Int64], count: Int) async throws -> [Int64: [Message]]

@@ -25,7 +25,14 @@ struct ServeCommand: AsyncParsableCommand {
         let router = api.publicRouter { router in
             accounts.api.addRoutes(to: router) { rooms.addRoutes(to: $0) }
         }
-        let listeners = try api.services(publicRouter: router) { listener, port in
+        let broker = BrokerAuthController(
+            authority: BrokerAuthority(
+                key: try settings.mqttTokenKey(), server: try settings.serverIdentity(),
+                sessions: PostgresSessionRepository(
+                    database: dependencies.postgres, logger: Runtime.logger("sessions")),
+                rooms: PostgresRoomRepository(database: dependencies.postgres, logger: Runtime.logger("rooms"))))
+        let internalRouter = api.internalRouter { broker.addRoutes(to: $0) }
+        let listeners = try api.services(publicRouter: router, internalRouter: internalRouter) { listener, port in
             logger.notice("listening", metadata: ["listener": "\(listener.rawValue)", "port": "\(port)"])
         }
         try await dependencies.run(with: [accounts.revocationListener] + listeners, logger: logger)

@@ -41,6 +41,14 @@ extension Settings {
             websocketPort: try port(K.publicWebsocketPort))
     }
 
+    /// The server's own MQTT identity, a superuser for the broker.
+    func serverIdentity() throws -> BrokerAuthority.ServerIdentity? {
+        guard let username = string(SettingKeys.MQTT.username), let password = string(SettingKeys.MQTT.password) else {
+            return nil
+        }
+        return BrokerAuthority.ServerIdentity(username: username, password: password)
+    }
+
     private func positiveSeconds(_ key: SettingKey) throws -> Duration {
         guard let value = try seconds(key), value > .zero else {
             throw SettingsError.invalid(key, expected: "a positive number of seconds")

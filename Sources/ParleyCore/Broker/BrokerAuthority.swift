@@ -1,0 +1,74 @@
+import Foundation
+
+/// Answers a broker's questions — may this client connect, is it the server, may it use
+/// this topic — for every broker integration alike.
+public struct BrokerAuthority: Sendable {
+    /// The server's own MQTT identity (a superuser); the password is compared in constant time.
+    public struct ServerIdentity: Sendable {
+        public let username: String
+        public let password: String
+
+        public init(username: String, password: String) {
+            self.username = username
+            self.password = password
+        }
+    }
+
+    /// Who connected.
+    public enum Identity: Sendable, Equatable {
+        case server
+        case user(Int64)
+    }
+
+    let key: MQTTTokenKey
+    let server: ServerIdentity?
+    let sessions: any SessionRepository
+    let rooms: any RoomRepository
+
+    public init(key: MQTTTokenKey, server: ServerIdentity?, sessions: any SessionRepository, rooms: any RoomRepository)
+    {
+        self.key = key
+        self.server = server
+        self.sessions = sessions
+        self.rooms = rooms
+    }
+
+    /// CONNECT: the server's credentials, or a user's MQTT token naming exactly this user
+    /// and client id, unexpired, whose client id is still issued (not logged out).
+    public func authenticate(username: String, password: String, clientID: String) async throws -> Identity? {
+        if let server, username == server.username {
+            return constantTimeEquals(password, server.password) ? .server : nil
+        }
+        guard let userID = Int64(username), let token = try? MQTTToken.verify(password, key: key),
+            token.userID == userID, token.clientID == clientID
+        else { return nil }
+        guard try await sessions.isClientActive(clientID: clientID, userID: userID, sessionID: token.sessionID) else {
+            return nil
+        }
+        return .user(userID)
+    }
+
+    public func isSuperuser(username: String) -> Bool {
+        server?.username == username
+    }
+
+    public func authorize(username: String, topic: String, access: BrokerACL.Access) async throws -> Bool {
+        let decision = BrokerACL.decide(
+            topic: topic, access: access, userID: Int64(username), isServer: isSuperuser(username: username))
+        switch decision {
+        case .allow: return true
+        case .deny: return false
+        case .requiresRoomRole(let uid, let minimum):
+            guard let userID = Int64(username), let role = try await rooms.role(roomUID: uid, userID: userID) else {
+                return false
+            }
+            return role >= minimum
+        }
+    }
+
+    private func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+        let (x, y) = (Array(a.utf8), Array(b.utf8))
+        guard x.count == y.count else { return false }
+        return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import ParleyAPI
+import ParleyCore
+import ParleyPostgres
+import Testing
+
+/// The broker-auth endpoints with the exact bodies mosquitto-go-auth and EMQX 5 send.
+struct BrokerAuthTests {
+    static let server = BrokerAuthority.ServerIdentity(username: "parley-server", password: "server-secret")
+
+    /// Runs `body` with the public API (to sign users in) and the internal listener's router.
+    func withRouters(
+        _ body:
+            @escaping @Sendable (_ api: any TestClientProtocol, _ broker: any TestClientProtocol) async throws -> Void
+    ) async throws {
+        let harness = try await AccountsHarness.make()
+        let authority = BrokerAuthority(
+            key: AccountsHarness.mqttKey, server: Self.server,
+            sessions: PostgresSessionRepository(database: harness.database, logger: .quiet),
+            rooms: PostgresRoomRepository(database: harness.database, logger: .quiet))
+        let internalApp = Application(
+            router: APIServer.forTesting().internalRouter {
+                BrokerAuthController(authority: authority).addRoutes(to: $0)
+            },
+            logger: .quiet)
+        try await harness.run { api in
+            try await internalApp.test(.router) { broker in try await body(api, broker) }
+        }
+    }
+
+    func post(_ client: any TestClientProtocol, _ path: String, _ json: String) async throws -> (
+        HTTPResponse.Status, [String: Any]
+    ) {
+        try await client.execute(
+            uri: path, method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(string: json)
+        ) { response in
+            (
+                response.status,
+                (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:]
+            )
+        }
+    }
+
+    @Test func goAuthUserAndSuperuser() async throws {
+        try await withRouters { api, broker in
+            let login = try await api.signUp()
+            let mqtt = try #require(login["mqtt"] as? [String: Any])
+            let (user, password, client) = (
+                mqtt["username"] as? String ?? "", mqtt["password"] as? String ?? "", mqtt["clientId"] as? String ?? ""
+            )
+            let good = try await post(
+                broker, "/internal/broker/user",
+                #"{"username":"\#(user)","password":"\#(password)","clientid":"\#(client)"}"#)
+            #expect(good.0 == .ok)
+            #expect(good.1["ok"] as? Bool == true)
+            let foreignClient = try await post(
+                broker, "/internal/broker/user",
+                #"{"username":"\#(user)","password":"\#(password)","clientid":"other"}"#)
+            #expect(foreignClient.0 == .forbidden)
+            #expect(foreignClient.1["ok"] as? Bool == false)
+            #expect(foreignClient.1["error"] is String)
+            let tampered = try await post(
+                broker, "/internal/broker/user",
+                #"{"username":"\#(user)","password":"\#(password.dropLast())A","clientid":"\#(client)"}"#)
+            #expect(tampered.0 == .forbidden)
+            let otherUser = try await post(
+                broker, "/internal/broker/user",
+                #"{"username":"999","password":"\#(password)","clientid":"\#(client)"}"#)
+            #expect(otherUser.0 == .forbidden)
+
+            #expect(try await api.json(.post, "/v1/auth/logout", token: token(login)).status == .noContent)
+            let afterLogout = try await post(
+                broker, "/internal/broker/user",
+                #"{"username":"\#(user)","password":"\#(password)","clientid":"\#(client)"}"#)
+            #expect(afterLogout.0 == .forbidden)
+
+            let server = try await post(
+                broker, "/internal/broker/user",
+                #"{"username":"parley-server","password":"server-secret","clientid":"x"}"#)
+            #expect(server.0 == .ok)
+            let wrongServer = try await post(
+                broker, "/internal/broker/user", #"{"username":"parley-server","password":"guess","clientid":"x"}"#)
+            #expect(wrongServer.0 == .forbidden)
+            #expect(try await post(broker, "/internal/broker/superuser", #"{"username":"parley-server"}"#).0 == .ok)
+            #expect(try await post(broker, "/internal/broker/superuser", #"{"username":"\#(user)"}"#).0 == .forbidden)
+        }
+    }
+
+    @Test func goAuthACLFollowsMembership() async throws {
+        try await withRouters { api, broker in
+            var users: [[String: Any]] = []
+            for _ in 0..<4 { users.append(try await api.signUp()) }
+            let room = try await api.json(
+                .post, "/v1/rooms", token: token(users[0]),
+                body:
+                    #"{"name":"R","members":[{"userId":\#(userID(users[1])),"role":"writer"},{"userId":\#(userID(users[2])),"role":"reader"}],"firstMessage":{"content":"hi","uid":"1"}}"#
+            )
+            let uid = try #require(room.json["uid"] as? String)
+            func acl(_ user: [String: Any], _ topic: String, _ acc: Int) async throws -> HTTPResponse.Status {
+                try await post(
+                    broker, "/internal/broker/acl",
+                    #"{"username":"\#(userID(user))","clientid":"c","topic":"\#(topic)","acc":\#(acc)}"#
+                ).0
+            }
+            #expect(try await acl(users[1], "chat-room/\(uid)", 4) == .ok)
+            #expect(try await acl(users[2], "chat-room/\(uid)", 1) == .ok)
+            #expect(try await acl(users[3], "chat-room/\(uid)", 4) == .forbidden)
+            #expect(try await acl(users[1], "chat-room/\(uid)", 2) == .forbidden)
+            #expect(try await acl(users[1], "chat-in/\(uid)", 2) == .ok)
+            #expect(try await acl(users[3], "chat-in/\(uid)", 2) == .forbidden)
+            #expect(try await acl(users[1], "chat-in/\(uid)", 4) == .forbidden)
+            #expect(try await acl(users[1], "#", 4) == .forbidden)
+            #expect(try await acl(users[1], "messenger-notifications/\(userID(users[1]))", 4) == .ok)
+            #expect(try await acl(users[1], "messenger-notifications/\(userID(users[2]))", 4) == .forbidden)
+            let server = try await post(
+                broker, "/internal/broker/acl",
+                #"{"username":"parley-server","clientid":"s","topic":"chat-room/\#(uid)","acc":2}"#)
+            #expect(server.0 == .ok)
+            let badAcc = try await post(
+                broker, "/internal/broker/acl", #"{"username":"1","clientid":"c","topic":"x","acc":3}"#)
+            #expect(badAcc.0 == .badRequest)
+        }
+    }
+
+    @Test func emqxAuthenticationAndAuthorization() async throws {
+        try await withRouters { api, broker in
+            let login = try await api.signUp()
+            let mqtt = try #require(login["mqtt"] as? [String: Any])
+            let (user, password, client) = (
+                mqtt["username"] as? String ?? "", mqtt["password"] as? String ?? "", mqtt["clientId"] as? String ?? ""
+            )
+            let allowed = try await post(
+                broker, "/internal/broker/emqx/authn",
+                #"{"clientid":"\#(client)","username":"\#(user)","password":"\#(password)"}"#)
+            #expect(allowed.0 == .ok)
+            #expect(allowed.1["result"] as? String == "allow")
+            #expect(allowed.1["is_superuser"] as? Bool == false)
+            let server = try await post(
+                broker, "/internal/broker/emqx/authn",
+                #"{"clientid":"s","username":"parley-server","password":"server-secret"}"#)
+            #expect(server.1["is_superuser"] as? Bool == true)
+            let denied = try await post(
+                broker, "/internal/broker/emqx/authn",
+                #"{"clientid":"\#(client)","username":"\#(user)","password":"x"}"#)
+            #expect(denied.0 == .ok)
+            #expect(denied.1["result"] as? String == "deny")
+
+            let own = try await post(
+                broker, "/internal/broker/emqx/authz",
+                #"{"clientid":"\#(client)","username":"\#(user)","topic":"messenger-notifications/\#(user)","action":"subscribe"}"#
+            )
+            #expect(own.1["result"] as? String == "allow")
+            let publish = try await post(
+                broker, "/internal/broker/emqx/authz",
+                #"{"clientid":"\#(client)","username":"\#(user)","topic":"messenger-notifications/\#(user)","action":"publish"}"#
+            )
+            #expect(publish.1["result"] as? String == "deny")
+            let bad = try await post(
+                broker, "/internal/broker/emqx/authz",
+                #"{"clientid":"c","username":"\#(user)","topic":"x","action":"delete"}"#)
+            #expect(bad.0 == .badRequest)
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import ParleyCore
+import Testing
+
+/// The ACL table of `mqtt-protocol.md`, topic by topic.
+struct BrokerACLTests {
+    let uid = "AbCdEfGhIjKlMnOpQrStUv"
+    let me: Int64 = 7
+
+    func decide(_ topic: String, _ access: BrokerACL.Access, user: Int64? = 7, server: Bool = false)
+        -> BrokerACL.Decision
+    {
+        BrokerACL.decide(topic: topic, access: access, userID: user, isServer: server)
+    }
+
+    @Test func roomTopicsAreReadByMembersAndWrittenByTheServerOnly() {
+        let room = "chat-room/\(uid)"
+        #expect(decide(room, .subscribe) == .requiresRoomRole(roomUID: uid, minimum: .reader))
+        #expect(decide(room, .read) == .requiresRoomRole(roomUID: uid, minimum: .reader))
+        #expect(decide(room, .write) == .deny)
+        #expect(decide(room, .write, server: true) == .allow)
+    }
+
+    @Test func chatInIsWrittenByMembersAndReadByTheServersIngestOnly() {
+        let input = "chat-in/\(uid)"
+        #expect(decide(input, .write) == .requiresRoomRole(roomUID: uid, minimum: .reader))
+        #expect(decide(input, .subscribe) == .deny)
+        #expect(decide(input, .read) == .deny)
+        #expect(decide("$share/parley-ingest/chat-in/+", .subscribe, server: true) == .allow)
+        #expect(decide("$share/parley-ingest/chat-in/+", .subscribe) == .deny)
+    }
+
+    @Test func notificationsAreForTheirUserOnly() {
+        #expect(decide("messenger-notifications/7", .subscribe) == .allow)
+        #expect(decide("messenger-notifications/7", .read) == .allow)
+        #expect(decide("messenger-notifications/7", .write) == .deny)
+        #expect(decide("messenger-notifications/8", .subscribe) == .deny)
+        #expect(decide("messenger-notifications/07", .subscribe) == .deny)
+    }
+
+    @Test func presenceIsReadByAnyoneAndWrittenByItsUser() {
+        #expect(decide("user/8/online", .subscribe) == .allow)
+        #expect(decide("user/7/online", .write) == .allow)
+        #expect(decide("user/8/online", .write) == .deny)
+        #expect(decide("user/x/online", .subscribe) == .deny)
+        #expect(decide("user/7/offline", .subscribe) == .deny)
+    }
+
+    @Test(arguments: [
+        "#", "+", "chat-room/+", "chat-room/#", "messenger-notifications/+", "user/+/online", "$SYS/broker/uptime",
+        "$share/g/chat-room/AbCdEfGhIjKlMnOpQrStUv", "$CONTROL/parley-auth/v1", "/chat-room/AbCdEfGhIjKlMnOpQrStUv",
+        "chat-room/AbCdEfGhIjKlMnOpQrStUv/", "chat-room/AbCdEfGhIjKlMnOpQrStUv/x", "chat-room/short", "chat-room/",
+        "chat-room//x", "other/topic", "", "chat-room/AbCdEfGhIjKlMnOpQrSt.v",
+    ])
+    func everythingElseIsDenied(topic: String) {
+        for access in BrokerACL.Access.allCases { #expect(decide(topic, access) == .deny, "\(topic) \(access)") }
+    }
+
+    @Test func anUnknownIdentityGetsNothingAndTheServerEverything() {
+        for access in BrokerACL.Access.allCases {
+            #expect(decide("user/8/online", access, user: nil) == .deny)
+            #expect(decide("$SYS/#", access, server: true) == .allow)
+        }
+    }
+}
