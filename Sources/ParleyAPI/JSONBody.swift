@@ -7,6 +7,8 @@ import ParleyCore
 enum JSONBody {
     /// Account and administration bodies are small; anything larger is not a real client.
     static let limit = 64 * 1024
+    /// Bodies carrying a message: 20,000 code points, each up to 12 bytes when JSON-escaped.
+    static let messageLimit = 256 * 1024
 
     static func decode<T: Decodable>(
         _ type: T.Type, from request: Request, context: some RequestContext, limit: Int = limit
@@ -96,6 +98,13 @@ extension Parameters {
         guard let text = get(name), let value = Int64(text), value > 0 else {
             throw ParleyError.notFound()
         }
+        return value
+    }
+
+    /// Ids of `integer` columns (applications' roles): larger ones cannot exist.
+    func smallID(_ name: String) throws -> Int64 {
+        let value = try id(name)
+        guard value <= Int64(Int32.max) else { throw ParleyError.notFound() }
         return value
     }
 }

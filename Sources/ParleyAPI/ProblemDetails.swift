@@ -33,7 +33,7 @@ public struct ProblemDetails: Codable, Sendable, Equatable {
 
     static func status(for code: ParleyError.Code) -> HTTPResponse.Status {
         switch code {
-        case .invalidRequest: .badRequest
+        case .invalidRequest, .fileUnavailable: .badRequest
         case .unauthorized, .invalidCredentials: .unauthorized
         case .forbidden, .registrationClosed: .forbidden
         case .notFound: .notFound

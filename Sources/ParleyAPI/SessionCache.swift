@@ -15,6 +15,9 @@ public final class SessionCache: Sendable {
     struct State {
         var entries: [[UInt8]: Entry] = [:]
         var tokensBySession: [Int64: Set<[UInt8]>] = [:]
+        /// Sessions revoked within the last `lifetime`: a lookup that read one of them just
+        /// before its revocation must not cache it afterwards.
+        var revoked: [Int64: ContinuousClock.Instant] = [:]
         var trusted = false
     }
 
@@ -41,6 +44,7 @@ public final class SessionCache: Sendable {
     func store(_ identity: AuthenticatedUser, forTokenHash hash: [UInt8]) {
         state.withLock { state in
             guard state.trusted else { return }
+            if let at = state.revoked[identity.sessionID], ContinuousClock.now - at < lifetime { return }
             if state.entries.count >= capacity { state = State(trusted: true) }
             state.entries[hash] = Entry(identity: identity, cachedAt: .now)
             state.tokensBySession[identity.sessionID, default: []].insert(hash)
@@ -50,7 +54,10 @@ public final class SessionCache: Sendable {
     /// Drops every cached token of these sessions.
     public func revoke(sessions: [Int64]) {
         state.withLock { state in
+            let now = ContinuousClock.now
+            state.revoked = state.revoked.filter { now - $0.value < lifetime }
             for session in sessions {
+                state.revoked[session] = now
                 for hash in state.tokensBySession.removeValue(forKey: session) ?? [] { state.entries[hash] = nil }
             }
         }

@@ -39,13 +39,13 @@ public struct NewUser: Sendable, Equatable {
     /// Checks the fields a client or operator typed, naming the first field that is wrong.
     public func validated() throws -> NewUser {
         let email = email.trimmingCharacters(in: .whitespaces)
-        guard email.count <= 320, email.wholeMatch(of: /[^@\s]+@[^@\s]+\.[^@\s]+/) != nil else {
+        guard email.unicodeScalars.count <= 320, !email.unicodeScalars.contains("\u{0}"),
+            email.wholeMatch(of: /[^@\s]+@[^@\s]+\.[^@\s]+/) != nil
+        else {
             throw ParleyError.invalidRequest("email must be an e-mail address", field: "email")
         }
         for (field, value) in [("firstName", firstName), ("lastName", lastName)] {
-            guard !value.trimmingCharacters(in: .whitespaces).isEmpty, value.count <= 100 else {
-                throw ParleyError.invalidRequest("\(field) must be 1 to 100 characters", field: field)
-            }
+            _ = try TextRule.validated(value.trimmingCharacters(in: .whitespaces), field: field, length: 1...100)
         }
         var copy = self
         copy.email = email

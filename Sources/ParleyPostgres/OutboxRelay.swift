@@ -6,15 +6,19 @@ import ServiceLifecycle
 /// Publishes the outbox: each committed event goes to its room topic, its fan-out job to
 /// the queue, and only then is its row deleted.
 ///
-/// Rows are taken with `FOR UPDATE SKIP LOCKED`, so several relays share the work; a crash
-/// before the delete repeats an event (clients drop duplicates by hash) but loses none. The
-/// relay wakes on `NOTIFY` from committing transactions and also polls every second.
+/// Several relays may run; an advisory lock lets one publish at a time, which keeps each
+/// room's events in commit order. A crash before the delete repeats an event (clients drop
+/// duplicates by hash) but loses none. The relay wakes on `NOTIFY` from committing
+/// transactions and also polls every second.
 public struct OutboxRelay: Service {
     let database: PostgresPool
     let publisher: any EventPublisher
     let fanout: any JobQueue
     let logger: Logger
     let batchSize: Int
+
+    /// Held for each batch; any constant shared by all relays.
+    static let lockKey: Int64 = 0x6f75_7462_6f78  // "outbox"
 
     public init(
         database: PostgresPool, publisher: any EventPublisher, fanout: any JobQueue, logger: Logger,
@@ -49,6 +53,12 @@ public struct OutboxRelay: Service {
     /// Relays up to one batch; returns how many events it published.
     func relayBatch() async throws -> Int {
         try await database.transaction(logger: logger) { connection in
+            // One relay publishes at a time, so each room's events go out in commit order;
+            // the others stand by and take over when it stops.
+            let active = try await connection.query(
+                "SELECT pg_try_advisory_xact_lock(\(Self.lockKey))", logger: logger
+            ).first(Bool.self)
+            guard active == true else { return 0 }
             let rows = try await connection.query(
                 """
                 SELECT o.id, c.uid, o.event, o.fanout FROM messenger.outbox o

@@ -27,23 +27,28 @@ public struct PostgresDirectoryRepository: DirectoryRepository {
 
     public func addMember(groupID: Int64, userID: Int64) async throws {
         do {
-            try await database.client.query(
-                """
-                INSERT INTO cloud.user_account_to_user_group (user_group_id, user_account_id)
-                VALUES (\(groupID), \(userID)) ON CONFLICT DO NOTHING
-                """, logger: logger)
+            _ = try await changingRooms(of: userID, linkedTo: .group(groupID)) { connection in
+                try await connection.query(
+                    """
+                    INSERT INTO cloud.user_account_to_user_group (user_group_id, user_account_id)
+                    VALUES (\(groupID), \(userID)) ON CONFLICT DO NOTHING
+                    """, logger: logger)
+                return true
+            }
         } catch let error as PSQLError where error.sqlState == "23503" {
             throw ParleyError.notFound("The group or the user does not exist.")
         }
     }
 
     public func removeMember(groupID: Int64, userID: Int64) async throws -> Bool {
-        try await database.client.query(
-            """
-            DELETE FROM cloud.user_account_to_user_group
-            WHERE user_group_id = \(groupID) AND user_account_id = \(userID) RETURNING 1
-            """, logger: logger
-        ).first(Int.self) != nil
+        try await changingRooms(of: userID, linkedTo: .group(groupID)) { connection in
+            try await connection.query(
+                """
+                DELETE FROM cloud.user_account_to_user_group
+                WHERE user_group_id = \(groupID) AND user_account_id = \(userID) RETURNING 1
+                """, logger: logger
+            ).first(Int.self) != nil
+        }
     }
 
     public func applications() async throws -> [Application] {
@@ -92,22 +97,89 @@ public struct PostgresDirectoryRepository: DirectoryRepository {
 
     public func grantRole(userID: Int64, roleID: Int64) async throws {
         do {
-            try await database.client.query(
-                """
-                INSERT INTO cloud.user_account_to_role (user_account_id, role_id)
-                VALUES (\(userID), \(roleID)) ON CONFLICT DO NOTHING
-                """, logger: logger)
+            _ = try await changingRooms(of: userID, linkedTo: .appRole(roleID)) { connection in
+                try await connection.query(
+                    """
+                    INSERT INTO cloud.user_account_to_role (user_account_id, role_id)
+                    VALUES (\(userID), \(roleID)) ON CONFLICT DO NOTHING
+                    """, logger: logger)
+                return true
+            }
         } catch let error as PSQLError where error.sqlState == "23503" {
             throw ParleyError.notFound("The user or the role does not exist.")
         }
     }
 
     public func revokeRole(userID: Int64, roleID: Int64) async throws -> Bool {
-        try await database.client.query(
-            """
-            DELETE FROM cloud.user_account_to_role
-            WHERE user_account_id = \(userID) AND role_id = \(roleID) RETURNING 1
-            """, logger: logger
-        ).first(Int.self) != nil
+        try await changingRooms(of: userID, linkedTo: .appRole(roleID)) { connection in
+            try await connection.query(
+                """
+                DELETE FROM cloud.user_account_to_role
+                WHERE user_account_id = \(userID) AND role_id = \(roleID) RETURNING 1
+                """, logger: logger
+            ).first(Int.self) != nil
+        }
+    }
+
+    enum Link {
+        case group(Int64)
+        case appRole(Int64)
+    }
+
+    /// Runs a change of a user's groups or roles, and records the membership events of every
+    /// room linked to that group or role whose access for the user changed.
+    private func changingRooms(
+        of userID: Int64, linkedTo link: Link, _ change: (PostgresConnection) async throws -> Bool
+    ) async throws -> Bool {
+        try await database.transaction(logger: logger) { connection in
+            let rooms: [Int64] =
+                switch link {
+                case .group(let id):
+                    try await connection.query(
+                        "SELECT chat_room_id FROM messenger.chat_room_to_user_group WHERE user_group_id = \(id)",
+                        logger: logger
+                    ).all(Int64.self)
+                case .appRole(let id):
+                    try await connection.query(
+                        "SELECT chat_room_id FROM messenger.chat_room_to_app_role WHERE app_role_id = \(id)",
+                        logger: logger
+                    ).all(Int64.self)
+                }
+            let before = try await readableRooms(rooms, userID: userID, on: connection)
+            guard try await change(connection) else { return false }
+            let after = try await readableRooms(rooms, userID: userID, on: connection)
+            for room in rooms {
+                let notice: String? =
+                    before.contains(room) == after.contains(room) ? nil : (after.contains(room) ? "added" : "removed")
+                let serial = try await connection.query(
+                    """
+                    UPDATE messenger.chat_room SET updated_at = clock_timestamp() WHERE id = \(room)
+                    RETURNING (extract(epoch FROM updated_at) * 1000000)::bigint
+                    """, logger: logger
+                ).single(Int64.self)
+                let kind = notice == nil ? "roles" : "members"
+                try await Outbox.add(
+                    roomID: room, event: RoomEvent.change(kind, roomID: room, by: 0, serial: serial).json(),
+                    fanout: notice.map {
+                        FanoutJob(
+                            roomID: room, event: RoomEvent.change($0, roomID: room, by: 0, serial: serial).json(),
+                            audience: .users, userIDs: [userID])
+                    }, on: connection, logger: logger)
+            }
+            return true
+        }
+    }
+
+    private func readableRooms(_ rooms: [Int64], userID: Int64, on connection: PostgresConnection) async throws
+        -> Set<Int64>
+    {
+        guard !rooms.isEmpty else { return [] }
+        return Set(
+            try await connection.query(
+                """
+                SELECT DISTINCT chat_room_id FROM messenger.room_membership
+                WHERE chat_room_id = ANY(\(rooms)) AND user_account_id = \(userID)
+                """, logger: logger
+            ).all(Int64.self))
     }
 }

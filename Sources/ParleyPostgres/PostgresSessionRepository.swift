@@ -142,9 +142,9 @@ public struct PostgresSessionRepository: SessionRepository {
                 "SELECT session_id FROM cloud.spent_refresh_token WHERE token_hash = \(Data(refreshTokenHash))",
                 logger: logger
             ).first(Int64.self)
-            return spent.map { .reused(sessionID: $0) } ?? .invalid
+            guard let spent else { return .invalid }
+            return .reused(sessionID: spent, clientIDs: try await revoke(sessionID: spent, on: connection))
         }
-        if case .reused(let sessionID) = outcome { _ = try await revoke(sessionID: sessionID) }
         return outcome
     }
 

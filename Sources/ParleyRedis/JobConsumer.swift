@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Metrics
+import ParleyCore
 import ServiceLifecycle
 
 /// Takes jobs from a ``RedisJobQueue`` and runs a handler on each, until graceful shutdown.
@@ -61,12 +62,27 @@ public struct JobConsumer: Service {
     }
 
     /// Jobs left unacknowledged long enough: their consumer died or their handler failed.
+    ///
+    /// The pending list is read page by page (up to a bound per round), so jobs still in
+    /// their back-off at its head do not hide due ones behind them.
     func reclaim() async throws {
         let minimumIdle = queue.configuration.visibilityTimeout
-        let pending = try await queue.pool.send(
-            "XPENDING", queue.stream, RedisJobQueue.group, "IDLE", String(milliseconds(minimumIdle)), "-", "+",
-            String(queue.configuration.batchSize))
-        for item in pending.array ?? [] {
+        var start = "-"
+        for _ in 0..<16 {
+            let page = try await queue.pool.send(
+                "XPENDING", queue.stream, RedisJobQueue.group, "IDLE", String(milliseconds(minimumIdle)), start, "+",
+                String(queue.configuration.batchSize))
+            let items = page.array ?? []
+            try await reclaim(items)
+            guard items.count == queue.configuration.batchSize, let last = items.last?.array?.first?.string else {
+                return
+            }
+            start = "(" + last
+        }
+    }
+
+    private func reclaim(_ items: [RedisValue]) async throws {
+        for item in items {
             guard let fields = item.array, fields.count == 4, let id = fields[0].string,
                 let idle = fields[2].integer, let deliveries = fields[3].integer
             else { continue }
@@ -104,7 +120,7 @@ public struct JobConsumer: Service {
                 metadata: [
                     "queue": "\(queue.name)", "id": "\(entry.id)", "attempt": "\(deliveries)", "error": "\(error)",
                 ])
-            if deliveries >= queue.configuration.maxAttempts {
+            if deliveries >= queue.configuration.maxAttempts || error is PermanentJobFailure {
                 await bury(entry.id, job: job, reason: "\(error)")
             }
         }

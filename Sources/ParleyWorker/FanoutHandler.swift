@@ -31,38 +31,38 @@ public struct FanoutHandler: Sendable {
         do {
             job = try JSONCoding.decoder.decode(FanoutJob.self, from: Data(payload.utf8))
         } catch {
-            // A malformed job can never succeed; retrying would only delay the dead letter.
-            throw FanoutError.malformed
+            // A malformed job can never succeed: straight to the dead letters.
+            throw PermanentJobFailure(reason: "malformed fan-out job")
         }
-        let users: [Int64]
-        switch job.audience {
-        case .users:
-            users = job.userIDs
-        case .readers:
-            users = try await readers.readerIDs(roomID: job.roomID, after: job.afterUserID, limit: chunkSize)
-            if users.count == chunkSize, let last = users.last {
-                try await queue.enqueue(
-                    FanoutJob(roomID: job.roomID, event: job.event, audience: .readers, afterUserID: last).json())
+        let users: [Int64] =
+            switch job.audience {
+            case .users: job.userIDs
+            case .readers: try await readers.readerIDs(roomID: job.roomID, after: job.afterUserID, limit: chunkSize)
             }
+        try await publish(job.event, to: users)
+        // The rest is queued only after this chunk went out: a retry of a failed chunk must not
+        // start a second chain of continuations.
+        if job.audience == .readers, users.count == chunkSize, let last = users.last {
+            try await queue.enqueue(
+                FanoutJob(roomID: job.roomID, event: job.event, audience: .readers, afterUserID: last).json())
         }
+    }
+
+    private func publish(_ event: String, to users: [Int64]) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             // Bounded concurrency: acknowledgements overlap without flooding the broker.
             var next = 0
             for _ in 0..<min(32, users.count) {
                 let user = users[next]
                 next += 1
-                group.addTask { try await publisher.publish(topic: Topic.notifications(user), payload: job.event) }
+                group.addTask { try await publisher.publish(topic: Topic.notifications(user), payload: event) }
             }
             while try await group.next() != nil, next < users.count {
                 let user = users[next]
                 next += 1
-                group.addTask { try await publisher.publish(topic: Topic.notifications(user), payload: job.event) }
+                group.addTask { try await publisher.publish(topic: Topic.notifications(user), payload: event) }
             }
             try await group.waitForAll()
         }
     }
-}
-
-public enum FanoutError: Error {
-    case malformed
 }

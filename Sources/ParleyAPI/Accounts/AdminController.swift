@@ -42,19 +42,23 @@ struct AdminController: Sendable {
             let appCode = try DirectoryCode.validated(context.parameters.get("code") ?? "", field: "code")
             let body = try await JSONBody.decode(RoleRequest.self, from: request, context: context)
             let code = try DirectoryCode.validated(body.code, field: "code")
+            let rank = body.rank ?? 0
+            guard (0...1000).contains(rank) else {
+                throw ParleyError.invalidRequest("rank must be 0 to 1000", field: "rank")
+            }
             let role = try await directory.createRole(
-                appCode: appCode, code: code, name: try Self.displayName(body.name), rank: body.rank ?? 0)
+                appCode: appCode, code: code, name: try Self.displayName(body.name), rank: rank)
             return JSONResponse(.created, role)
         }
         admin.put("users/:id/roles/:roleId") { _, context in
             try await directory.grantRole(
-                userID: try context.parameters.id("id"), roleID: try context.parameters.id("roleId"))
+                userID: try context.parameters.id("id"), roleID: try context.parameters.smallID("roleId"))
             return Response(status: .noContent)
         }
         admin.delete("users/:id/roles/:roleId") { _, context in
             guard
                 try await directory.revokeRole(
-                    userID: try context.parameters.id("id"), roleID: try context.parameters.id("roleId"))
+                    userID: try context.parameters.id("id"), roleID: try context.parameters.smallID("roleId"))
             else { throw ParleyError.notFound("The user does not hold this role.") }
             return Response(status: .noContent)
         }
@@ -64,11 +68,7 @@ struct AdminController: Sendable {
 extension AdminController {
     /// Group and role names: trimmed, 1 to 200 characters.
     static func displayName(_ name: String) throws -> String {
-        let name = name.trimmingCharacters(in: .whitespaces)
-        guard (1...200).contains(name.count) else {
-            throw ParleyError.invalidRequest("name must be 1 to 200 characters", field: "name")
-        }
-        return name
+        try TextRule.validated(name.trimmingCharacters(in: .whitespaces), field: "name", length: 1...200)
     }
 }
 

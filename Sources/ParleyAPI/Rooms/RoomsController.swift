@@ -31,7 +31,8 @@ public struct RoomsController: Sendable {
             return JSONResponse(.ok, RoomsResponse(rooms: rooms.map(RoomResponse.init), nextCursor: next))
         }
         group.post("rooms") { request, context in
-            let body = try await JSONBody.decode(CreateRoomRequest.self, from: request, context: context)
+            let body = try await JSONBody.decode(
+                CreateRoomRequest.self, from: request, context: context, limit: JSONBody.messageLimit)
             let room = try await service.create(
                 by: context.identity.userID, name: body.name,
                 members: body.members.map { ($0.userId, $0.role) },
@@ -92,13 +93,13 @@ public struct RoomsController: Sendable {
         group.put("rooms/:id/app-roles/:roleId") { request, context in
             let body = try await JSONBody.decode(RoleRequestBody.self, from: request, context: context)
             try await service.setAppRole(
-                roomID: try context.parameters.id("id"), appRoleID: try context.parameters.id("roleId"),
+                roomID: try context.parameters.id("id"), appRoleID: try context.parameters.smallID("roleId"),
                 role: body.role, by: context.identity.userID)
             return Response(status: .noContent)
         }
         group.delete("rooms/:id/app-roles/:roleId") { _, context in
             try await service.setAppRole(
-                roomID: try context.parameters.id("id"), appRoleID: try context.parameters.id("roleId"), role: nil,
+                roomID: try context.parameters.id("id"), appRoleID: try context.parameters.smallID("roleId"), role: nil,
                 by: context.identity.userID)
             return Response(status: .noContent)
         }
@@ -112,7 +113,8 @@ public struct RoomsController: Sendable {
             return JSONResponse(.ok, MessagesResponse(messages: messages, hasMore: hasMore))
         }
         group.post("rooms/:id/messages") { request, context in
-            let body = try await JSONBody.decode(MessageBody.self, from: request, context: context)
+            let body = try await JSONBody.decode(
+                MessageBody.self, from: request, context: context, limit: JSONBody.messageLimit)
             let (message, created) = try await service.send(
                 roomID: try context.parameters.id("id"), message: try body.newMessage(), by: context.identity.userID)
             return JSONResponse(created ? .created : .ok, message)

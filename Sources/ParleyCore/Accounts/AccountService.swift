@@ -57,6 +57,9 @@ public struct AccountService: Sendable {
         email: String, password: String, device: DeviceRegistration, clientAddress: String?
     ) async throws -> SignedIn {
         let email = email.trimmingCharacters(in: .whitespaces).lowercased()
+        guard email.unicodeScalars.count <= 320, !email.unicodeScalars.contains("\u{0}") else {
+            throw ParleyError(.invalidCredentials, "The e-mail or the password is wrong.")
+        }
         try await limit("login:email:\(email)", policy.loginLimitPerEmail)
         try await limit("login:address:\(clientAddress ?? "unknown")", policy.loginLimitPerAddress)
         let found = try await users.credentials(email: email)
@@ -85,8 +88,8 @@ public struct AccountService: Sendable {
             guard let user = try await users.find(id: userID) else { throw ParleyError.unauthorized }
             return signedIn(
                 tokens: next, user: user, sessionID: sessionID, deviceID: deviceID, clientID: clientID, now: now)
-        case .reused(let sessionID):
-            await announce(revoked: [sessionID], clientIDs: [])
+        case .reused(let sessionID, let clientIDs):
+            await announce(revoked: [sessionID], clientIDs: clientIDs)
             throw ParleyError(.unauthorized, "The refresh token was already used; the session is revoked.")
         case .invalid:
             throw ParleyError(.unauthorized, "The refresh token is not valid.")
@@ -113,8 +116,8 @@ public struct AccountService: Sendable {
         currentPassword: String?
     ) async throws -> User {
         for (field, value) in [("firstName", firstName), ("lastName", lastName)] {
-            if let value, value.trimmingCharacters(in: .whitespaces).isEmpty || value.count > 100 {
-                throw ParleyError.invalidRequest("\(field) must be 1 to 100 characters", field: field)
+            if let value {
+                _ = try TextRule.validated(value.trimmingCharacters(in: .whitespaces), field: field, length: 1...100)
             }
         }
         var newHash: String?

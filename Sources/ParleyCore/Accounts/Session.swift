@@ -44,8 +44,8 @@ public struct IssuedTokens: Sendable {
 public enum RefreshOutcome: Sendable, Equatable {
     /// The token was current: the session now has the new tokens.
     case rotated(sessionID: Int64, userID: Int64, deviceID: Int64?, clientID: String)
-    /// The token was already spent: the session has been revoked.
-    case reused(sessionID: Int64)
+    /// The token was already spent: the session has been revoked; its MQTT clients must go.
+    case reused(sessionID: Int64, clientIDs: [String])
     /// Unknown, expired or revoked.
     case invalid
 }

@@ -13,3 +13,10 @@ public protocol RoomReaders: Sendable {
     /// Ids of users who can read the room, ascending, greater than `after`, at most `limit`.
     func readerIDs(roomID: Int64, after: Int64, limit: Int) async throws -> [Int64]
 }
+
+/// A job that can never succeed (malformed): it goes to the dead letters without retries.
+public struct PermanentJobFailure: Error, CustomStringConvertible {
+    public let reason: String
+    public init(reason: String) { self.reason = reason }
+    public var description: String { reason }
+}

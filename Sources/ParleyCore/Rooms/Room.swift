@@ -105,10 +105,9 @@ public struct NewMessage: Sendable, Equatable {
 
     /// Checks the limits of the contract: content up to 20,000 characters, uid 1 to 64.
     public init(content: String, uid: String, fileId: Int64?, fieldPrefix: String = "") throws {
-        guard content.count <= 20_000 else {
-            throw ParleyError.invalidRequest("content must be at most 20000 characters", field: fieldPrefix + "content")
-        }
-        guard (1...64).contains(uid.count), uid.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F })
+        _ = try TextRule.validated(content, field: fieldPrefix + "content", length: 0...20_000)
+        guard (1...64).contains(uid.unicodeScalars.count),
+            uid.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F })
         else {
             throw ParleyError.invalidRequest("uid must be 1 to 64 printable characters", field: fieldPrefix + "uid")
         }

@@ -98,6 +98,10 @@ public struct RoomService: Sendable {
     public func removeMember(roomID: Int64, memberID: Int64, by userID: Int64) async throws {
         if memberID == userID {
             try await require(.reader, roomID: roomID, userID: userID)
+            // The pair's room is found again by the pair; leaving it would lock both out.
+            guard try await rooms.room(id: roomID, for: userID)?.type == .multiparty else {
+                throw ParleyError(.forbidden, "A two-party room cannot be left.")
+            }
         } else {
             try await requireAdminOfMultiparty(roomID: roomID, userID: userID)
         }
@@ -148,10 +152,6 @@ public struct RoomService: Sendable {
     }
 
     static func roomName(_ name: String) throws -> String {
-        let name = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...200).contains(name.count) else {
-            throw ParleyError.invalidRequest("name must be 1 to 200 characters", field: "name")
-        }
-        return name
+        try TextRule.validated(name.trimmingCharacters(in: .whitespacesAndNewlines), field: "name", length: 1...200)
     }
 }
