@@ -49,3 +49,36 @@ struct OpenAPIDocumentTests {
         return "\n" + String(rest[..<end])
     }
 }
+
+struct AsyncAPIDocumentTests {
+    @Test func theMQTTContractIsServedWithEveryTopicAndEventType() async throws {
+        let application = Application(router: APIServer.forTesting().publicRouter(), logger: .quiet)
+        let document = try await application.test(.router) { client in
+            try await client.execute(uri: "/asyncapi.yaml", method: .get) { String(buffer: $0.body) }
+        }
+        #expect(document.hasPrefix("asyncapi: 2.6"))
+        for topic in [
+            "chat-room/{roomUid}", "chat-in/{roomUid}", "messenger-notifications/{userId}", "user/{userId}/online",
+        ] {
+            #expect(document.contains("\n  \(topic):"), "\(topic)")
+        }
+        for type in [
+            "new-message-notification", "read-message-notification", "creating-message-info",
+            "chatroom-change-notification", "message-rejected", "online-user-message",
+        ] {
+            #expect(document.contains("name: \(type)"), "\(type)")
+        }
+        // What the server publishes: the event types it builds.
+        for envelope in [
+            RoomEvent.newMessage(
+                Message(
+                    id: 1, seq: 1, chatRoomId: 1, chatRoomUid: "u", sentById: 1, content: "", uid: "x", fileId: nil,
+                    createdAt: Date())
+            ).type,
+            RoomEvent.read(messageID: 1, userID: 1, roomID: 1, at: Date()).type,
+            RoomEvent.change("added", roomID: 1, by: 1, serial: 0).type,
+        ] {
+            #expect(document.contains("const: \(envelope)"))
+        }
+    }
+}
