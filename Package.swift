@@ -11,7 +11,9 @@ let package = Package(
     name: "parley",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "parley", targets: ["parley"])
+        .executable(name: "parley", targets: ["parley"]),
+        // The mosquitto plugin, loaded by the broker: libParleyMosquittoPlugin.so.
+        .library(name: "ParleyMosquittoPlugin", type: .dynamic, targets: ["CParleyMosquittoPlugin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1"),
@@ -97,6 +99,16 @@ let package = Package(
             ],
             resources: [.copy("Resources/openapi.yaml"), .copy("Resources/asyncapi.yaml")],
             swiftSettings: swiftSettings
+        ),
+
+        // The mosquitto plugin (C, plugin API v5): token check, ACL through the broker-auth
+        // endpoint with a cache, $CONTROL commands, offline presence. The broker provides the
+        // mosquitto_* symbols when it loads the library.
+        .target(
+            name: "CParleyMosquittoPlugin",
+            // DWARF 4: Debian 12's valgrind cannot read the DWARF 5 that clang emits by default.
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-gdwarf-4"])],
+            linkerSettings: [.linkedLibrary("curl"), .linkedLibrary("crypto")]
         ),
 
         // Job handlers of `parley worker`, over the ports of ParleyCore.

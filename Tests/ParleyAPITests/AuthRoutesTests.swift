@@ -101,15 +101,16 @@ struct AuthRoutesTests {
     }
 
     @Test func loginIsRateLimitedPerEmailAndRecovers() async throws {
-        let policy = AccountPolicy(loginLimitPerEmail: 3, rateLimitWindow: .seconds(2))
+        let policy = AccountPolicy(loginLimitPerEmail: 2, rateLimitWindow: .seconds(4))
         try await AccountsHarness.make(policy: policy).run { client in
             _ = try await client.json(
                 .post, "/v1/auth/register",
                 body: #"{"email":"limited@example.com","password":"correct horse","firstName":"L","lastName":"M"}"#)
             let attempt = #"{"email":"limited@example.com","password":"wrong password"}"#
+            // Windows are fixed: attempts straddling a boundary may take a few more to hit the limit.
             var statuses: [HTTPResponse.Status] = []
             var retryAfter: String?
-            for _ in 0..<5 {
+            for _ in 0..<12 where retryAfter == nil {
                 let answer = try await client.json(.post, "/v1/auth/login", body: attempt)
                 statuses.append(answer.status)
                 if answer.status == .tooManyRequests {
@@ -117,10 +118,10 @@ struct AuthRoutesTests {
                     #expect(answer.json["code"] as? String == "rate-limited")
                 }
             }
-            #expect(statuses.contains(.tooManyRequests))
             #expect(statuses.prefix(2).allSatisfy { $0 == .unauthorized })
+            #expect(Set(statuses).isSubset(of: [.unauthorized, .tooManyRequests]))
             let seconds = try #require(retryAfter.flatMap(Int.init))
-            #expect((1...2).contains(seconds))
+            #expect((1...4).contains(seconds))
             try await Task.sleep(for: .seconds(seconds) + .milliseconds(200))
             let good = try await client.json(
                 .post, "/v1/auth/login", body: #"{"email":"limited@example.com","password":"correct horse"}"#)

@@ -51,8 +51,9 @@ public enum Subprocess {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, files.paths[0], O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, files.paths[1], O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, files.paths[2], O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        // Appending: stdout and stderr may share one file.
+        posix_spawn_file_actions_addopen(&actions, 1, files.paths[1], O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, files.paths[2], O_WRONLY | O_CREAT | O_APPEND, 0o644)
 
         let environment = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]

@@ -1,0 +1,111 @@
+/* Decisions of the broker-auth endpoint, cached so READ checks never touch the network. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "plugin_internal.h"
+
+#define CACHE_SLOTS 65536
+
+typedef struct cache_entry {
+    char *key; /* "<username>\x01<client id>\x01<access>\x01<topic>" */
+    bool allowed;
+    time_t expires;
+    struct cache_entry *next;
+} cache_entry;
+
+static cache_entry *slots[CACHE_SLOTS];
+static size_t count;
+
+static unsigned long hash(const char *text)
+{
+    unsigned long h = 5381;
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) h = h * 33 + *p;
+    return h % CACHE_SLOTS;
+}
+
+static char *make_key(const char *username, const char *client_id, int access, const char *topic)
+{
+    size_t len = strlen(username) + strlen(client_id) + strlen(topic) + 16;
+    char *key = malloc(len);
+    if (key != NULL) snprintf(key, len, "%s\x01%s\x01%d\x01%s", username, client_id, access, topic);
+    return key;
+}
+
+int cache_lookup(const char *username, const char *client_id, int access, const char *topic, time_t now)
+{
+    char *key = make_key(username, client_id, access, topic);
+    if (key == NULL) return -1;
+    int result = -1;
+    for (cache_entry *e = slots[hash(key)]; e != NULL; e = e->next) {
+        if (strcmp(e->key, key) == 0) {
+            if (e->expires > now) result = e->allowed ? 1 : 0;
+            break;
+        }
+    }
+    free(key);
+    return result;
+}
+
+void cache_store(const char *username, const char *client_id, int access, const char *topic, bool allowed, time_t expires)
+{
+    if (count >= CACHE_SLOTS * 4) cache_clear_matching(NULL, NULL, NULL); /* bounded: start over rather than grow */
+    char *key = make_key(username, client_id, access, topic);
+    if (key == NULL) return;
+    unsigned long h = hash(key);
+    for (cache_entry *e = slots[h]; e != NULL; e = e->next) {
+        if (strcmp(e->key, key) == 0) {
+            e->allowed = allowed;
+            e->expires = expires;
+            free(key);
+            return;
+        }
+    }
+    cache_entry *e = malloc(sizeof *e);
+    if (e == NULL) {
+        free(key);
+        return;
+    }
+    e->key = key;
+    e->allowed = allowed;
+    e->expires = expires;
+    e->next = slots[h];
+    slots[h] = e;
+    count++;
+}
+
+/* Whether `key` ("<username>\x01<client id>\x01<access>\x01<topic>") matches; NULL matches anything. */
+static bool matches(const char *key, const char *username, const char *client_id, const char *topic)
+{
+    const char *fields[4];
+    fields[0] = key;
+    for (int i = 1; i < 4; i++) {
+        const char *separator = strchr(fields[i - 1], '\x01');
+        if (separator == NULL) return false;
+        fields[i] = separator + 1;
+    }
+    size_t user_len = (size_t)(fields[1] - fields[0] - 1), client_len = (size_t)(fields[2] - fields[1] - 1);
+    if (username && (strlen(username) != user_len || strncmp(fields[0], username, user_len) != 0)) return false;
+    if (client_id && (strlen(client_id) != client_len || strncmp(fields[1], client_id, client_len) != 0)) return false;
+    if (topic && strcmp(fields[3], topic) != 0) return false;
+    return true;
+}
+
+/* Drops the decisions that match; NULL arguments match anything (all NULL: everything). */
+void cache_clear_matching(const char *username, const char *client_id, const char *topic)
+{
+    for (size_t i = 0; i < CACHE_SLOTS; i++) {
+        cache_entry **link = &slots[i];
+        while (*link != NULL) {
+            cache_entry *e = *link;
+            if (matches(e->key, username, client_id, topic)) {
+                *link = e->next;
+                free(e->key);
+                free(e);
+                count--;
+            } else {
+                link = &e->next;
+            }
+        }
+    }
+}

@@ -1,0 +1,252 @@
+/*
+ * Parley's mosquitto plugin (plugin API v5).
+ *
+ * - BASIC_AUTH: the server's identity by its password; a user by the signed MQTT token of
+ *   ParleyCore (no network call), which must name this user and this client id.
+ * - ACL_CHECK: the server may do anything; SUBSCRIBE and WRITE are asked of the broker-auth
+ *   endpoint and cached; READ (every delivery) is answered from that cache only.
+ * - $CONTROL/parley-auth/v1 (server only), a JSON object of string arrays:
+ *   `invalidate` ("<userId> <topic>": drop that user's decisions for the topic, so
+ *   deliveries of a lost room stop at once), `revokeSessions` (their tokens are refused from
+ *   then on) and `kickClients` (disconnect them).
+ * - DISCONNECT: publishes the user's retained offline presence.
+ *
+ * Options (plugin_opt_*): token_key (base64, required), server_username, server_password,
+ * acl_url (required), timeout_ms (500), cache_seconds (300).
+ */
+#include <curl/curl.h>
+#include <mosquitto.h>
+#include <mosquitto_broker.h>
+#include <mosquitto_plugin.h>
+#include <mqtt_protocol.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "plugin_internal.h"
+
+#define CONTROL_TOPIC "$CONTROL/parley-auth/v1"
+#define MAX_REVOKED 4096
+
+static mosquitto_plugin_id_t *plugin_id;
+static unsigned char token_key[128];
+static size_t token_key_len;
+static char *server_username;
+static char *server_password;
+static char *acl_url;
+static long timeout_ms = 500;
+static long cache_seconds = 300;
+static long long revoked_sessions[MAX_REVOKED];
+static size_t revoked_count;
+
+/* mosquitto 2.0.11's headers lack MOSQUITTO_PLUGIN_DECLARE_VERSION. */
+int mosquitto_plugin_version(int supported_version_count, const int *supported_versions)
+{
+    for (int i = 0; i < supported_version_count; i++) {
+        if (supported_versions[i] == 5) return 5;
+    }
+    return -1;
+}
+
+static bool is_server(const char *username)
+{
+    return username != NULL && server_username != NULL && strcmp(username, server_username) == 0;
+}
+
+static bool is_revoked(long long session)
+{
+    for (size_t i = 0; i < revoked_count; i++) {
+        if (revoked_sessions[i] == session) return true;
+    }
+    return false;
+}
+
+static int on_basic_auth(int event, void *event_data, void *userdata)
+{
+    (void)event;
+    (void)userdata;
+    struct mosquitto_evt_basic_auth *ed = event_data;
+    const char *client_id = mosquitto_client_id(ed->client);
+    if (ed->username == NULL || ed->password == NULL || client_id == NULL) return MOSQ_ERR_AUTH;
+    if (is_server(ed->username)) {
+        size_t a = strlen(ed->password), b = server_password ? strlen(server_password) : 0;
+        unsigned char diff = (unsigned char)(a != b);
+        for (size_t i = 0; i < a && i < b; i++) diff |= (unsigned char)(ed->password[i] ^ server_password[i]);
+        return diff == 0 && server_password != NULL ? MOSQ_ERR_SUCCESS : MOSQ_ERR_AUTH;
+    }
+    parley_token token;
+    if (parley_token_verify(ed->password, token_key, token_key_len, time(NULL), &token) != PARLEY_TOKEN_OK) {
+        return MOSQ_ERR_AUTH;
+    }
+    char user[32];
+    snprintf(user, sizeof user, "%lld", token.user_id);
+    if (strcmp(user, ed->username) != 0 || strcmp(token.client_id, client_id) != 0 || is_revoked(token.session_id)) {
+        return MOSQ_ERR_AUTH;
+    }
+    return MOSQ_ERR_SUCCESS;
+}
+
+static int on_acl_check(int event, void *event_data, void *userdata)
+{
+    (void)event;
+    (void)userdata;
+    struct mosquitto_evt_acl_check *ed = event_data;
+    const char *username = mosquitto_client_username(ed->client);
+    const char *client_id = mosquitto_client_id(ed->client);
+    if (is_server(username)) return MOSQ_ERR_SUCCESS;
+    if (username == NULL || client_id == NULL || ed->topic == NULL) return MOSQ_ERR_ACL_DENIED;
+    if (ed->access == MOSQ_ACL_UNSUBSCRIBE) return MOSQ_ERR_SUCCESS;
+
+    time_t now = time(NULL);
+    if (ed->access == MOSQ_ACL_READ) {
+        /* Deliveries follow the authorised subscription: never a network call here. */
+        return cache_lookup(username, client_id, MOSQ_ACL_READ, ed->topic, now) == 1 ? MOSQ_ERR_SUCCESS
+                                                                                     : MOSQ_ERR_ACL_DENIED;
+    }
+    int cached = cache_lookup(username, client_id, ed->access, ed->topic, now);
+    if (cached >= 0) return cached ? MOSQ_ERR_SUCCESS : MOSQ_ERR_ACL_DENIED;
+    int answer = endpoint_acl(acl_url, timeout_ms, username, client_id, ed->topic, ed->access);
+    if (answer < 0) return MOSQ_ERR_ACL_DENIED; /* no answer: fail closed, do not cache */
+    cache_store(username, client_id, ed->access, ed->topic, answer == 1, now + cache_seconds);
+    if (ed->access == MOSQ_ACL_SUBSCRIBE && answer == 1) {
+        /* The subscription authorises its deliveries until invalidated. */
+        cache_store(username, client_id, MOSQ_ACL_READ, ed->topic, true, now + 86400 * 365);
+    }
+    return answer == 1 ? MOSQ_ERR_SUCCESS : MOSQ_ERR_ACL_DENIED;
+}
+
+/* Calls `each` for every string in the JSON array named `name` of a flat object. */
+static void each_string(const char *json, const char *name, void (*each)(const char *))
+{
+    char needle[64];
+    snprintf(needle, sizeof needle, "\"%s\"", name);
+    const char *p = strstr(json, needle);
+    if (p == NULL || (p = strchr(p, '[')) == NULL) return;
+    const char *end = strchr(p, ']');
+    while (end != NULL && (p = strchr(p, '"')) != NULL && p < end) {
+        const char *close = strchr(p + 1, '"');
+        if (close == NULL || close > end || close - p - 1 >= 128) return;
+        char value[128];
+        memcpy(value, p + 1, (size_t)(close - p - 1));
+        value[close - p - 1] = '\0';
+        each(value);
+        p = close + 1;
+    }
+}
+
+static void kick(const char *client_id) { mosquitto_kick_client_by_clientid(client_id, false); }
+static void invalidate(const char *user_and_topic)
+{
+    const char *space = strchr(user_and_topic, ' ');
+    if (space == NULL || space - user_and_topic >= 32) return;
+    char user[32];
+    memcpy(user, user_and_topic, (size_t)(space - user_and_topic));
+    user[space - user_and_topic] = '\0';
+    cache_clear_matching(user, NULL, space + 1);
+}
+static void revoke(const char *session)
+{
+    if (revoked_count == MAX_REVOKED) {
+        memmove(revoked_sessions, revoked_sessions + 1, (MAX_REVOKED - 1) * sizeof revoked_sessions[0]);
+        revoked_count--;
+    }
+    revoked_sessions[revoked_count++] = strtoll(session, NULL, 10);
+}
+
+static int on_control(int event, void *event_data, void *userdata)
+{
+    (void)event;
+    (void)userdata;
+    struct mosquitto_evt_control *ed = event_data;
+    if (!is_server(mosquitto_client_username(ed->client))) return MOSQ_ERR_ACL_DENIED;
+    if (ed->payloadlen == 0 || ed->payloadlen > 65536) return MOSQ_ERR_INVAL;
+    char *json = malloc(ed->payloadlen + 1);
+    if (json == NULL) return MOSQ_ERR_NOMEM;
+    memcpy(json, ed->payload, ed->payloadlen);
+    json[ed->payloadlen] = '\0';
+    /* {"invalidate":[...],"revokeSessions":[...],"kickClients":[...]}: in this order, so
+       a kicked client that reconnects at once meets a fresh cache and a refused token. */
+    each_string(json, "invalidate", invalidate);
+    each_string(json, "revokeSessions", revoke);
+    each_string(json, "kickClients", kick);
+    free(json);
+    return MOSQ_ERR_SUCCESS;
+}
+
+static int on_disconnect(int event, void *event_data, void *userdata)
+{
+    (void)event;
+    (void)userdata;
+    struct mosquitto_evt_disconnect *ed = event_data;
+    const char *username = mosquitto_client_username(ed->client);
+    const char *client_id = mosquitto_client_id(ed->client);
+    if (username == NULL || is_server(username)) return MOSQ_ERR_SUCCESS;
+    /* The client's cached decisions end with its connection (not its user's other clients'). */
+    if (client_id != NULL) cache_clear_matching(username, client_id, NULL);
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    struct tm utc;
+    gmtime_r(&tv.tv_sec, &utc);
+    char stamp[40], topic[96], payload[256];
+    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &utc);
+    snprintf(topic, sizeof topic, "user/%s/online", username);
+    int len = snprintf(
+        payload, sizeof payload,
+        "{\"type\":\"online-user-message\",\"data\":{\"lastActivity\":\"%s.%03ldZ\",\"online\":false},"
+        "\"hash\":\"offline-%s-%ld%03ld\"}",
+        stamp, (long)(tv.tv_usec / 1000), username, (long)tv.tv_sec, (long)(tv.tv_usec / 1000));
+    mosquitto_broker_publish_copy(NULL, topic, len, payload, 1, true, NULL);
+    return MOSQ_ERR_SUCCESS;
+}
+
+int mosquitto_plugin_init(mosquitto_plugin_id_t *identifier, void **userdata, struct mosquitto_opt *options, int count)
+{
+    (void)userdata;
+    plugin_id = identifier;
+    for (int i = 0; i < count; i++) {
+        const char *k = options[i].key, *v = options[i].value;
+        if (strcmp(k, "token_key") == 0) {
+            long len = parley_base64_decode(v, token_key, sizeof token_key);
+            token_key_len = len > 0 ? (size_t)len : 0;
+        } else if (strcmp(k, "server_username") == 0) {
+            server_username = strdup(v);
+        } else if (strcmp(k, "server_password") == 0) {
+            server_password = strdup(v);
+        } else if (strcmp(k, "acl_url") == 0) {
+            acl_url = strdup(v);
+        } else if (strcmp(k, "timeout_ms") == 0) {
+            timeout_ms = strtol(v, NULL, 10);
+        } else if (strcmp(k, "cache_seconds") == 0) {
+            cache_seconds = strtol(v, NULL, 10);
+        }
+    }
+    if (token_key_len < 32 || acl_url == NULL) {
+        mosquitto_log_printf(MOSQ_LOG_ERR, "parley: plugin_opt_token_key (32+ bytes) and plugin_opt_acl_url are required");
+        return MOSQ_ERR_INVAL;
+    }
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    mosquitto_callback_register(plugin_id, MOSQ_EVT_BASIC_AUTH, on_basic_auth, NULL, NULL);
+    mosquitto_callback_register(plugin_id, MOSQ_EVT_ACL_CHECK, on_acl_check, NULL, NULL);
+    mosquitto_callback_register(plugin_id, MOSQ_EVT_CONTROL, on_control, CONTROL_TOPIC, NULL);
+    mosquitto_callback_register(plugin_id, MOSQ_EVT_DISCONNECT, on_disconnect, NULL, NULL);
+    return MOSQ_ERR_SUCCESS;
+}
+
+int mosquitto_plugin_cleanup(void *userdata, struct mosquitto_opt *options, int count)
+{
+    (void)userdata;
+    (void)options;
+    (void)count;
+    mosquitto_callback_unregister(plugin_id, MOSQ_EVT_BASIC_AUTH, on_basic_auth, NULL);
+    mosquitto_callback_unregister(plugin_id, MOSQ_EVT_ACL_CHECK, on_acl_check, NULL);
+    mosquitto_callback_unregister(plugin_id, MOSQ_EVT_CONTROL, on_control, CONTROL_TOPIC);
+    mosquitto_callback_unregister(plugin_id, MOSQ_EVT_DISCONNECT, on_disconnect, NULL);
+    endpoint_cleanup();
+    cache_clear_matching(NULL, NULL, NULL);
+    curl_global_cleanup();
+    free(server_username);
+    free(server_password);
+    free(acl_url);
+    server_username = server_password = acl_url = NULL;
+    return MOSQ_ERR_SUCCESS;
+}

@@ -1,0 +1,19 @@
+#ifndef PARLEY_PLUGIN_INTERNAL_H
+#define PARLEY_PLUGIN_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "parley_plugin.h"
+
+/* Returns 1 allowed, 0 denied, -1 unknown or expired. */
+int cache_lookup(const char *username, const char *client_id, int access, const char *topic, time_t now);
+void cache_store(const char *username, const char *client_id, int access, const char *topic, bool allowed, time_t expires);
+void cache_clear_matching(const char *username, const char *client_id, const char *topic);
+
+/* Asks the broker-auth endpoint; returns 1 allowed, 0 denied, -1 no answer. */
+int endpoint_acl(const char *url, long timeout_ms, const char *username, const char *client_id, const char *topic, int access);
+void endpoint_cleanup(void);
+
+#endif

@@ -1,0 +1,192 @@
+import Foundation
+import HummingbirdTesting
+import Logging
+import ParleyAPI
+import ParleyCore
+import ParleyMQTT
+import ParleyPostgres
+import ParleyTestSupport
+import Prometheus
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+/// Real MQTT clients against mosquitto with Parley's plugin, whose ACL questions go to a
+/// real internal listener over HTTP.
+struct BrokerPluginTests {
+    static let server = BrokerAuthority.ServerIdentity(username: "parley-server", password: "plugin-test-secret")
+    static let keyBase64 = Data(repeating: 42, count: 32).base64EncodedString()
+
+    /// Runs `body` with the public API in memory, the internal listener live, and the broker.
+    func withBroker(
+        valgrind: Bool = false,
+        _ body: @escaping @Sendable (any TestClientProtocol, PluginBroker) async throws -> Void
+    ) async throws -> PluginBroker {
+        let harness = try await AccountsHarness.make()
+        let authority = BrokerAuthority(
+            key: AccountsHarness.mqttKey, server: Self.server,
+            sessions: PostgresSessionRepository(database: harness.database, logger: .quiet),
+            rooms: PostgresRoomRepository(database: harness.database, logger: .quiet))
+        let internalServer = APIServer(
+            configuration: HTTPConfiguration(port: nil, tlsPort: nil, internalPort: 0),
+            probes: [], registry: PrometheusCollectorRegistry(), logger: .quiet)
+        let ports = PortBook()
+        let listeners = try internalServer.services(
+            internalRouter: internalServer.internalRouter {
+                BrokerAuthController(authority: authority).addRoutes(to: $0)
+            }
+        ) { listener, port in ports.set(listener, port) }
+        let group = ServiceGroup(configuration: .init(services: listeners.map { .init(service: $0) }, logger: .quiet))
+        let brokerBox = BrokerBox()
+        try await harness.run { client in
+            let running = Task { try await group.run() }
+            for _ in 0..<200 where ports.port(.internal) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            let broker = try await PluginBroker(
+                tokenKeyBase64: Self.keyBase64, serverUsername: Self.server.username,
+                serverPassword: Self.server.password,
+                aclURL: "http://127.0.0.1:\(ports.port(.internal))/internal/broker/acl", valgrind: valgrind)
+            brokerBox.set(broker)
+            do {
+                try await body(client, broker)
+            } catch {
+                await broker.stop()
+                throw error
+            }
+            await group.triggerGracefulShutdown()
+            try await running.value
+        }
+        return try #require(brokerBox.value)
+    }
+
+    func mqtt(_ broker: PluginBroker, login: [String: Any]) throws -> MQTTClient {
+        let credentials = login["mqtt"] as? [String: Any] ?? [:]
+        return try MQTTClient(
+            configuration: MQTTConfiguration(
+                port: broker.port, username: credentials["username"] as? String,
+                password: credentials["password"] as? String, clientID: credentials["clientId"] as? String ?? "",
+                keepAlive: .seconds(5), acknowledgementTimeout: .seconds(3)), logger: .quiet)
+    }
+
+    func serverClient(_ broker: PluginBroker) throws -> MQTTClient {
+        try MQTTClient(
+            configuration: MQTTConfiguration(
+                port: broker.port, username: Self.server.username, password: Self.server.password,
+                clientID: "parley-test-\(UUID().uuidString.prefix(8))", acknowledgementTimeout: .seconds(3)),
+            logger: .quiet)
+    }
+
+    func connected(_ client: MQTTClient) async throws -> MQTTClient {
+        try client.start()
+        try await client.waitUntilConnected(timeout: .seconds(5))
+        return client
+    }
+
+    func next(_ client: MQTTClient, within limit: Duration) async -> MQTTMessage? {
+        let message = try? await withTimeout(limit) {
+            var iterator = client.messages.makeAsyncIterator()
+            return await iterator.next()
+        }
+        return message ?? nil
+    }
+
+    @Test func connectSubscribeAndRevocationThroughThePlugin() async throws {
+        let broker = try await withBroker { api, broker in
+            var users: [[String: Any]] = []
+            for _ in 0..<3 { users.append(try await api.signUp()) }
+            let room = try await api.json(.put, "/v1/rooms/direct/\(userID(users[1]))", token: token(users[0]))
+            let uid = try #require(room.json["uid"] as? String)
+
+            // CONNECT: a good token, a tampered one, a foreign client id.
+            let member = try await connected(try mqtt(broker, login: users[1]))
+            var tampered = users[2]
+            var credentials = tampered["mqtt"] as? [String: Any] ?? [:]
+            credentials["password"] = (credentials["password"] as? String ?? "") + "x"
+            tampered["mqtt"] = credentials
+            let refused = try mqtt(broker, login: tampered)
+            try refused.start()
+            await #expect(throws: MQTTError.timeout) { try await refused.waitUntilConnected(timeout: .seconds(1)) }
+            await refused.shutdown()
+            var foreign = users[2]
+            credentials = foreign["mqtt"] as? [String: Any] ?? [:]
+            credentials["clientId"] = "someone-elses-id"
+            foreign["mqtt"] = credentials
+            let hijack = try mqtt(broker, login: foreign)
+            try hijack.start()
+            await #expect(throws: MQTTError.timeout) { try await hijack.waitUntilConnected(timeout: .seconds(1)) }
+            await hijack.shutdown()
+
+            // SUBSCRIBE: the member's room and own notices; nothing else.
+            try await member.subscribe(Topic.room(uid))
+            try await member.subscribe(Topic.notifications(userID(users[1])))
+            await #expect(throws: MQTTError.self) { try await member.subscribe("#") }
+            await #expect(throws: MQTTError.self) { try await member.subscribe("chat-in/\(uid)") }
+            await #expect(throws: MQTTError.self) { try await member.subscribe(Topic.notifications(userID(users[0]))) }
+            let outsider = try await connected(try mqtt(broker, login: users[2]))
+            await #expect(throws: MQTTError.self) { try await outsider.subscribe(Topic.room(uid)) }
+            await #expect(throws: MQTTError.self) {
+                try await outsider.publish(topic: Topic.room(uid), string: "spoof")
+            }
+
+            // Deliveries follow the subscription, until the server invalidates it.
+            let server = try await connected(try serverClient(broker))
+            try await server.subscribe("user/+/online")
+            try await server.publish(topic: Topic.room(uid), string: "first")
+            #expect(await next(member, within: .seconds(3))?.payload == Array("first".utf8))
+            let command = #"{"invalidate":["\#(userID(users[1])) \#(Topic.room(uid))"]}"#
+            try await server.publish(topic: "$CONTROL/parley-auth/v1", string: command)
+            try await Task.sleep(for: .milliseconds(200))
+            try await server.publish(topic: Topic.room(uid), string: "after removal")
+            #expect(await next(member, within: .seconds(1)) == nil)
+
+            // A kicked client is gone, and its presence says offline (retained).
+            let kick = #"{"kickClients":["\#((users[1]["mqtt"] as? [String: Any])?["clientId"] as? String ?? "")"]}"#
+            try await server.publish(topic: "$CONTROL/parley-auth/v1", string: kick)
+            var presence: MQTTMessage?
+            for _ in 0..<10 where presence == nil {
+                if let message = await next(server, within: .seconds(1)),
+                    message.topic == "user/\(userID(users[1]))/online"
+                {
+                    presence = message
+                }
+            }
+            let envelope = try #require(
+                presence.flatMap { try? JSONSerialization.jsonObject(with: Data($0.payload)) } as? [String: Any])
+            #expect(envelope["type"] as? String == "online-user-message")
+            #expect((envelope["data"] as? [String: Any])?["online"] as? Bool == false)
+            #expect(((envelope["data"] as? [String: Any])?["lastActivity"] as? String)?.hasSuffix("Z") == true)
+            for client in [member, outsider, server] { await client.shutdown() }
+        }
+        #expect(await broker.stop() == 0)
+    }
+
+    @Test func thePluginLeaksNoMemory() async throws {
+        let broker = try await withBroker(valgrind: true) { api, broker in
+            let (a, b) = (try await api.signUp(), try await api.signUp())
+            let room = try await api.json(.put, "/v1/rooms/direct/\(userID(b))", token: token(a))
+            let uid = room.json["uid"] as? String ?? ""
+            for login in [a, b] {
+                let client = try await connected(try mqtt(broker, login: login))
+                try await client.subscribe(Topic.room(uid))
+                await #expect(throws: MQTTError.self) { try await client.subscribe("#") }
+                await client.shutdown()
+            }
+        }
+        await broker.stop()
+        let log = broker.log
+        #expect(
+            log.contains("definitely lost: 0 bytes") || log.contains("All heap blocks were freed"),
+            "\(log.suffix(2000))")
+        #expect(log.contains("indirectly lost: 0 bytes") || log.contains("All heap blocks were freed"))
+        // The dynamic loader trips valgrind on its own (rpath handling); nothing may point at the plugin.
+        for file in ["plugin.c", "cache.c", "endpoint.c", "token.c"] {
+            #expect(!log.contains("(\(file):"), "valgrind reports \(file): \(log.suffix(3000))")
+        }
+    }
+}
+
+/// The broker started inside the harness, handed out for the checks after it.
+final class BrokerBox: Sendable {
+    private let state = Mutex<PluginBroker?>(nil)
+    func set(_ broker: PluginBroker) { state.withLock { $0 = broker } }
+    var value: PluginBroker? { state.withLock { $0 } }
+}
