@@ -7,15 +7,33 @@ import PostgresNIO
 enum Outbox {
     static let channel = "parley_outbox"
 
+    /// - Parameter topic: where `event` goes; the room's topic when nil.
     static func add(
-        roomID: Int64, event: String?, fanout: FanoutJob?, on connection: PostgresConnection, logger: Logger
+        roomID: Int64, event: String?, fanout: FanoutJob?, topic: String? = nil, on connection: PostgresConnection,
+        logger: Logger
     ) async throws {
         try await connection.query(
             """
-            INSERT INTO messenger.outbox (chat_room_id, event, fanout)
-            VALUES (\(roomID), \(event), \(fanout?.json()))
+            INSERT INTO messenger.outbox (chat_room_id, event, fanout, topic)
+            VALUES (\(roomID), \(event), \(fanout?.json()), \(topic))
             """, logger: logger)
         // Delivered at commit, so the relay wakes only for committed events.
         try await connection.query("SELECT pg_notify(\(channel), '')", logger: logger)
+    }
+}
+
+extension Outbox {
+    /// Stops the broker's deliveries of the room to users who lost it (within the relay's
+    /// wake-up, well under a second).
+    static func roomLost(roomID: Int64, userIDs: [Int64], on connection: PostgresConnection, logger: Logger)
+        async throws
+    {
+        guard !userIDs.isEmpty else { return }
+        let uid = try await connection.query(
+            "SELECT uid FROM messenger.chat_room WHERE id = \(roomID)", logger: logger
+        ).single(String.self)
+        try await add(
+            roomID: roomID, event: BrokerControl.roomLost(roomUID: uid, userIDs: userIDs).json(), fanout: nil,
+            topic: BrokerControl.topic, on: connection, logger: logger)
     }
 }

@@ -61,13 +61,13 @@ public struct OutboxRelay: Service {
             guard active == true else { return 0 }
             let rows = try await connection.query(
                 """
-                SELECT o.id, c.uid, o.event, o.fanout FROM messenger.outbox o
+                SELECT o.id, coalesce(o.topic, 'chat-room/' || c.uid), o.event, o.fanout FROM messenger.outbox o
                 JOIN messenger.chat_room c ON c.id = o.chat_room_id
                 ORDER BY o.id LIMIT \(batchSize) FOR UPDATE OF o SKIP LOCKED
                 """, logger: logger)
             var done: [Int64] = []
-            for try await (id, uid, event, job) in rows.decode((Int64, String, String?, String?).self) {
-                if let event { try await publisher.publish(topic: Topic.room(uid), payload: event) }
+            for try await (id, topic, event, job) in rows.decode((Int64, String, String?, String?).self) {
+                if let event { try await publisher.publish(topic: topic, payload: event) }
                 if let job { try await fanout.enqueue(job) }
                 done.append(id)
             }

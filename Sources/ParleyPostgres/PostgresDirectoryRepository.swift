@@ -158,6 +158,9 @@ public struct PostgresDirectoryRepository: DirectoryRepository {
                     """, logger: logger
                 ).single(Int64.self)
                 let kind = notice == nil ? "roles" : "members"
+                if notice == "removed" {
+                    try await Outbox.roomLost(roomID: room, userIDs: [userID], on: connection, logger: logger)
+                }
                 try await Outbox.add(
                     roomID: room, event: RoomEvent.change(kind, roomID: room, by: 0, serial: serial).json(),
                     fanout: notice.map {

@@ -125,6 +125,7 @@ extension PostgresRoomRepository {
             try await Outbox.add(
                 roomID: roomID, event: RoomEvent.change(kind, roomID: roomID, by: editorID, serial: serial).json(),
                 fanout: nil, on: connection, logger: logger)
+            try await Outbox.roomLost(roomID: roomID, userIDs: removed, on: connection, logger: logger)
             for (users, notice) in [(added, "added"), (removed, "removed")] where !users.isEmpty {
                 let event = RoomEvent.change(notice, roomID: roomID, by: editorID, serial: serial)
                 try await Outbox.add(

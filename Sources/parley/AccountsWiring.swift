@@ -1,5 +1,6 @@
 import ParleyAPI
 import ParleyCore
+import ParleyMQTT
 import ParleyPostgres
 import ParleyRedis
 import ServiceLifecycle
@@ -18,7 +19,7 @@ struct AccountsWiring {
         let accounts = AccountService(
             users: users, sessions: sessions, hasher: hasher, limiter: RedisRateLimiter(pool: dependencies.redis),
             revocations: RedisSessionRevocationBus(pool: dependencies.redis),
-            broker: LoggedBrokerSessionControl(logger: Runtime.logger("broker")),
+            broker: MQTTBrokerSessionControl(client: dependencies.mqtt, logger: Runtime.logger("broker")),
             mqttKey: try settings.mqttTokenKey(), policy: try settings.accountPolicy(),
             revokedLocally: { cache.revoke(sessions: $0) })
         api = AccountsAPI(

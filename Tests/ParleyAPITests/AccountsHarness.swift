@@ -30,14 +30,16 @@ struct AccountsHarness: Sendable {
     }
 
     /// One API instance: its own session cache, trusted (as when its subscriber listens).
-    func instance(cache: SessionCache = Self.trustedCache()) -> (api: AccountsAPI, cache: SessionCache) {
+    func instance(
+        cache: SessionCache = Self.trustedCache(), broker: any BrokerSessionControl = NoBroker()
+    ) -> (api: AccountsAPI, cache: SessionCache) {
         let users = PostgresUserRepository(database: database, logger: .quiet)
         let sessions = PostgresSessionRepository(database: database, logger: .quiet)
         let hasher = BcryptPasswordHasher(cost: 4)
         let accounts = AccountService(
             users: users, sessions: sessions, hasher: hasher,
             limiter: RedisRateLimiter(pool: redis, namespace: namespace),
-            revocations: RedisSessionRevocationBus(pool: redis), broker: NoBroker(), mqttKey: Self.mqttKey,
+            revocations: RedisSessionRevocationBus(pool: redis), broker: broker, mqttKey: Self.mqttKey,
             policy: policy, revokedLocally: { cache.revoke(sessions: $0) })
         let api = AccountsAPI(
             accounts: accounts, users: users, sessions: sessions,
@@ -53,8 +55,11 @@ struct AccountsHarness: Sendable {
     }
 
     /// Runs `body` with the database pool running and a client for one API instance.
-    func run(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
-        let api = instance().api
+    func run(
+        broker: any BrokerSessionControl = NoBroker(),
+        _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
+    ) async throws {
+        let api = instance(broker: broker).api
         let rooms = RoomsController(
             service: RoomService(rooms: PostgresRoomRepository(database: database, logger: .quiet)))
         try await database.withRunningClient { _ in
@@ -66,7 +71,7 @@ struct AccountsHarness: Sendable {
     }
 
     struct NoBroker: BrokerSessionControl {
-        func disconnect(clientIDs: [String]) async {}
+        func end(sessions: [Int64], clientIDs: [String]) async {}
     }
 }
 

@@ -5,6 +5,7 @@ import ParleyAPI
 import ParleyCore
 import ParleyMQTT
 import ParleyPostgres
+import ParleyRedis
 import ParleyTestSupport
 import Prometheus
 import ServiceLifecycle
@@ -19,7 +20,7 @@ struct BrokerPluginTests {
 
     /// Runs `body` with the public API in memory, the internal listener live, and the broker.
     func withBroker(
-        valgrind: Bool = false,
+        valgrind: Bool = false, relay: Bool = false,
         _ body: @escaping @Sendable (any TestClientProtocol, PluginBroker) async throws -> Void
     ) async throws -> PluginBroker {
         let harness = try await AccountsHarness.make()
@@ -38,7 +39,9 @@ struct BrokerPluginTests {
         ) { listener, port in ports.set(listener, port) }
         let group = ServiceGroup(configuration: .init(services: listeners.map { .init(service: $0) }, logger: .quiet))
         let brokerBox = BrokerBox()
-        try await harness.run { client in
+        // The server's own connection to the plugin broker: ends sessions, relays events.
+        let serverLink = ServerLink()
+        try await harness.run(broker: serverLink) { client in
             let running = Task { try await group.run() }
             for _ in 0..<200 where ports.port(.internal) == 0 { try await Task.sleep(for: .milliseconds(10)) }
             let broker = try await PluginBroker(
@@ -46,12 +49,27 @@ struct BrokerPluginTests {
                 serverPassword: Self.server.password,
                 aclURL: "http://127.0.0.1:\(ports.port(.internal))/internal/broker/acl", valgrind: valgrind)
             brokerBox.set(broker)
+            let server = try await connected(try serverClient(broker))
+            serverLink.set(MQTTBrokerSessionControl(client: server, logger: .quiet))
+            let relayGroup = ServiceGroup(
+                configuration: .init(
+                    services: relay
+                        ? [
+                            .init(
+                                service: OutboxRelay(
+                                    database: harness.database, publisher: server, fanout: NoQueue(), logger: .quiet))
+                        ]
+                        : [], logger: .quiet))
+            let relaying = Task { try await relayGroup.run() }
             do {
                 try await body(client, broker)
             } catch {
                 await broker.stop()
                 throw error
             }
+            await relayGroup.triggerGracefulShutdown()
+            try await relaying.value
+            await server.shutdown()
             await group.triggerGracefulShutdown()
             try await running.value
         }
@@ -159,6 +177,55 @@ struct BrokerPluginTests {
         #expect(await broker.stop() == 0)
     }
 
+    @Test func aRemovedMemberStopsReceivingAndALoggedOutClientIsDisconnected() async throws {
+        let broker = try await withBroker(relay: true) { api, broker in
+            var users: [[String: Any]] = []
+            for _ in 0..<3 { users.append(try await api.signUp()) }
+            let created = try await api.json(
+                .post, "/v1/rooms", token: token(users[0]),
+                body:
+                    #"{"name":"R","members":[{"userId":\#(userID(users[1])),"role":"reader"},{"userId":\#(userID(users[2])),"role":"reader"}],"firstMessage":{"content":"hi","uid":"0"}}"#
+            )
+            let (roomID, uid) = (created.json["id"] as? Int ?? 0, created.json["uid"] as? String ?? "")
+            let staying = try await connected(try mqtt(broker, login: users[1]))
+            let leaving = try await connected(try mqtt(broker, login: users[2]))
+            for client in [staying, leaving] { try await client.subscribe(Topic.room(uid)) }
+
+            #expect(
+                try await api.json(.delete, "/v1/rooms/\(roomID)/members/\(userID(users[2]))", token: token(users[0]))
+                    .status
+                    == .noContent)
+            try await Task.sleep(for: .seconds(1))
+            let sent = try await api.json(
+                .post, "/v1/rooms/\(roomID)/messages", token: token(users[0]), body: #"{"content":"secret","uid":"s"}"#)
+            let messageID = sent.json["id"] as? Int ?? -1
+            func receivedMessage(_ client: MQTTClient) async -> Bool {
+                for _ in 0..<20 {
+                    guard let message = await next(client, within: .seconds(2)) else { return false }
+                    let data = (try? JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any])?[
+                        "data"]
+                    if (data as? [String: Any])?["id"] as? Int == messageID { return true }
+                }
+                return false
+            }
+            #expect(await receivedMessage(staying))
+            #expect(!(await receivedMessage(leaving)))
+
+            // Logout: the client is disconnected and its token refused.
+            #expect(try await api.json(.post, "/v1/auth/logout", token: token(users[1])).status == .noContent)
+            var disconnected = false
+            for _ in 0..<50 where !disconnected {
+                try await Task.sleep(for: .milliseconds(20))
+                disconnected = !staying.isConnected
+            }
+            #expect(disconnected)
+            try await Task.sleep(for: .seconds(2))
+            #expect(!staying.isConnected)
+            for client in [staying, leaving] { await client.shutdown() }
+        }
+        await broker.stop()
+    }
+
     @Test func thePluginLeaksNoMemory() async throws {
         let broker = try await withBroker(valgrind: true) { api, broker in
             let (a, b) = (try await api.signUp(), try await api.signUp())
@@ -182,6 +249,20 @@ struct BrokerPluginTests {
             #expect(!log.contains("(\(file):"), "valgrind reports \(file): \(log.suffix(3000))")
         }
     }
+}
+
+/// Ends sessions through the plugin once the test's server connection exists.
+final class ServerLink: BrokerSessionControl {
+    private let control = Mutex<MQTTBrokerSessionControl?>(nil)
+    func set(_ control: MQTTBrokerSessionControl) { self.control.withLock { $0 = control } }
+    func end(sessions: [Int64], clientIDs: [String]) async {
+        await control.withLock { $0 }?.end(sessions: sessions, clientIDs: clientIDs)
+    }
+}
+
+/// Fan-out jobs are not needed where only room topics are watched.
+struct NoQueue: JobQueue {
+    func enqueue(_ job: String) async throws {}
 }
 
 /// The broker started inside the harness, handed out for the checks after it.

@@ -45,10 +45,10 @@ public protocol SessionRevocationBus: Sendable {
     func publish(revokedSessions: [Int64]) async throws
 }
 
-/// What happens to a broker connection when its session ends. The broker issue makes
-/// this disconnect the client through the plugin's `$CONTROL` topic.
+/// What happens to broker connections when sessions end: the broker refuses the sessions'
+/// tokens from then on and disconnects their clients (the plugin's `$CONTROL` topic).
 public protocol BrokerSessionControl: Sendable {
-    func disconnect(clientIDs: [String]) async
+    func end(sessions: [Int64], clientIDs: [String]) async
 }
 
 /// Counts attempts per key in fixed windows.

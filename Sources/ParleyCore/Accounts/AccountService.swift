@@ -161,7 +161,7 @@ public struct AccountService: Sendable {
         // Other instances' caches also expire entries on their own; a failed publish is
         // covered by their subscriber's reconnect, which empties the cache.
         try? await revocations.publish(revokedSessions: sessionIDs)
-        if !clientIDs.isEmpty { await broker.disconnect(clientIDs: clientIDs) }
+        if !sessionIDs.isEmpty || !clientIDs.isEmpty { await broker.end(sessions: sessionIDs, clientIDs: clientIDs) }
     }
 
     private func limit(_ key: String, _ limit: Int) async throws {
