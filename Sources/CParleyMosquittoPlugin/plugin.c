@@ -9,6 +9,9 @@
  *   `invalidate` ("<userId> <topic>": drop that user's decisions for the topic, so
  *   deliveries of a lost room stop at once), `revokeSessions` (their tokens are refused from
  *   then on) and `kickClients` (disconnect them).
+ * - MESSAGE on chat-in/...: stamps the MQTT 5 user property `parley-user` with the
+ *   publisher's user id (a client-supplied one gets the message dropped), so the ingest
+ *   knows who wrote without trusting the payload.
  * - DISCONNECT: publishes the user's retained offline presence.
  *
  * Options (plugin_opt_*): token_key (base64, required), server_username, server_password,
@@ -173,6 +176,29 @@ static int on_control(int event, void *event_data, void *userdata)
     return MOSQ_ERR_SUCCESS;
 }
 
+static int on_message(int event, void *event_data, void *userdata)
+{
+    (void)event;
+    (void)userdata;
+    struct mosquitto_evt_message *ed = event_data;
+    if (ed->topic == NULL || strncmp(ed->topic, "chat-in/", 8) != 0) return MOSQ_ERR_SUCCESS;
+    const char *username = mosquitto_client_username(ed->client);
+    if (is_server(username)) return MOSQ_ERR_SUCCESS;
+    if (username == NULL) return MOSQ_ERR_ACL_DENIED;
+    char *name = NULL;
+    const mosquitto_property *p = mosquitto_property_read_string_pair(
+        ed->properties, MQTT_PROP_USER_PROPERTY, &name, NULL, false);
+    while (p != NULL) {
+        bool forged = name != NULL && strcmp(name, "parley-user") == 0;
+        free(name);
+        name = NULL;
+        if (forged) return MOSQ_ERR_ACL_DENIED;
+        p = mosquitto_property_read_string_pair(p, MQTT_PROP_USER_PROPERTY, &name, NULL, true);
+    }
+    free(name);
+    return mosquitto_property_add_string_pair(&ed->properties, MQTT_PROP_USER_PROPERTY, "parley-user", username);
+}
+
 static int on_disconnect(int event, void *event_data, void *userdata)
 {
     (void)event;
@@ -229,6 +255,7 @@ int mosquitto_plugin_init(mosquitto_plugin_id_t *identifier, void **userdata, st
     mosquitto_callback_register(plugin_id, MOSQ_EVT_ACL_CHECK, on_acl_check, NULL, NULL);
     mosquitto_callback_register(plugin_id, MOSQ_EVT_CONTROL, on_control, CONTROL_TOPIC, NULL);
     mosquitto_callback_register(plugin_id, MOSQ_EVT_DISCONNECT, on_disconnect, NULL, NULL);
+    mosquitto_callback_register(plugin_id, MOSQ_EVT_MESSAGE, on_message, NULL, NULL);
     return MOSQ_ERR_SUCCESS;
 }
 
@@ -241,6 +268,7 @@ int mosquitto_plugin_cleanup(void *userdata, struct mosquitto_opt *options, int 
     mosquitto_callback_unregister(plugin_id, MOSQ_EVT_ACL_CHECK, on_acl_check, NULL);
     mosquitto_callback_unregister(plugin_id, MOSQ_EVT_CONTROL, on_control, CONTROL_TOPIC);
     mosquitto_callback_unregister(plugin_id, MOSQ_EVT_DISCONNECT, on_disconnect, NULL);
+    mosquitto_callback_unregister(plugin_id, MOSQ_EVT_MESSAGE, on_message, NULL);
     endpoint_cleanup();
     cache_clear_matching(NULL, NULL, NULL);
     curl_global_cleanup();

@@ -6,4 +6,8 @@ extension MQTTClient: EventPublisher {
     public func publish(topic: String, payload: String) async throws {
         try await publish(topic: topic, payload: Array(payload.utf8), qos: 1, messageExpiry: .seconds(3600))
     }
+
+    public func publishTransient(topic: String, payload: String) async throws {
+        try await publish(topic: topic, payload: Array(payload.utf8), qos: 0)
+    }
 }

@@ -1,4 +1,5 @@
 import CMosquitto
+import Glibc
 import Logging
 import Synchronization
 
@@ -159,7 +160,7 @@ extension MQTTClient {
             let error = codes.first { $0 >= 0x80 }.map { MQTTError.refused($0) }
             MQTTClient.from(userData).didAcknowledge(mid, error: error)
         }
-        mosquitto_message_callback_set(handle) { _, userData, raw in
+        mosquitto_message_v5_callback_set(handle) { _, userData, raw, properties in
             guard let raw else { return }
             let message = raw.pointee
             let payload =
@@ -168,8 +169,26 @@ extension MQTTClient {
             MQTTClient.from(userData).didReceive(
                 MQTTMessage(
                     topic: String(cString: message.topic), payload: payload, qos: Int(message.qos),
-                    retain: message.retain))
+                    retain: message.retain, userProperties: MQTTClient.userProperties(properties)))
         }
+    }
+
+    /// The user properties of a property list, copied out (libmosquitto frees the list).
+    static func userProperties(_ list: OpaquePointer?) -> [String: String] {
+        var properties: [String: String] = [:]
+        var name: UnsafeMutablePointer<CChar>? = nil
+        var value: UnsafeMutablePointer<CChar>? = nil
+        var cursor = mosquitto_property_read_string_pair(
+            list, Int32(MQTT_PROP_USER_PROPERTY.rawValue), &name, &value, false)
+        while cursor != nil {
+            if let name, let value { properties[String(cString: name)] = String(cString: value) }
+            free(name)
+            free(value)
+            (name, value) = (nil, nil)
+            cursor = mosquitto_property_read_string_pair(
+                cursor, Int32(MQTT_PROP_USER_PROPERTY.rawValue), &name, &value, true)
+        }
+        return properties
     }
 
     static func from(_ userData: UnsafeMutableRawPointer?) -> MQTTClient {

@@ -47,11 +47,14 @@ public struct MQTTMessage: Sendable, Equatable {
     public let payload: [UInt8]
     public let qos: Int
     public let retain: Bool
+    /// MQTT 5 user properties (the broker plugin stamps `parley-user` on client input).
+    public let userProperties: [String: String]
 
-    public init(topic: String, payload: [UInt8], qos: Int, retain: Bool) {
+    public init(topic: String, payload: [UInt8], qos: Int, retain: Bool, userProperties: [String: String] = [:]) {
         self.topic = topic
         self.payload = payload
         self.qos = qos
         self.retain = retain
+        self.userProperties = userProperties
     }
 }

@@ -29,6 +29,11 @@ public struct PostgresRoomRepository: RoomRepository {
         return (rank ?? nil).flatMap { RoomRole(rank: $0) }
     }
 
+    public func roomID(uid: String) async throws -> Int64? {
+        try await database.client.query("SELECT id FROM messenger.chat_room WHERE uid = \(uid)", logger: logger)
+            .first(Int64.self)
+    }
+
     /// Served by the membership view's three index-backed branches.
     func effectiveRole(roomID: Int64, userID: Int64, on connection: PostgresConnection?) async throws -> RoomRole? {
         let query: PostgresQuery = """

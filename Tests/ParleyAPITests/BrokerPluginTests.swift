@@ -7,6 +7,7 @@ import ParleyMQTT
 import ParleyPostgres
 import ParleyRedis
 import ParleyTestSupport
+import ParleyWorker
 import Prometheus
 import ServiceLifecycle
 import Synchronization
@@ -20,7 +21,7 @@ struct BrokerPluginTests {
 
     /// Runs `body` with the public API in memory, the internal listener live, and the broker.
     func withBroker(
-        valgrind: Bool = false, relay: Bool = false,
+        valgrind: Bool = false, relay: Bool = false, ingest: Bool = false,
         _ body: @escaping @Sendable (any TestClientProtocol, PluginBroker) async throws -> Void
     ) async throws -> PluginBroker {
         let harness = try await AccountsHarness.make()
@@ -51,15 +52,23 @@ struct BrokerPluginTests {
             brokerBox.set(broker)
             let server = try await connected(try serverClient(broker))
             serverLink.set(MQTTBrokerSessionControl(client: server, logger: .quiet))
-            let relayGroup = ServiceGroup(
-                configuration: .init(
-                    services: relay
-                        ? [
-                            .init(
-                                service: OutboxRelay(
-                                    database: harness.database, publisher: server, fanout: NoQueue(), logger: .quiet))
-                        ]
-                        : [], logger: .quiet))
+            var workers: [ServiceGroupConfiguration.ServiceConfiguration] = []
+            if relay {
+                workers.append(
+                    .init(
+                        service: OutboxRelay(
+                            database: harness.database, publisher: server, fanout: NoQueue(), logger: .quiet)))
+            }
+            let ingestClient = try await connected(try serverClient(broker))
+            if ingest {
+                let rooms = PostgresRoomRepository(database: harness.database, logger: .quiet)
+                let handler = IngestHandler(
+                    rooms: RoomService(rooms: rooms), repository: rooms, publisher: ingestClient,
+                    limiter: RedisRateLimiter(pool: harness.redis, namespace: harness.namespace), logger: .quiet)
+                workers.append(
+                    .init(service: IngestConsumer(client: ingestClient, logger: .quiet, handle: handler.handle)))
+            }
+            let relayGroup = ServiceGroup(configuration: .init(services: workers, logger: .quiet))
             let relaying = Task { try await relayGroup.run() }
             do {
                 try await body(client, broker)
@@ -70,6 +79,7 @@ struct BrokerPluginTests {
             await relayGroup.triggerGracefulShutdown()
             try await relaying.value
             await server.shutdown()
+            await ingestClient.shutdown()
             await group.triggerGracefulShutdown()
             try await running.value
         }
@@ -222,6 +232,75 @@ struct BrokerPluginTests {
             try await Task.sleep(for: .seconds(2))
             #expect(!staying.isConnected)
             for client in [staying, leaving] { await client.shutdown() }
+        }
+        await broker.stop()
+    }
+
+    @Test func chatInIsStoredBeforeItReachesTheRoom() async throws {
+        let broker = try await withBroker(relay: true, ingest: true) { api, broker in
+            var users: [[String: Any]] = []
+            for _ in 0..<3 { users.append(try await api.signUp()) }
+            let created = try await api.json(
+                .post, "/v1/rooms", token: token(users[0]),
+                body:
+                    #"{"name":"In","members":[{"userId":\#(userID(users[1])),"role":"writer"},{"userId":\#(userID(users[2])),"role":"reader"}],"firstMessage":{"content":"hi","uid":"0"}}"#
+            )
+            let (roomID, uid) = (created.json["id"] as? Int ?? 0, created.json["uid"] as? String ?? "")
+            let writer = try await connected(try mqtt(broker, login: users[0]))
+            let listener = try await connected(try mqtt(broker, login: users[1]))
+            let reader = try await connected(try mqtt(broker, login: users[2]))
+            try await listener.subscribe(Topic.room(uid))
+            try await reader.subscribe(Topic.notifications(userID(users[2])))
+
+            func envelope(_ client: MQTTClient, type: String) async -> [String: Any]? {
+                for _ in 0..<20 {
+                    guard let message = await next(client, within: .seconds(3)) else { return nil }
+                    let json = (try? JSONSerialization.jsonObject(with: Data(message.payload))) as? [String: Any]
+                    if json?["type"] as? String == type { return json }
+                }
+                return nil
+            }
+            let input =
+                #"{"type":"new-message-notification","data":{"chatRoomId":\#(roomID),"content":"via MQTT","uid":"in-1","sentById":999},"hash":"h1"}"#
+            try await writer.publish(topic: "chat-in/\(uid)", string: input)
+            let event = try #require(await envelope(listener, type: "new-message-notification"))
+            let data = try #require(event["data"] as? [String: Any])
+            #expect(data["seq"] as? Int == 2)
+            #expect(data["content"] as? String == "via MQTT")
+            #expect(data["sentById"] as? Int == Int(userID(users[0])))
+            #expect(data["id"] is Int)
+
+            // The same uid again stores nothing and gets the same canonical event.
+            try await writer.publish(topic: "chat-in/\(uid)", string: input)
+            let again = try #require(await envelope(listener, type: "new-message-notification"))
+            #expect((again["data"] as? [String: Any])?["id"] as? Int == data["id"] as? Int)
+            #expect(again["hash"] as? String == event["hash"] as? String)
+            let history = try await api.json(.get, "/v1/rooms/\(roomID)/messages", token: token(users[1]))
+            #expect(
+                (history.json["messages"] as? [[String: Any]])?.compactMap { $0["uid"] as? String } == ["0", "in-1"])
+
+            // A reader may not write: rejected on their own notification topic.
+            try await reader.publish(
+                topic: "chat-in/\(uid)",
+                string:
+                    #"{"type":"new-message-notification","data":{"chatRoomId":\#(roomID),"content":"x","uid":"r-1"},"hash":"h2"}"#
+            )
+            let rejected = try #require(await envelope(reader, type: "message-rejected"))
+            #expect((rejected["data"] as? [String: Any])?["code"] as? String == "forbidden")
+            #expect((rejected["data"] as? [String: Any])?["uid"] as? String == "r-1")
+            try await reader.publish(topic: "chat-in/\(uid)", string: "not json")
+            let invalid = try #require(await envelope(reader, type: "message-rejected"))
+            #expect((invalid["data"] as? [String: Any])?["code"] as? String == "invalid")
+
+            // Typing is stamped with the writer and relayed.
+            try await writer.publish(
+                topic: "chat-in/\(uid)",
+                string:
+                    #"{"type":"creating-message-info","data":{"chatRoomId":\#(roomID),"creating":true,"time":"2026-11-22T00:00:00.000Z"},"hash":"t1"}"#
+            )
+            let typing = try #require(await envelope(listener, type: "creating-message-info"))
+            #expect((typing["data"] as? [String: Any])?["userId"] as? Int == Int(userID(users[0])))
+            for client in [writer, listener, reader] { await client.shutdown() }
         }
         await broker.stop()
     }

@@ -1,6 +1,8 @@
 /// Publishes server events to MQTT topics (QoS 1, with the contract's one-hour expiry).
 public protocol EventPublisher: Sendable {
     func publish(topic: String, payload: String) async throws
+    /// QoS 0, no expiry: for what is worthless later (typing).
+    func publishTransient(topic: String, payload: String) async throws
 }
 
 /// A durable work queue of one job type (at-least-once; handlers must be idempotent).

@@ -7,6 +7,8 @@ public protocol RoomRepository: Sendable {
     func role(roomID: Int64, userID: Int64) async throws -> RoomRole?
     /// The same, by the room's uid (as in MQTT topics).
     func role(roomUID: String, userID: Int64) async throws -> RoomRole?
+    /// The id of the room with this uid.
+    func roomID(uid: String) async throws -> Int64?
     func room(id: Int64, for userID: Int64) async throws -> RoomView?
     func rooms(for userID: Int64, page: RoomPage) async throws -> (rooms: [RoomView], nextCursor: String?)
     func latestMessages(roomIDs: [Int64], count: Int) async throws -> [Int64: [Message]]

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import Logging
 import ParleyAPI
+import ParleyCore
+import ParleyMQTT
 import ParleyPostgres
 import ParleyRedis
 import ParleyWorker
@@ -19,6 +21,8 @@ struct WorkerCommand: AsyncParsableCommand {
         case outbox
         /// Copies events to the members' notification topics.
         case fanout
+        /// Stores client input from `chat-in` (shared subscription).
+        case ingest
     }
 
     @Option(
@@ -57,6 +61,12 @@ struct WorkerCommand: AsyncParsableCommand {
                     OutboxRelay(
                         database: dependencies.postgres, publisher: dependencies.mqtt, fanout: fanoutQueue,
                         logger: Runtime.logger("outbox")))
+            case .ingest:
+                let handler = IngestHandler(
+                    rooms: RoomService(rooms: rooms), repository: rooms, publisher: dependencies.mqtt,
+                    limiter: RedisRateLimiter(pool: dependencies.redis), logger: Runtime.logger("ingest"))
+                services.append(
+                    IngestConsumer(client: dependencies.mqtt, logger: Runtime.logger("ingest"), handle: handler.handle))
             case .fanout:
                 let handler = FanoutHandler(
                     readers: rooms, publisher: dependencies.mqtt, queue: fanoutQueue,

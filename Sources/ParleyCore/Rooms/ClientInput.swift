@@ -1,0 +1,61 @@
+import Foundation
+
+/// What clients publish on `chat-in/{roomUid}` (`mqtt-protocol.md`, client → server).
+public struct ClientEnvelope: Decodable, Sendable {
+    public struct Data: Decodable, Sendable {
+        public let chatRoomId: Int64?
+        public let content: String?
+        public let uid: String?
+        public let fileId: Int64?
+        public let messageId: Int64?
+        public let creating: Bool?
+        public let time: String?
+    }
+
+    public let type: String
+    public let data: Data
+    public let hash: String?
+}
+
+extension RoomEvent {
+    public struct Typing: Encodable, Sendable {
+        public let userId: Int64
+        public let chatRoomId: Int64
+        public let creating: Bool
+        public let time: Date
+    }
+
+    public static func typing(userID: Int64, roomID: Int64, creating: Bool, at time: Date) -> Envelope<Typing> {
+        Envelope(
+            type: "creating-message-info",
+            data: Typing(userId: userID, chatRoomId: roomID, creating: creating, time: time),
+            identity: "\(roomID):\(userID):\(creating):\(time.timeIntervalSince1970)")
+    }
+
+    public struct Rejection: Encodable, Sendable {
+        public let chatRoomId: Int64?
+        public let uid: String?
+        public let code: String
+        public let reason: String
+
+        /// Keys with no value are present as `null`.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(chatRoomId, forKey: .chatRoomId)
+            try container.encode(uid, forKey: .uid)
+            try container.encode(code, forKey: .code)
+            try container.encode(reason, forKey: .reason)
+        }
+
+        enum CodingKeys: String, CodingKey { case chatRoomId, uid, code, reason }
+    }
+
+    /// The negative acknowledgement of a `chat-in` publish, on the sender's notification topic.
+    public static func rejected(roomID: Int64?, uid: String?, code: String, reason: String, hash: String?)
+        -> Envelope<Rejection>
+    {
+        Envelope(
+            type: "message-rejected", data: Rejection(chatRoomId: roomID, uid: uid, code: code, reason: reason),
+            identity: "\(roomID ?? 0):\(uid ?? ""):\(hash ?? UUID().uuidString)")
+    }
+}

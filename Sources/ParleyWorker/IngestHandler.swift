@@ -1,0 +1,125 @@
+import Foundation
+import Logging
+import ParleyCore
+
+/// The `ingest` role: client input from `chat-in/{roomUid}`, stored before anything reaches
+/// other members (persist before forward).
+///
+/// The sender is the user id the broker plugin stamped on the message (`parley-user`),
+/// never a field of the payload. New messages go through the same service as the REST send;
+/// anything invalid is answered with `message-rejected` on the sender's notification topic.
+public struct IngestHandler: Sendable {
+    public static let payloadLimit = 64 * 1024
+
+    let rooms: RoomService
+    let repository: any RoomRepository
+    let publisher: any EventPublisher
+    let limiter: any RateLimiter
+    let logger: Logger
+
+    public init(
+        rooms: RoomService, repository: any RoomRepository, publisher: any EventPublisher, limiter: any RateLimiter,
+        logger: Logger
+    ) {
+        self.rooms = rooms
+        self.repository = repository
+        self.publisher = publisher
+        self.limiter = limiter
+        self.logger = logger
+    }
+
+    /// - Parameter sender: the `parley-user` property; input without it is dropped.
+    public func handle(topic: String, payload: [UInt8], sender: String?) async {
+        guard let sender = sender.flatMap(Int64.init) else {
+            logger.warning("chat-in message without a stamped sender dropped", metadata: ["topic": "\(topic)"])
+            return
+        }
+        let uid = topic.hasPrefix("chat-in/") ? String(topic.dropFirst("chat-in/".count)) : ""
+        var roomID: Int64?
+        var envelope: ClientEnvelope?
+        do {
+            guard payload.count <= Self.payloadLimit else {
+                throw Rejection("too-large", "The payload exceeds 64 KiB.")
+            }
+            guard let decoded = try? JSONCoding.decoder.decode(ClientEnvelope.self, from: Data(payload)) else {
+                throw Rejection("invalid", "The payload is not a {type, data, hash} envelope.")
+            }
+            envelope = decoded
+            guard let room = try await repository.roomID(uid: uid) else {
+                throw Rejection("forbidden", "No such room.")
+            }
+            roomID = room
+            guard decoded.data.chatRoomId == nil || decoded.data.chatRoomId == room else {
+                throw Rejection("invalid", "chatRoomId does not match the topic's room.")
+            }
+            try await handle(decoded, roomID: room, uid: uid, sender: sender)
+        } catch let rejection as Rejection {
+            await reject(sender: sender, roomID: roomID, envelope: envelope, rejection)
+        } catch let error as ParleyError {
+            await reject(sender: sender, roomID: roomID, envelope: envelope, Rejection(error))
+        } catch {
+            logger.error("chat-in message failed", metadata: ["error": "\(error)"])
+            await reject(
+                sender: sender, roomID: roomID, envelope: envelope,
+                Rejection("unavailable", "The server could not store this now; publish it again."))
+        }
+    }
+
+    private func handle(_ envelope: ClientEnvelope, roomID: Int64, uid: String, sender: Int64) async throws {
+        switch envelope.type {
+        case "new-message-notification":
+            let message = try NewMessage(
+                content: envelope.data.content ?? "", uid: envelope.data.uid ?? "", fileId: envelope.data.fileId)
+            let (stored, created) = try await rooms.send(roomID: roomID, message: message, by: sender)
+            if !created {
+                // A retry: answer it with the same canonical event (the outbox sent it once).
+                try await publisher.publish(topic: Topic.room(uid), payload: RoomEvent.newMessage(stored).json())
+            }
+        case "read-message-notification":
+            guard let messageID = envelope.data.messageId else { throw Rejection("invalid", "messageId is required.") }
+            try await rooms.markRead(roomID: roomID, messageID: messageID, by: sender)
+        case "creating-message-info":
+            try await rooms.require(.writer, roomID: roomID, userID: sender)
+            if try await limiter.hit("typing:\(sender)", limit: 10, window: .seconds(10)) != nil {
+                throw Rejection("rate-limited", "Typing notices are limited to 10 per 10 seconds.")
+            }
+            let typing = RoomEvent.typing(
+                userID: sender, roomID: roomID, creating: envelope.data.creating ?? true, at: Date())
+            try await publisher.publishTransient(topic: Topic.room(uid), payload: typing.json())
+        default:
+            throw Rejection("invalid", "Unknown type \(envelope.type.prefix(64)).")
+        }
+    }
+
+    private func reject(sender: Int64, roomID: Int64?, envelope: ClientEnvelope?, _ rejection: Rejection) async {
+        let notice = RoomEvent.rejected(
+            roomID: roomID, uid: envelope?.data.uid, code: rejection.code, reason: rejection.reason,
+            hash: envelope?.hash)
+        do {
+            try await publisher.publish(topic: Topic.notifications(sender), payload: notice.json())
+        } catch {
+            logger.warning("could not send message-rejected", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// A `message-rejected` code and reason.
+    struct Rejection: Error {
+        let code: String
+        let reason: String
+
+        init(_ code: String, _ reason: String) {
+            self.code = code
+            self.reason = reason
+        }
+
+        init(_ error: ParleyError) {
+            switch error.code {
+            case .forbidden, .notFound: code = "forbidden"
+            case .fileUnavailable: code = "file-unavailable"
+            case .rateLimited: code = "rate-limited"
+            default: code = "invalid"
+            }
+            reason = error.detail
+        }
+    }
+}
