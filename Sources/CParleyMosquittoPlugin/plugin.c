@@ -29,6 +29,10 @@
 #include "plugin_internal.h"
 
 #define CONTROL_TOPIC "$CONTROL/parley-auth/v1"
+/* Presence publishes allowed per client: one per this many seconds. */
+#define PRESENCE_INTERVAL 10
+/* A cache "access" kind of its own: when the client last published presence. */
+#define PRESENCE_STAMP 64
 #define MAX_REVOKED 4096
 
 static mosquitto_plugin_id_t *plugin_id;
@@ -107,10 +111,18 @@ static int on_acl_check(int event, void *event_data, void *userdata)
                                                                                      : MOSQ_ERR_ACL_DENIED;
     }
     int cached = cache_lookup(username, client_id, ed->access, ed->topic, now);
+    int answer = cached;
+    if (cached < 0) {
+        answer = endpoint_acl(acl_url, timeout_ms, username, client_id, ed->topic, ed->access);
+        if (answer < 0) return MOSQ_ERR_ACL_DENIED; /* no answer: fail closed, do not cache */
+        cache_store(username, client_id, ed->access, ed->topic, answer == 1, now + cache_seconds);
+    }
+    if (answer == 1 && ed->access == MOSQ_ACL_WRITE && strncmp(ed->topic, "user/", 5) == 0) {
+        /* Presence: at most one publish per interval and client. */
+        if (cache_lookup(username, client_id, PRESENCE_STAMP, ed->topic, now) == 1) return MOSQ_ERR_ACL_DENIED;
+        cache_store(username, client_id, PRESENCE_STAMP, ed->topic, true, now + PRESENCE_INTERVAL);
+    }
     if (cached >= 0) return cached ? MOSQ_ERR_SUCCESS : MOSQ_ERR_ACL_DENIED;
-    int answer = endpoint_acl(acl_url, timeout_ms, username, client_id, ed->topic, ed->access);
-    if (answer < 0) return MOSQ_ERR_ACL_DENIED; /* no answer: fail closed, do not cache */
-    cache_store(username, client_id, ed->access, ed->topic, answer == 1, now + cache_seconds);
     if (ed->access == MOSQ_ACL_SUBSCRIBE && answer == 1) {
         /* The subscription authorises its deliveries until invalidated. */
         cache_store(username, client_id, MOSQ_ACL_READ, ed->topic, true, now + 86400 * 365);

@@ -155,6 +155,15 @@ struct BrokerPluginTests {
                 try await outsider.publish(topic: Topic.room(uid), string: "spoof")
             }
 
+            // Presence: one publish per 10 s and client.
+            let presenceTopic = "user/\(userID(users[1]))/online"
+            let online = #"{"type":"online-user-message","data":{"lastActivity":"2026-11-22T00:00:00.000Z","online":true},"hash":"p1"}"#
+            try await member.publish(topic: presenceTopic, string: online)
+            await #expect(throws: MQTTError.self) { try await member.publish(topic: presenceTopic, string: online) }
+            await #expect(throws: MQTTError.self) {
+                try await member.publish(topic: "user/\(userID(users[0]))/online", string: online)
+            }
+
             // Deliveries follow the subscription, until the server invalidates it.
             let server = try await connected(try serverClient(broker))
             try await server.subscribe("user/+/online")
