@@ -9,22 +9,23 @@ import ParleyCore
 /// never a field of the payload. New messages go through the same service as the REST send;
 /// anything invalid is answered with `message-rejected` on the sender's notification topic.
 public struct IngestHandler: Sendable {
-    public static let payloadLimit = 64 * 1024
-
     let rooms: RoomService
     let repository: any RoomRepository
     let publisher: any EventPublisher
     let limiter: any RateLimiter
+    /// Larger payloads are answered with `too-large` (64 KiB by default).
+    let payloadLimit: Int
     let logger: Logger
 
     public init(
         rooms: RoomService, repository: any RoomRepository, publisher: any EventPublisher, limiter: any RateLimiter,
-        logger: Logger
+        payloadLimit: Int = 64 * 1024, logger: Logger
     ) {
         self.rooms = rooms
         self.repository = repository
         self.publisher = publisher
         self.limiter = limiter
+        self.payloadLimit = payloadLimit
         self.logger = logger
     }
 

@@ -13,6 +13,10 @@ import ServiceLifecycle
 import Synchronization
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Real MQTT clients against mosquitto with Parley's plugin, whose ACL questions go to a
 /// real internal listener over HTTP.
 struct BrokerPluginTests {
@@ -157,7 +161,8 @@ struct BrokerPluginTests {
 
             // Presence: one publish per 10 s and client.
             let presenceTopic = "user/\(userID(users[1]))/online"
-            let online = #"{"type":"online-user-message","data":{"lastActivity":"2026-11-22T00:00:00.000Z","online":true},"hash":"p1"}"#
+            let online =
+                #"{"type":"online-user-message","data":{"lastActivity":"2026-11-22T00:00:00.000Z","online":true},"hash":"p1"}"#
             try await member.publish(topic: presenceTopic, string: online)
             await #expect(throws: MQTTError.self) { try await member.publish(topic: presenceTopic, string: online) }
             await #expect(throws: MQTTError.self) {
@@ -301,6 +306,11 @@ struct BrokerPluginTests {
             let invalid = try #require(await envelope(reader, type: "message-rejected"))
             #expect((invalid["data"] as? [String: Any])?["code"] as? String == "invalid")
 
+            try await reader.publish(
+                topic: "chat-in/\(uid)", payload: Array(repeating: UInt8(ascii: "x"), count: 70_000), qos: 1)
+            let tooLarge = try #require(await envelope(reader, type: "message-rejected"))
+            #expect((tooLarge["data"] as? [String: Any])?["code"] as? String == "too-large")
+
             // Typing is stamped with the writer and relayed.
             try await writer.publish(
                 topic: "chat-in/\(uid)",
@@ -310,6 +320,41 @@ struct BrokerPluginTests {
             let typing = try #require(await envelope(listener, type: "creating-message-info"))
             #expect((typing["data"] as? [String: Any])?["userId"] as? Int == Int(userID(users[0])))
             for client in [writer, listener, reader] { await client.shutdown() }
+        }
+        await broker.stop()
+    }
+
+    @Test func aKilledClientsPresenceSaysOffline() async throws {
+        let broker = try await withBroker { api, broker in
+            let login = try await api.signUp()
+            let credentials = try #require(login["mqtt"] as? [String: Any])
+            let server = try await connected(try serverClient(broker))
+            let topic = "user/\(userID(login))/online"
+            // A stock client, killed without a DISCONNECT.
+            let log = NSTemporaryDirectory() + "parley-sub-\(UUID().uuidString).log"
+            defer { try? FileManager.default.removeItem(atPath: log) }
+            let pid = try Subprocess.start(
+                "/usr/bin/mosquitto_sub",
+                [
+                    "-V", "mqttv5", "-p", String(broker.port), "-i", credentials["clientId"] as? String ?? "",
+                    "-u", credentials["username"] as? String ?? "", "-P", credentials["password"] as? String ?? "",
+                    "-t", Topic.notifications(userID(login)),
+                ], outputFile: log)
+            try await Task.sleep(for: .milliseconds(500))
+            kill(pid, SIGKILL)
+            _ = await withCheckedContinuation { continuation in
+                DispatchQueue.global().async { continuation.resume(returning: Subprocess.wait(for: pid)) }
+            }
+            // Retained: a subscriber arriving later still learns it.
+            try await Task.sleep(for: .milliseconds(300))
+            try await server.subscribe(topic)
+            let message = await next(server, within: .seconds(3))
+            #expect(message?.retain == true)
+            let envelope =
+                message.flatMap { try? JSONSerialization.jsonObject(with: Data($0.payload)) } as? [String: Any]
+            #expect(envelope?["type"] as? String == "online-user-message")
+            #expect((envelope?["data"] as? [String: Any])?["online"] as? Bool == false)
+            await server.shutdown()
         }
         await broker.stop()
     }

@@ -64,7 +64,9 @@ struct WorkerCommand: AsyncParsableCommand {
             case .ingest:
                 let handler = IngestHandler(
                     rooms: RoomService(rooms: rooms), repository: rooms, publisher: dependencies.mqtt,
-                    limiter: RedisRateLimiter(pool: dependencies.redis), logger: Runtime.logger("ingest"))
+                    limiter: RedisRateLimiter(pool: dependencies.redis),
+                    payloadLimit: try settings.ingestPayloadLimit(),
+                    logger: Runtime.logger("ingest"))
                 services.append(
                     IngestConsumer(client: dependencies.mqtt, logger: Runtime.logger("ingest"), handle: handler.handle))
             case .fanout:

@@ -123,7 +123,10 @@ enum SettingKeys {
             "fanout.chunkSize", default: "500", "Users notified per fan-out job; larger rooms take several jobs.")
         static let fanoutConsumers = SettingKey(
             "fanout.consumers", default: "2", "Fan-out jobs one worker process handles at once.")
-        static let all = [maxAttempts, visibilityTimeout, fanoutChunkSize, fanoutConsumers]
+        static let ingestPayloadLimit = SettingKey(
+            "ingest.payloadLimit", default: "65536",
+            "Largest chat-in payload in bytes; larger ones are rejected as too-large.")
+        static let all = [maxAttempts, visibilityTimeout, fanoutChunkSize, fanoutConsumers, ingestPayloadLimit]
     }
 
     static let all =

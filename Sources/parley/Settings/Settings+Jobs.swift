@@ -18,3 +18,10 @@ extension Settings {
         try required(int(SettingKeys.Jobs.fanoutConsumers, in: 1...256), SettingKeys.Jobs.fanoutConsumers)
     }
 }
+
+extension Settings {
+    func ingestPayloadLimit() throws -> Int {
+        try required(
+            int(SettingKeys.Jobs.ingestPayloadLimit, in: 256...16_777_216), SettingKeys.Jobs.ingestPayloadLimit)
+    }
+}
