@@ -59,48 +59,61 @@ extension PostgresRoomRepository {
     }
 
     public func setGroup(roomID: Int64, groupID: Int64, role: RoomRole?, by editorID: Int64) async throws -> Bool {
-        try await changeMembership(roomID: roomID, by: editorID) { connection in
-            guard let role else {
-                return try await connection.query(
-                    """
-                    DELETE FROM messenger.chat_room_to_user_group
-                    WHERE chat_room_id = \(roomID) AND user_group_id = \(groupID) RETURNING 1
-                    """, logger: logger
-                ).first(Int.self) != nil
-            }
-            do {
-                try await connection.query(
-                    """
-                    INSERT INTO messenger.chat_room_to_user_group (chat_room_id, user_group_id, role_id)
-                    VALUES (\(roomID), \(groupID), (\(unescaped: RoleSQL.idOf(role))))
-                    ON CONFLICT (chat_room_id, user_group_id) DO UPDATE SET role_id = excluded.role_id
-                    """, logger: logger)
-            } catch let error as PSQLError where error.sqlState == "23503" {
-                throw ParleyError.notFound("No such group.")
-            }
-            return true
-        }
+        try await setLink(.group, roomID: roomID, linkID: groupID, role: role, by: editorID)
     }
 
     public func setAppRole(roomID: Int64, appRoleID: Int64, role: RoomRole?, by editorID: Int64) async throws -> Bool {
+        try await setLink(.appRole, roomID: roomID, linkID: appRoleID, role: role, by: editorID)
+    }
+
+    /// A membership path other than the direct one: its table and key column (fixed names,
+    /// never client input, so they are spliced into the SQL).
+    enum LinkTable {
+        case group, appRole
+
+        var table: String {
+            switch self {
+            case .group: "messenger.chat_room_to_user_group"
+            case .appRole: "messenger.chat_room_to_app_role"
+            }
+        }
+        var column: String {
+            switch self {
+            case .group: "user_group_id"
+            case .appRole: "app_role_id"
+            }
+        }
+        var missing: String {
+            switch self {
+            case .group: "No such group."
+            case .appRole: "No such application role."
+            }
+        }
+    }
+
+    /// Links (or, with a nil role, unlinks) a group or application role; false when there was
+    /// nothing to unlink.
+    private func setLink(_ link: LinkTable, roomID: Int64, linkID: Int64, role: RoomRole?, by editorID: Int64)
+        async throws -> Bool
+    {
         try await changeMembership(roomID: roomID, by: editorID) { connection in
             guard let role else {
                 return try await connection.query(
                     """
-                    DELETE FROM messenger.chat_room_to_app_role
-                    WHERE chat_room_id = \(roomID) AND app_role_id = \(appRoleID) RETURNING 1
+                    DELETE FROM \(unescaped: link.table)
+                    WHERE chat_room_id = \(roomID) AND \(unescaped: link.column) = \(linkID) RETURNING 1
                     """, logger: logger
                 ).first(Int.self) != nil
             }
             do {
                 try await connection.query(
                     """
-                    INSERT INTO messenger.chat_room_to_app_role (chat_room_id, app_role_id, role_id)
-                    VALUES (\(roomID), \(appRoleID), (\(unescaped: RoleSQL.idOf(role))))
-                    ON CONFLICT (chat_room_id, app_role_id) DO UPDATE SET role_id = excluded.role_id
+                    INSERT INTO \(unescaped: link.table) (chat_room_id, \(unescaped: link.column), role_id)
+                    VALUES (\(roomID), \(linkID), (\(unescaped: RoleSQL.idOf(role))))
+                    ON CONFLICT (chat_room_id, \(unescaped: link.column)) DO UPDATE SET role_id = excluded.role_id
                     """, logger: logger)
             } catch let error as PSQLError where error.sqlState == "23503" {
-                throw ParleyError.notFound("No such application role.")
+                throw ParleyError.notFound(link.missing)
             }
             return true
         }

@@ -39,8 +39,8 @@ public struct IngestHandler: Sendable {
         var roomID: Int64?
         var envelope: ClientEnvelope?
         do {
-            guard payload.count <= Self.payloadLimit else {
-                throw Rejection("too-large", "The payload exceeds 64 KiB.")
+            guard payload.count <= payloadLimit else {
+                throw Rejection("too-large", "The payload exceeds \(payloadLimit) bytes.")
             }
             guard let decoded = try? JSONCoding.decoder.decode(ClientEnvelope.self, from: Data(payload)) else {
                 throw Rejection("invalid", "The payload is not a {type, data, hash} envelope.")
