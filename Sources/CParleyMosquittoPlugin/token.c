@@ -35,6 +35,8 @@ static long base64_decode(const char *in, size_t len, unsigned char *out, size_t
             out[o++] = (unsigned char)((buffer >> bits) & 0xFF);
         }
     }
+    /* Canonical encodings only: left-over bits must be zero (one token, one spelling). */
+    if (bits > 0 && (buffer & ((1u << bits) - 1)) != 0) return -1;
     return (long)o;
 }
 

@@ -46,6 +46,9 @@ public struct IngestHandler: Sendable {
                 throw Rejection("invalid", "The payload is not a {type, data, hash} envelope.")
             }
             envelope = decoded
+            guard (decoded.hash?.count ?? 0) <= 128 else {
+                throw Rejection("invalid", "hash must be at most 128 characters.")
+            }
             guard let room = try await repository.roomID(uid: uid) else {
                 throw Rejection("forbidden", "No such room.")
             }
@@ -84,8 +87,10 @@ public struct IngestHandler: Sendable {
             if try await limiter.hit("typing:\(sender)", limit: 10, window: .seconds(10)) != nil {
                 throw Rejection("rate-limited", "Typing notices are limited to 10 per 10 seconds.")
             }
+            // The client's own time is relayed (it is the client's notion of when typing began).
+            let time = envelope.data.time.flatMap(JSONCoding.date) ?? Date()
             let typing = RoomEvent.typing(
-                userID: sender, roomID: roomID, creating: envelope.data.creating ?? true, at: Date())
+                userID: sender, roomID: roomID, creating: envelope.data.creating ?? true, at: time)
             try await publisher.publishTransient(topic: Topic.room(uid), payload: typing.json())
         default:
             throw Rejection("invalid", "Unknown type \(envelope.type.prefix(64)).")

@@ -63,9 +63,13 @@ struct BrokerAuthTests {
             #expect(foreignClient.0 == .forbidden)
             #expect(foreignClient.1["ok"] as? Bool == false)
             #expect(foreignClient.1["error"] is String)
+            // One character of the signature changed (not the last, whose low bits are padding).
+            var changed = Array(password)
+            let index = changed.count - 5
+            changed[index] = changed[index] == "A" ? "B" : "A"
             let tampered = try await post(
                 broker, "/internal/broker/user",
-                #"{"username":"\#(user)","password":"\#(password.dropLast())A","clientid":"\#(client)"}"#)
+                #"{"username":"\#(user)","password":"\#(String(changed))","clientid":"\#(client)"}"#)
             #expect(tampered.0 == .forbidden)
             let otherUser = try await post(
                 broker, "/internal/broker/user",

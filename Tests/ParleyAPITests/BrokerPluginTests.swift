@@ -319,6 +319,7 @@ struct BrokerPluginTests {
             )
             let typing = try #require(await envelope(listener, type: "creating-message-info"))
             #expect((typing["data"] as? [String: Any])?["userId"] as? Int == Int(userID(users[0])))
+            #expect((typing["data"] as? [String: Any])?["time"] as? String == "2026-11-22T00:00:00.000Z")
             for client in [writer, listener, reader] { await client.shutdown() }
         }
         await broker.stop()
