@@ -17,6 +17,8 @@ typedef struct cache_entry {
 static cache_entry *slots[CACHE_SLOTS];
 static size_t count;
 
+static time_t now_seconds(void) { return time(NULL); }
+
 static unsigned long hash(const char *text)
 {
     unsigned long h = 5381;
@@ -49,7 +51,7 @@ int cache_lookup(const char *username, const char *client_id, int access, const 
 
 void cache_store(const char *username, const char *client_id, int access, const char *topic, bool allowed, time_t expires)
 {
-    if (count >= CACHE_SLOTS * 4) cache_clear_matching(NULL, NULL, NULL); /* bounded: start over rather than grow */
+    if (count >= CACHE_SLOTS * 4) cache_evict(now_seconds());
     char *key = make_key(username, client_id, access, topic);
     if (key == NULL) return;
     unsigned long h = hash(key);
@@ -99,6 +101,50 @@ void cache_clear_matching(const char *username, const char *client_id, const cha
         while (*link != NULL) {
             cache_entry *e = *link;
             if (matches(e->key, username, client_id, topic)) {
+                *link = e->next;
+                free(e->key);
+                free(e);
+                count--;
+            } else {
+                link = &e->next;
+            }
+        }
+    }
+}
+
+/* Makes room without cutting deliveries: drops expired entries and decisions, keeping the
+   READ entries of authorised subscriptions. */
+void cache_evict(time_t now)
+{
+    for (size_t i = 0; i < CACHE_SLOTS; i++) {
+        cache_entry **link = &slots[i];
+        while (*link != NULL) {
+            cache_entry *e = *link;
+            const char *access = strchr(e->key, '\x01');
+            access = access ? strchr(access + 1, '\x01') : NULL;
+            bool keep = e->expires > now && access != NULL && access[1] == '1' && access[2] == '\x01';
+            if (!keep) {
+                *link = e->next;
+                free(e->key);
+                free(e);
+                count--;
+            } else {
+                link = &e->next;
+            }
+        }
+    }
+}
+
+void cache_clear_decisions(const char *username, const char *client_id)
+{
+    for (size_t i = 0; i < CACHE_SLOTS; i++) {
+        cache_entry **link = &slots[i];
+        while (*link != NULL) {
+            cache_entry *e = *link;
+            const char *access = strchr(e->key, '\x01');
+            access = access ? strchr(access + 1, '\x01') : NULL;
+            bool read = access != NULL && access[1] == '1' && access[2] == '\x01';
+            if (!read && matches(e->key, username, client_id, NULL)) {
                 *link = e->next;
                 free(e->key);
                 free(e);

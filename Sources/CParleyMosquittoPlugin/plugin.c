@@ -60,6 +60,25 @@ static bool is_server(const char *username)
     return username != NULL && server_username != NULL && strcmp(username, server_username) == 0;
 }
 
+/* Topics a client may ever use (BrokerACL in ParleyCore decides the rest): anything else is
+   denied here, without a network call. */
+static bool plausible_topic(const char *topic)
+{
+    static const char *prefixes[] = {"chat-room/", "chat-in/", "messenger-notifications/", "user/"};
+    if (strlen(topic) > 256 || strpbrk(topic, "+#") != NULL) return false;
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
+        if (strncmp(topic, prefixes[i], strlen(prefixes[i])) == 0) return true;
+    }
+    return false;
+}
+
+/* User names are user ids: digits only. */
+static bool plausible_username(const char *username)
+{
+    size_t len = strlen(username);
+    return len > 0 && len <= 19 && strspn(username, "0123456789") == len;
+}
+
 static bool is_revoked(long long session)
 {
     for (size_t i = 0; i < revoked_count; i++) {
@@ -90,6 +109,8 @@ static int on_basic_auth(int event, void *event_data, void *userdata)
     if (strcmp(user, ed->username) != 0 || strcmp(token.client_id, client_id) != 0 || is_revoked(token.session_id)) {
         return MOSQ_ERR_AUTH;
     }
+    /* A new connection of this client id may write again (its predecessor's will may not). */
+    cache_clear_matching(ed->username, client_id, "*");
     return MOSQ_ERR_SUCCESS;
 }
 
@@ -105,6 +126,12 @@ static int on_acl_check(int event, void *event_data, void *userdata)
     if (ed->access == MOSQ_ACL_UNSUBSCRIBE) return MOSQ_ERR_SUCCESS;
 
     time_t now = time(NULL);
+    /* A will is published after its client is gone, without passing the MESSAGE event that
+       stamps the publisher: a gone client may not write at all. */
+    if (ed->access == MOSQ_ACL_WRITE && cache_lookup(username, client_id, MARK_GONE, "*", now) == 1) {
+        return MOSQ_ERR_ACL_DENIED;
+    }
+    if (!plausible_topic(ed->topic)) return MOSQ_ERR_ACL_DENIED;
     if (ed->access == MOSQ_ACL_READ) {
         /* Deliveries follow the authorised subscription: never a network call here. */
         return cache_lookup(username, client_id, MOSQ_ACL_READ, ed->topic, now) == 1 ? MOSQ_ERR_SUCCESS
@@ -125,7 +152,8 @@ static int on_acl_check(int event, void *event_data, void *userdata)
     if (cached >= 0) return cached ? MOSQ_ERR_SUCCESS : MOSQ_ERR_ACL_DENIED;
     if (ed->access == MOSQ_ACL_SUBSCRIBE && answer == 1) {
         /* The subscription authorises its deliveries until invalidated. */
-        cache_store(username, client_id, MOSQ_ACL_READ, ed->topic, true, now + 86400 * 365);
+        /* Kept across reconnects of a persistent session (deploy/mosquitto: one day). */
+        cache_store(username, client_id, MOSQ_ACL_READ, ed->topic, true, now + 86400);
     }
     return answer == 1 ? MOSQ_ERR_SUCCESS : MOSQ_ERR_ACL_DENIED;
 }
@@ -140,11 +168,13 @@ static void each_string(const char *json, const char *name, void (*each)(const c
     const char *end = strchr(p, ']');
     while (end != NULL && (p = strchr(p, '"')) != NULL && p < end) {
         const char *close = strchr(p + 1, '"');
-        if (close == NULL || close > end || close - p - 1 >= 128) return;
-        char value[128];
-        memcpy(value, p + 1, (size_t)(close - p - 1));
-        value[close - p - 1] = '\0';
-        each(value);
+        if (close == NULL || close > end) return;
+        if (close - p - 1 < 320) { /* longer entries cannot be ours: skip them */
+            char value[320];
+            memcpy(value, p + 1, (size_t)(close - p - 1));
+            value[close - p - 1] = '\0';
+            each(value);
+        }
         p = close + 1;
     }
 }
@@ -155,7 +185,7 @@ static void invalidate(const char *user_and_topic)
     const char *space = strchr(user_and_topic, ' ');
     if (space == NULL || space - user_and_topic >= 32) return;
     char user[32];
-    memcpy(user, user_and_topic, (size_t)(space - user_and_topic));
+    memcpy(user, user_and_topic, (size_t)(space - user_and_topic)); /* < 32, checked above */
     user[space - user_and_topic] = '\0';
     cache_clear_matching(user, NULL, space + 1);
 }
@@ -218,14 +248,21 @@ static int on_disconnect(int event, void *event_data, void *userdata)
     struct mosquitto_evt_disconnect *ed = event_data;
     const char *username = mosquitto_client_username(ed->client);
     const char *client_id = mosquitto_client_id(ed->client);
-    if (username == NULL || is_server(username)) return MOSQ_ERR_SUCCESS;
-    /* The client's cached decisions end with its connection (not its user's other clients'). */
-    if (client_id != NULL) cache_clear_matching(username, client_id, NULL);
+    if (username == NULL || client_id == NULL || is_server(username) || !plausible_username(username)) {
+        return MOSQ_ERR_SUCCESS;
+    }
+    /* A failed CONNECT also ends here, but without a client id: only authenticated
+       connections have a presence to end. */
+    time_t now = time(NULL);
+    /* Its decisions end with its connection, except READ: a persistent session keeps its
+       subscriptions. Its will may not post. */
+    cache_clear_decisions(username, client_id);
+    cache_store(username, client_id, MARK_GONE, "*", true, now + 60);
     struct timeval tv;
     gettimeofday(&tv, NULL);
     struct tm utc;
     gmtime_r(&tv.tv_sec, &utc);
-    char stamp[40], topic[96], payload[256];
+    char stamp[40], topic[64], payload[256];
     strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &utc);
     snprintf(topic, sizeof topic, "user/%s/online", username);
     int len = snprintf(
@@ -233,6 +270,7 @@ static int on_disconnect(int event, void *event_data, void *userdata)
         "{\"type\":\"online-user-message\",\"data\":{\"lastActivity\":\"%s.%03ldZ\",\"online\":false},"
         "\"hash\":\"offline-%s-%ld%03ld\"}",
         stamp, (long)(tv.tv_usec / 1000), username, (long)tv.tv_sec, (long)(tv.tv_usec / 1000));
+    if (len < 0 || (size_t)len >= sizeof payload) return MOSQ_ERR_SUCCESS;
     mosquitto_broker_publish_copy(NULL, topic, len, payload, 1, true, NULL);
     return MOSQ_ERR_SUCCESS;
 }
@@ -258,8 +296,10 @@ int mosquitto_plugin_init(mosquitto_plugin_id_t *identifier, void **userdata, st
             cache_seconds = strtol(v, NULL, 10);
         }
     }
-    if (token_key_len < 32 || acl_url == NULL) {
-        mosquitto_log_printf(MOSQ_LOG_ERR, "parley: plugin_opt_token_key (32+ bytes) and plugin_opt_acl_url are required");
+    if (token_key_len < 32 || acl_url == NULL || timeout_ms <= 0 || cache_seconds <= 0) {
+        mosquitto_log_printf(
+            MOSQ_LOG_ERR, "parley: plugin_opt_token_key (32+ bytes) and plugin_opt_acl_url are required; "
+                          "plugin_opt_timeout_ms and plugin_opt_cache_seconds must be positive");
         return MOSQ_ERR_INVAL;
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);

@@ -11,6 +11,12 @@
 int cache_lookup(const char *username, const char *client_id, int access, const char *topic, time_t now);
 void cache_store(const char *username, const char *client_id, int access, const char *topic, bool allowed, time_t expires);
 void cache_clear_matching(const char *username, const char *client_id, const char *topic);
+void cache_evict(time_t now);
+/* Drops a client's entries except READ (its subscriptions' deliveries). */
+void cache_clear_decisions(const char *username, const char *client_id);
+
+/* A cache kind besides MQTT's access values (1 read, 2 write, 4 subscribe). */
+#define MARK_GONE 7          /* the client's connection ended (its will must not post) */
 
 /* Asks the broker-auth endpoint; returns 1 allowed, 0 denied, -1 no answer. */
 int endpoint_acl(const char *url, long timeout_ms, const char *username, const char *client_id, const char *topic, int access);

@@ -114,11 +114,7 @@ struct BrokerPluginTests {
     }
 
     func next(_ client: MQTTClient, within limit: Duration) async -> MQTTMessage? {
-        let message = try? await withTimeout(limit) {
-            var iterator = client.messages.makeAsyncIterator()
-            return await iterator.next()
-        }
-        return message ?? nil
+        await MessageInbox.of(client).next(within: limit)
     }
 
     @Test func connectSubscribeAndRevocationThroughThePlugin() async throws {
@@ -266,18 +262,20 @@ struct BrokerPluginTests {
             try await listener.subscribe(Topic.room(uid))
             try await reader.subscribe(Topic.notifications(userID(users[2])))
 
-            func envelope(_ client: MQTTClient, type: String) async -> [String: Any]? {
+            /// The next envelope of this type (and, when given, for this message uid).
+            func envelope(_ client: MQTTClient, type: String, uid: String? = nil) async -> [String: Any]? {
                 for _ in 0..<20 {
                     guard let message = await next(client, within: .seconds(3)) else { return nil }
                     let json = (try? JSONSerialization.jsonObject(with: Data(message.payload))) as? [String: Any]
-                    if json?["type"] as? String == type { return json }
+                    let messageUID = (json?["data"] as? [String: Any])?["uid"] as? String
+                    if json?["type"] as? String == type, uid == nil || messageUID == uid { return json }
                 }
                 return nil
             }
             let input =
                 #"{"type":"new-message-notification","data":{"chatRoomId":\#(roomID),"content":"via MQTT","uid":"in-1","sentById":999},"hash":"h1"}"#
             try await writer.publish(topic: "chat-in/\(uid)", string: input)
-            let event = try #require(await envelope(listener, type: "new-message-notification"))
+            let event = try #require(await envelope(listener, type: "new-message-notification", uid: "in-1"))
             let data = try #require(event["data"] as? [String: Any])
             #expect(data["seq"] as? Int == 2)
             #expect(data["content"] as? String == "via MQTT")
@@ -286,7 +284,7 @@ struct BrokerPluginTests {
 
             // The same uid again stores nothing and gets the same canonical event.
             try await writer.publish(topic: "chat-in/\(uid)", string: input)
-            let again = try #require(await envelope(listener, type: "new-message-notification"))
+            let again = try #require(await envelope(listener, type: "new-message-notification", uid: "in-1"))
             #expect((again["data"] as? [String: Any])?["id"] as? Int == data["id"] as? Int)
             #expect(again["hash"] as? String == event["hash"] as? String)
             let history = try await api.json(.get, "/v1/rooms/\(roomID)/messages", token: token(users[1]))
@@ -325,13 +323,16 @@ struct BrokerPluginTests {
         await broker.stop()
     }
 
-    @Test func aKilledClientsPresenceSaysOffline() async throws {
+    @Test func aKilledClientsPresenceSaysOfflineAndItsWillCannotPost() async throws {
         let broker = try await withBroker { api, broker in
             let login = try await api.signUp()
+            let other = try await api.signUp()
+            let room = try await api.json(.put, "/v1/rooms/direct/\(userID(other))", token: token(login))
+            let uid = room.json["uid"] as? String ?? ""
             let credentials = try #require(login["mqtt"] as? [String: Any])
             let server = try await connected(try serverClient(broker))
-            let topic = "user/\(userID(login))/online"
-            // A stock client, killed without a DISCONNECT.
+            try await server.subscribe("chat-in/\(uid)")
+            // A stock client with a will that claims to be another user, killed without a DISCONNECT.
             let log = NSTemporaryDirectory() + "parley-sub-\(UUID().uuidString).log"
             defer { try? FileManager.default.removeItem(atPath: log) }
             let pid = try Subprocess.start(
@@ -339,15 +340,19 @@ struct BrokerPluginTests {
                 [
                     "-V", "mqttv5", "-p", String(broker.port), "-i", credentials["clientId"] as? String ?? "",
                     "-u", credentials["username"] as? String ?? "", "-P", credentials["password"] as? String ?? "",
-                    "-t", Topic.notifications(userID(login)),
+                    "-t", Topic.notifications(userID(login)), "--will-topic", "chat-in/\(uid)", "--will-payload",
+                    #"{"type":"new-message-notification","data":{"content":"forged","uid":"w"},"hash":"w"}"#,
+                    "-D", "will", "user-property", "parley-user", String(userID(other)),
                 ], outputFile: log)
             try await Task.sleep(for: .milliseconds(500))
             kill(pid, SIGKILL)
             _ = await withCheckedContinuation { continuation in
                 DispatchQueue.global().async { continuation.resume(returning: Subprocess.wait(for: pid)) }
             }
+            #expect(await next(server, within: .milliseconds(1500)) == nil, "the will reached chat-in")
+
             // Retained: a subscriber arriving later still learns it.
-            try await Task.sleep(for: .milliseconds(300))
+            let topic = "user/\(userID(login))/online"
             try await server.subscribe(topic)
             let message = await next(server, within: .seconds(3))
             #expect(message?.retain == true)
@@ -355,6 +360,18 @@ struct BrokerPluginTests {
                 message.flatMap { try? JSONSerialization.jsonObject(with: Data($0.payload)) } as? [String: Any]
             #expect(envelope?["type"] as? String == "online-user-message")
             #expect((envelope?["data"] as? [String: Any])?["online"] as? Bool == false)
+
+            // A failed CONNECT in someone's name does not mark them offline.
+            let victim = "user/\(userID(other))/online"
+            let spoof = try MQTTClient(
+                configuration: MQTTConfiguration(
+                    port: broker.port, username: String(userID(other)), password: "garbage", clientID: "spoof"),
+                logger: .quiet)
+            try spoof.start()
+            try await Task.sleep(for: .milliseconds(500))
+            await spoof.shutdown()
+            try await server.subscribe(victim)
+            #expect(await next(server, within: .seconds(1)) == nil, "a failed CONNECT published presence")
             await server.shutdown()
         }
         await broker.stop()

@@ -57,11 +57,7 @@ struct DeliveryEndToEndTests {
         var found: [String: [String: Any]] = [:]
         let deadline = ContinuousClock.now + limit
         while !missing.isEmpty && ContinuousClock.now < deadline {
-            let next = try? await withTimeout(.seconds(1)) {
-                var iterator = subscriber.messages.makeAsyncIterator()
-                return await iterator.next()
-            }
-            guard let message = next ?? nil,
+            guard let message = await MessageInbox.of(subscriber).next(within: .seconds(1)),
                 let envelope = (try? JSONSerialization.jsonObject(with: Data(message.payload))) as? [String: Any],
                 wanted(envelope)
             else { continue }

@@ -17,10 +17,7 @@ struct MQTTClientTests {
 
     /// The next message on `client`, or nil after `timeout`.
     func next(_ client: MQTTClient, timeout: Duration = .seconds(5)) async throws -> MQTTMessage? {
-        try? await withTimeout(timeout) {
-            var iterator = client.messages.makeAsyncIterator()
-            return await iterator.next()
-        }
+        await MessageInbox.of(client).next(within: timeout)
     }
 
     @Test func publishesAndReceivesExactBytesAtQoS1() async throws {
