@@ -144,7 +144,8 @@ let package = Package(
             path: "Tests/ParleyTestSupport",
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "ParleyCoreTests", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ParleyCoreTests", dependencies: ["ParleyCore", "ParleyTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ParleyPostgresTests",
             dependencies: ["ParleyPostgres", "ParleyTestSupport"],

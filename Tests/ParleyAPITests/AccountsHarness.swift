@@ -109,6 +109,20 @@ extension TestClientProtocol {
     }
 }
 
+extension TestClientProtocol {
+    /// A multiparty room of three new users: the creator (admin), a writer and a reader.
+    func roomOfThree() async throws -> (id: Int, users: [[String: Any]]) {
+        var users: [[String: Any]] = []
+        for _ in 0..<3 { users.append(try await signUp()) }
+        let answer = try await json(
+            .post, "/v1/rooms", token: token(users[0]),
+            body:
+                #"{"name":"T","members":[{"userId":\#(userID(users[1])),"role":"writer"},{"userId":\#(userID(users[2])),"role":"reader"}],"firstMessage":{"content":"first","uid":"first"}}"#
+        )
+        return (answer.json["id"] as? Int ?? 0, users)
+    }
+}
+
 func token(_ login: [String: Any]) -> String { login["accessToken"] as? String ?? "" }
 func userID(_ login: [String: Any]) -> Int64 {
     ((login["user"] as? [String: Any])?["id"] as? NSNumber)?.int64Value ?? 0

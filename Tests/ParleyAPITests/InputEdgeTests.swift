@@ -6,20 +6,9 @@ import Testing
 
 /// Client input that must get a clear 4xx, never a 500 or a broken room.
 struct InputEdgeTests {
-    func room(_ client: any TestClientProtocol) async throws -> (Int, [[String: Any]]) {
-        var users: [[String: Any]] = []
-        for _ in 0..<3 { users.append(try await client.signUp()) }
-        let answer = try await client.json(
-            .post, "/v1/rooms", token: token(users[0]),
-            body:
-                #"{"name":"T","members":[{"userId":\#(userID(users[1])),"role":"writer"},{"userId":\#(userID(users[2])),"role":"writer"}],"firstMessage":{"content":"first","uid":"first"}}"#
-        )
-        return (answer.json["id"] as? Int ?? 0, users)
-    }
-
     @Test func textIsCountedAsTheDatabaseCountsItAndNULIsRefused() async throws {
         try await AccountsHarness.make().run { client in
-            let (id, users) = try await room(client)
+            let (id, users) = try await client.roomOfThree()
             // 10,001 thumbs with a skin tone: 10,001 characters, 20,002 code points.
             let long = String(repeating: "👍🏽", count: 10_001)
             let tooLong = try await client.json(
@@ -40,7 +29,7 @@ struct InputEdgeTests {
 
     @Test func aFileThatIsNotTheSendersIsRefused() async throws {
         try await AccountsHarness.make().run { client in
-            let (id, users) = try await room(client)
+            let (id, users) = try await client.roomOfThree()
             let answer = try await client.json(
                 .post, "/v1/rooms/\(id)/messages", token: token(users[0]),
                 body: #"{"content":"see file","uid":"f","fileId":424242}"#)
@@ -63,7 +52,7 @@ struct InputEdgeTests {
 
     @Test func idsBeyondTheirColumnAreNotFound() async throws {
         try await AccountsHarness.make().run { client in
-            let (id, users) = try await room(client)
+            let (id, users) = try await client.roomOfThree()
             let huge = try await client.json(
                 .put, "/v1/rooms/\(id)/app-roles/3000000000", token: token(users[0]), body: #"{"role":"reader"}"#)
             #expect(huge.status == .notFound)

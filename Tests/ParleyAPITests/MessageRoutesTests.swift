@@ -6,20 +6,9 @@ import Testing
 
 struct MessageRoutesTests {
     /// A room of three writers; returns the room id and the three logins.
-    func room(_ client: any TestClientProtocol) async throws -> (Int, [[String: Any]]) {
-        var users: [[String: Any]] = []
-        for _ in 0..<3 { users.append(try await client.signUp()) }
-        let answer = try await client.json(
-            .post, "/v1/rooms", token: token(users[0]),
-            body:
-                #"{"name":"T","members":[{"userId":\#(userID(users[1])),"role":"writer"},{"userId":\#(userID(users[2])),"role":"reader"}],"firstMessage":{"content":"first","uid":"first"}}"#
-        )
-        return (answer.json["id"] as? Int ?? 0, users)
-    }
-
     @Test func fiftyConcurrentSendsGetSeq1To50WithoutGapOrDuplicate() async throws {
         try await AccountsHarness.make().run { client in
-            let (id, users) = try await room(client)
+            let (id, users) = try await client.roomOfThree()
             let senders = [token(users[0]), token(users[1])]
             let seqs = try await withThrowingTaskGroup(of: Int.self) { group in
                 for index in 0..<50 {
@@ -42,7 +31,7 @@ struct MessageRoutesTests {
 
     @Test func aRetriedUIDIsStoredOnce() async throws {
         try await AccountsHarness.make().run { client in
-            let (id, users) = try await room(client)
+            let (id, users) = try await client.roomOfThree()
             let body = #"{"content":"hello","uid":"retry-1"}"#
             let first = try await client.json(.post, "/v1/rooms/\(id)/messages", token: token(users[1]), body: body)
             let again = try await client.json(.post, "/v1/rooms/\(id)/messages", token: token(users[1]), body: body)
@@ -63,7 +52,7 @@ struct MessageRoutesTests {
 
     @Test func historyPagesInAscendingOrder() async throws {
         try await AccountsHarness.make().run { client in
-            let (id, users) = try await room(client)
+            let (id, users) = try await client.roomOfThree()
             let me = token(users[0])
             for index in 2...10 {
                 _ = try await client.json(
@@ -95,7 +84,7 @@ struct MessageRoutesTests {
 
     @Test func readMarkersMoveForwardOnlyAndDriveUnreadCounts() async throws {
         try await AccountsHarness.make().run { client in
-            let (id, users) = try await room(client)
+            let (id, users) = try await client.roomOfThree()
             var ids: [Int] = []
             for index in 0..<3 {
                 let sent = try await client.json(
@@ -130,7 +119,7 @@ struct MessageRoutesTests {
     @Test func rolesThroughAGroupAndAnApplicationRoleComeAndGoWithTheirLinks() async throws {
         let harness = try await AccountsHarness.make()
         try await harness.run { client in
-            let (id, users) = try await room(client)
+            let (id, users) = try await client.roomOfThree()
             let admin = token(users[0])
             let viaGroup = try await client.signUp()
             let viaRole = try await client.signUp()

@@ -1,33 +1,12 @@
 import Foundation
 import ParleyCore
+import ParleyTestSupport
 import Testing
 
 /// The token format, pinned by `Tests/Vectors/mqtt-token.json` (the broker plugin's tests
 /// read the same file).
 struct MQTTTokenTests {
-    struct Vectors: Decodable {
-        struct Valid: Decodable {
-            let userId: String
-            let clientId: String
-            let sessionId: String
-            let expiresAt: Int64
-            let token: String
-        }
-        struct Invalid: Decodable {
-            let reason: String
-            let token: String
-        }
-        let keyBase64: String
-        let valid: [Valid]
-        let invalid: [Invalid]
-        let verifiedAt: Int64
-    }
-
-    static let vectors: Vectors = {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Vectors/mqtt-token.json")
-        return try! JSONDecoder().decode(Vectors.self, from: Data(contentsOf: url))
-    }()
+    static let vectors = try! MQTTTokenVectors.load()
 
     var key: MQTTTokenKey { try! MQTTTokenKey(bytes: Array(Data(base64Encoded: Self.vectors.keyBase64)!)) }
     var now: Date { Date(timeIntervalSince1970: TimeInterval(Self.vectors.verifiedAt)) }

@@ -4,25 +4,7 @@ import Testing
 
 /// The plugin's C token verifier against the vectors ParleyCore is tested with.
 struct PluginTokenVectorTests {
-    struct Vectors: Decodable {
-        struct Valid: Decodable {
-            let userId: String
-            let clientId: String
-            let sessionId: String
-            let expiresAt: Int64
-            let token: String
-        }
-        struct Invalid: Decodable {
-            let reason: String
-            let token: String
-        }
-        let keyBase64: String
-        let valid: [Valid]
-        let invalid: [Invalid]
-        let verifiedAt: Int64
-    }
-
-    static let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    static let tests = MQTTTokenVectors.testsDirectory
 
     /// Compiles the verifier with the plugin's own token.c.
     func verifier() async throws -> String {
@@ -45,8 +27,7 @@ struct PluginTokenVectorTests {
     }
 
     @Test func theCVerifierAgreesWithEveryVector() async throws {
-        let vectors = try JSONDecoder().decode(
-            Vectors.self, from: Data(contentsOf: Self.tests.appendingPathComponent("Vectors/mqtt-token.json")))
+        let vectors = try MQTTTokenVectors.load()
         let verify = try await verifier()
         defer { try? FileManager.default.removeItem(atPath: verify) }
         func run(_ token: String) async throws -> [String] {
