@@ -12,6 +12,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "parley", targets: ["parley"]),
+        .executable(name: "parley-load", targets: ["parley-load"]),
         // The mosquitto plugin, loaded by the broker: libParleyMosquittoPlugin.so.
         .library(name: "ParleyMosquittoPlugin", type: .dynamic, targets: ["CParleyMosquittoPlugin"]),
     ],
@@ -30,6 +31,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-http2.git", exact: "1.46.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", exact: "1.8.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", exact: "1.37.0"),
     ],
     targets: [
         // Domain types, errors, token formats and the ports every other target implements.
@@ -111,10 +113,47 @@ let package = Package(
             linkerSettings: [.linkedLibrary("curl"), .linkedLibrary("crypto")]
         ),
 
+        // Push providers over HTTP/2: APNs (ES256 provider tokens), FCM HTTP v1 (OAuth2 service
+        // account, RS256), and a signed webhook.
+        .target(
+            name: "ParleyPush",
+            dependencies: [
+                "ParleyCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // HTTP/2 servers that speak APNs's and FCM's protocols, for the tests and `parley-load`
+        // (Apple's and Google's services cannot be reached from here).
+        .target(
+            name: "ParleyPushSimulator",
+            dependencies: [
+                "ParleyCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // Job handlers of `parley worker`, over the ports of ParleyCore.
         .target(
             name: "ParleyWorker",
-            dependencies: ["ParleyCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "ParleyCore", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
             swiftSettings: swiftSettings
         ),
 
@@ -122,15 +161,29 @@ let package = Package(
         .executableTarget(
             name: "parley",
             dependencies: [
-                "ParleyCore", "ParleyPostgres", "ParleyRedis", "ParleyMQTT", "ParleyAPI", "ParleyWorker",
+                "ParleyCore", "ParleyPostgres", "ParleyRedis", "ParleyMQTT", "ParleyAPI", "ParleyWorker", "ParleyPush",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // Load generator and benchmarks (`parley-load push`, ...): figures, not tests.
+        .executableTarget(
+            name: "parley-load",
+            dependencies: [
+                "ParleyCore", "ParleyPush", "ParleyPushSimulator",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -138,8 +191,10 @@ let package = Package(
         .target(
             name: "ParleyTestSupport",
             dependencies: [
-                "ParleyCore", "ParleyPostgres", "ParleyRedis", "ParleyMQTT",
+                "ParleyCore", "ParleyPostgres", "ParleyRedis", "ParleyMQTT", "ParleyPush", "ParleyPushSimulator",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             path: "Tests/ParleyTestSupport",
             swiftSettings: swiftSettings
@@ -160,6 +215,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "ParleyPushTests",
+            dependencies: [
+                "ParleyPush", "ParleyPushSimulator", "ParleyWorker", "ParleyRedis", "ParleyTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "ParleyMQTTTests",
             dependencies: ["ParleyMQTT", "ParleyCore", "ParleyTestSupport"],
             swiftSettings: swiftSettings
@@ -168,6 +232,7 @@ let package = Package(
             name: "ParleyAPITests",
             dependencies: [
                 "ParleyAPI", "ParleyPostgres", "ParleyRedis", "ParleyMQTT", "ParleyWorker", "ParleyTestSupport",
+                "ParleyPush", "ParleyPushSimulator",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -175,7 +240,9 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleyExecutableTests",
-            dependencies: ["ParleyTestSupport", "ParleyPostgres", "ParleyMQTT", "ParleyCore"],
+            dependencies: [
+                "ParleyTestSupport", "ParleyPostgres", "ParleyMQTT", "ParleyCore", "ParleyRedis", "ParleyPushSimulator",
+            ],
             swiftSettings: swiftSettings
         ),
     ]

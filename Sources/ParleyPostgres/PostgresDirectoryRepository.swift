@@ -166,7 +166,8 @@ public struct PostgresDirectoryRepository: DirectoryRepository {
                     fanout: notice.map {
                         FanoutJob(
                             roomID: room, event: RoomEvent.change($0, roomID: room, by: 0, serial: serial).json(),
-                            audience: .users, userIDs: [userID])
+                            audience: .users, userIDs: [userID],
+                            push: $0 == "added" ? PushIntent(reason: .added, actorID: 0) : nil)
                     }, on: connection, logger: logger)
             }
             return true

@@ -143,7 +143,9 @@ extension PostgresRoomRepository {
                 let event = RoomEvent.change(notice, roomID: roomID, by: editorID, serial: serial)
                 try await Outbox.add(
                     roomID: roomID, event: nil,
-                    fanout: FanoutJob(roomID: roomID, event: event.json(), audience: .users, userIDs: users),
+                    fanout: FanoutJob(
+                        roomID: roomID, event: event.json(), audience: .users, userIDs: users,
+                        push: notice == "added" ? PushIntent(reason: .added, actorID: editorID) : nil),
                     on: connection, logger: logger)
             }
             return true

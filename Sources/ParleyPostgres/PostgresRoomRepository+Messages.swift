@@ -65,7 +65,9 @@ extension PostgresRoomRepository {
             roomID: roomID, userID: senderID, messageID: stored.id, seq: stored.seq, on: connection)
         try await Outbox.add(
             roomID: roomID, event: RoomEvent.newMessage(stored).json(),
-            fanout: FanoutJob(roomID: roomID, event: RoomEvent.newMessage(stored).json(), audience: .readers),
+            fanout: FanoutJob(
+                roomID: roomID, event: RoomEvent.newMessage(stored).json(), audience: .readers,
+                push: .message(stored)),
             on: connection, logger: logger)
         return (stored, true)
     }

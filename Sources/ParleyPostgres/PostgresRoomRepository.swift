@@ -138,7 +138,9 @@ public struct PostgresRoomRepository: RoomRepository {
             let added = RoomEvent.change("added", roomID: roomID, by: creatorID, serial: 0)
             try await Outbox.add(
                 roomID: roomID, event: created.json(),
-                fanout: FanoutJob(roomID: roomID, event: added.json(), audience: .users, userIDs: ids.sorted()),
+                fanout: FanoutJob(
+                    roomID: roomID, event: added.json(), audience: .users, userIDs: ids.sorted(),
+                    push: PushIntent(reason: .added, actorID: creatorID)),
                 on: connection, logger: logger)
             _ = try await insertMessage(roomID: roomID, senderID: creatorID, message: firstMessage, on: connection)
             return roomID
@@ -171,7 +173,9 @@ public struct PostgresRoomRepository: RoomRepository {
                 let added = RoomEvent.change("added", roomID: roomID, by: userID, serial: 0)
                 try await Outbox.add(
                     roomID: roomID, event: created.json(),
-                    fanout: FanoutJob(roomID: roomID, event: added.json(), audience: .users, userIDs: [peerID]),
+                    fanout: FanoutJob(
+                        roomID: roomID, event: added.json(), audience: .users, userIDs: [peerID],
+                        push: PushIntent(reason: .added, actorID: userID)),
                     on: connection, logger: logger)
                 return (roomID, true)
             }

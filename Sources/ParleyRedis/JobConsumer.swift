@@ -36,6 +36,7 @@ public struct JobConsumer: Service {
         var backoff = Duration.milliseconds(100)
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             do {
+                try await queue.promoteDue()
                 try await reclaim()
                 try await readNew()
                 depth.record(try await queue.depth())
@@ -58,7 +59,26 @@ public struct JobConsumer: Service {
             "XREADGROUP", "GROUP", RedisJobQueue.group, consumer, "COUNT", String(queue.configuration.batchSize),
             "BLOCK", String(blockMilliseconds), "STREAMS", queue.stream, ">")
         guard let streams = reply.array, let first = streams.first?.array, first.count == 2 else { return }
-        for entry in RedisJobQueue.entries(first[1]) { await process(entry, deliveries: 1) }
+        await processAll(RedisJobQueue.entries(first[1]).map { ($0, 1) })
+    }
+
+    /// Runs up to `concurrency` handlers at once (one at a time keeps a queue's order).
+    private func processAll(_ entries: [(entry: RedisJobQueue.Entry, deliveries: Int)]) async {
+        let concurrency = queue.configuration.concurrency
+        guard concurrency > 1, entries.count > 1 else {
+            for item in entries { await process(item.entry, deliveries: item.deliveries) }
+            return
+        }
+        await withTaskGroup(of: Void.self) { group in
+            var pending = entries.makeIterator()
+            for _ in 0..<min(concurrency, entries.count) {
+                guard let item = pending.next() else { break }
+                group.addTask { await process(item.entry, deliveries: item.deliveries) }
+            }
+            while await group.next() != nil, let item = pending.next() {
+                group.addTask { await process(item.entry, deliveries: item.deliveries) }
+            }
+        }
     }
 
     /// Jobs left unacknowledged long enough: their consumer died or their handler failed.
@@ -82,6 +102,7 @@ public struct JobConsumer: Service {
     }
 
     private func reclaim(_ items: [RedisValue]) async throws {
+        var claimedEntries: [(entry: RedisJobQueue.Entry, deliveries: Int)] = []
         for item in items {
             guard let fields = item.array, fields.count == 4, let id = fields[0].string,
                 let idle = fields[2].integer, let deliveries = fields[3].integer
@@ -96,15 +117,19 @@ public struct JobConsumer: Service {
                 _ = try await queue.pool.send("XACK", queue.stream, RedisJobQueue.group, id)
                 continue
             }
-            await process(entry, deliveries: Int(deliveries) + 1)
+            claimedEntries.append((entry, Int(deliveries) + 1))
         }
+        await processAll(claimedEntries)
     }
 
+    /// - Parameter deliveries: deliveries of this stream entry; a postponed job also counts
+    ///   the attempts made before it was postponed.
     func process(_ entry: RedisJobQueue.Entry, deliveries: Int) async {
         guard let job = entry.fields["job"] else {
             await finish(entry.id)
             return
         }
+        let deliveries = deliveries + (entry.fields["attempts"].flatMap { Int($0) } ?? 0)
         if deliveries > queue.configuration.maxAttempts {
             await bury(entry.id, job: job, reason: "gave up after \(deliveries - 1) attempts")
             return
@@ -113,6 +138,23 @@ public struct JobConsumer: Service {
             try await handler(job)
             await finish(entry.id)
             succeeded.increment()
+        } catch let retry as RetryLater where deliveries < queue.configuration.maxAttempts {
+            failed.increment()
+            let delay = min(
+                retry.after ?? queue.backoff(afterDeliveries: deliveries), queue.configuration.maximumBackoff)
+            logger.notice(
+                "job postponed",
+                metadata: [
+                    "queue": "\(queue.name)", "id": "\(entry.id)", "attempt": "\(deliveries)", "delay": "\(delay)",
+                    "reason": "\(retry.reason)",
+                ])
+            do {
+                try await queue.postpone(job, attempts: deliveries, after: delay, entryID: entry.id)
+                await finish(entry.id)
+            } catch {
+                // Still pending: the reclaim loop retries it after its back-off instead.
+                logger.warning("postponing failed", metadata: ["queue": "\(queue.name)", "error": "\(error)"])
+            }
         } catch {
             failed.increment()
             logger.warning(

@@ -10,6 +10,10 @@ import ParleyCore
 /// — is claimed again by any consumer once it has been idle for the visibility timeout,
 /// doubled for each earlier delivery (the retry back-off). After `maxAttempts` deliveries
 /// it moves to the dead-letter stream `<stream>:dead` with its last error.
+///
+/// A handler may ask for a later retry (``RetryLater``, e.g. a provider's `Retry-After`): the
+/// job waits in the sorted set `<stream>:delayed`, scored by when it is due, and returns to
+/// the stream with its attempt count when a consumer next looks.
 public struct RedisJobQueue: JobQueue {
     public struct Configuration: Sendable {
         public var maxAttempts: Int
@@ -17,18 +21,21 @@ public struct RedisJobQueue: JobQueue {
         public var maximumBackoff: Duration
         /// How many jobs one read takes.
         public var batchSize: Int
-        /// How long a read waits for new jobs.
+        /// How long a read waits for new jobs (and so how late a postponed job may start).
         public var blockFor: Duration
+        /// Handlers one consumer runs at once; 1 keeps the queue's order.
+        public var concurrency: Int
 
         public init(
             maxAttempts: Int = 5, visibilityTimeout: Duration = .seconds(30), maximumBackoff: Duration = .seconds(600),
-            batchSize: Int = 32, blockFor: Duration = .seconds(2)
+            batchSize: Int = 32, blockFor: Duration = .seconds(2), concurrency: Int = 1
         ) {
             self.maxAttempts = maxAttempts
             self.visibilityTimeout = visibilityTimeout
             self.maximumBackoff = maximumBackoff
             self.batchSize = batchSize
             self.blockFor = blockFor
+            self.concurrency = concurrency
         }
     }
 
@@ -45,6 +52,7 @@ public struct RedisJobQueue: JobQueue {
 
     public var stream: String { "parley:jobs:\(name)" }
     public var deadLetterStream: String { "\(stream):dead" }
+    public var delayedSet: String { "\(stream):delayed" }
 
     public func enqueue(_ job: String) async throws {
         _ = try await pool.send("XADD", stream, "*", "job", job)
@@ -59,6 +67,38 @@ public struct RedisJobQueue: JobQueue {
         let reply = try await pool.send("XRANGE", deadLetterStream, "-", "+")
         return Self.entries(reply).compactMap { $0.fields["job"] }
     }
+
+    /// Jobs waiting for their retry time.
+    public func postponed() async throws -> Int {
+        Int(try await pool.send("ZCARD", delayedSet).integer ?? 0)
+    }
+
+    /// Parks a job until `due`; the member keeps the attempts and the old entry id (unique).
+    func postpone(_ job: String, attempts: Int, after delay: Duration, entryID: String) async throws {
+        let dueMilliseconds =
+            Int64(Date().timeIntervalSince1970 * 1000) + delay.components.seconds * 1000
+            + delay.components.attoseconds / 1_000_000_000_000_000
+        _ = try await pool.send("ZADD", delayedSet, String(dueMilliseconds), "\(attempts)|\(entryID)|\(job)")
+    }
+
+    /// Moves due postponed jobs back into the stream; atomic, so two consumers never both move one.
+    func promoteDue() async throws {
+        _ = try await pool.send(
+            "EVAL", Self.promoteScript, "2", delayedSet, stream, String(Int64(Date().timeIntervalSince1970 * 1000)),
+            String(configuration.batchSize))
+    }
+
+    static let promoteScript = """
+        local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+        for _, member in ipairs(due) do
+            redis.call('ZREM', KEYS[1], member)
+            local first = string.find(member, '|', 1, true)
+            local second = string.find(member, '|', first + 1, true)
+            redis.call('XADD', KEYS[2], '*', 'job', string.sub(member, second + 1),
+                       'attempts', string.sub(member, 1, first - 1))
+        end
+        return #due
+        """
 
     func ensureGroup() async throws {
         do {

@@ -8,21 +8,25 @@ import ParleyCore
 /// Readers of a large room are done in chunks: each job publishes one chunk and queues the
 /// rest as a new job before it is acknowledged, so a crash repeats at most one chunk.
 /// Publishing twice is harmless: the event's hash lets clients drop the duplicate.
+/// Each chunk also queues its pushes (``PushFanout``) before the rest is queued.
 public struct FanoutHandler: Sendable {
     let readers: any RoomReaders
     let publisher: any EventPublisher
     let queue: any JobQueue
     let chunkSize: Int
+    /// `nil`: this deployment sends no pushes.
+    let pushes: PushFanout?
     let logger: Logger
 
     public init(
         readers: any RoomReaders, publisher: any EventPublisher, queue: any JobQueue, chunkSize: Int = 500,
-        logger: Logger
+        pushes: PushFanout? = nil, logger: Logger
     ) {
         self.readers = readers
         self.publisher = publisher
         self.queue = queue
         self.chunkSize = chunkSize
+        self.pushes = pushes
         self.logger = logger
     }
 
@@ -40,11 +44,16 @@ public struct FanoutHandler: Sendable {
             case .readers: try await readers.readerIDs(roomID: job.roomID, after: job.afterUserID, limit: chunkSize)
             }
         try await publish(job.event, to: users)
+        if let intent = job.push, let pushes {
+            try await pushes.queuePushes(intent, roomID: job.roomID, users: users)
+        }
         // The rest is queued only after this chunk went out: a retry of a failed chunk must not
         // start a second chain of continuations.
         if job.audience == .readers, users.count == chunkSize, let last = users.last {
             try await queue.enqueue(
-                FanoutJob(roomID: job.roomID, event: job.event, audience: .readers, afterUserID: last).json())
+                FanoutJob(
+                    roomID: job.roomID, event: job.event, audience: .readers, afterUserID: last, push: job.push
+                ).json())
         }
     }
 

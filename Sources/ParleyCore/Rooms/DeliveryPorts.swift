@@ -22,3 +22,17 @@ public struct PermanentJobFailure: Error, CustomStringConvertible {
     public init(reason: String) { self.reason = reason }
     public var description: String { reason }
 }
+
+/// A job to be retried later than the queue's usual back-off (a provider's `Retry-After`).
+public struct RetryLater: Error, CustomStringConvertible {
+    /// `nil`: the queue's back-off.
+    public let after: Duration?
+    public let reason: String
+
+    public init(after: Duration?, reason: String) {
+        self.after = after
+        self.reason = reason
+    }
+
+    public var description: String { reason }
+}

@@ -70,13 +70,19 @@ public struct FanoutJob: Codable, Sendable, Equatable {
     public let userIDs: [Int64]
     /// Readers with a larger id remain (large rooms are done in chunks).
     public let afterUserID: Int64
+    /// Pushes to queue for the same users; `nil` for events that push nobody.
+    public let push: PushIntent?
 
-    public init(roomID: Int64, event: String, audience: Audience, userIDs: [Int64] = [], afterUserID: Int64 = 0) {
+    public init(
+        roomID: Int64, event: String, audience: Audience, userIDs: [Int64] = [], afterUserID: Int64 = 0,
+        push: PushIntent? = nil
+    ) {
         self.roomID = roomID
         self.event = event
         self.audience = audience
         self.userIDs = userIDs
         self.afterUserID = afterUserID
+        self.push = push
     }
 
     public func json() -> String {

@@ -19,11 +19,17 @@ struct ServeCommand: AsyncParsableCommand {
             configuration: try settings.http(), probes: dependencies.probes, registry: Runtime.metrics,
             logger: Runtime.logger("http"))
         let accounts = try AccountsWiring(settings: settings, dependencies: dependencies)
-        let rooms = RoomsController(
-            service: RoomService(
-                rooms: PostgresRoomRepository(database: dependencies.postgres, logger: Runtime.logger("rooms"))))
+        let roomService = RoomService(
+            rooms: PostgresRoomRepository(database: dependencies.postgres, logger: Runtime.logger("rooms")))
+        let rooms = RoomsController(service: roomService)
+        let notifications = NotificationsController(
+            rooms: roomService,
+            settings: PostgresPushRepository(database: dependencies.postgres, logger: Runtime.logger("push")))
         let router = api.publicRouter { router in
-            accounts.api.addRoutes(to: router) { rooms.addRoutes(to: $0) }
+            accounts.api.addRoutes(to: router) { group in
+                rooms.addRoutes(to: group)
+                notifications.addRoutes(to: group)
+            }
         }
         let broker = BrokerAuthController(
             authority: BrokerAuthority(

@@ -5,6 +5,7 @@ import ParleyAPI
 import ParleyCore
 import ParleyMQTT
 import ParleyPostgres
+import ParleyPush
 import ParleyRedis
 import ParleyWorker
 import ServiceLifecycle
@@ -23,6 +24,8 @@ struct WorkerCommand: AsyncParsableCommand {
         case fanout
         /// Stores client input from `chat-in` (shared subscription).
         case ingest
+        /// Sends pushes through APNs, FCM and the webhook.
+        case push
     }
 
     @Option(
@@ -43,14 +46,29 @@ struct WorkerCommand: AsyncParsableCommand {
         let listeners = try api.services { listener, port in
             logger.notice("listening", metadata: ["listener": "\(listener.rawValue)", "port": "\(port)"])
         }
-        let workers = try roleServices(settings: settings, dependencies: dependencies)
+        let pushClient = try PushHTTPClient(caFile: settings.string(SettingKeys.Push.caFile))
+        let workers = try roleServices(settings: settings, dependencies: dependencies, pushClient: pushClient)
         logger.notice("worker roles", metadata: ["roles": "\(roles.map(\.rawValue))"])
-        try await dependencies.run(with: workers + listeners, logger: logger)
+        do {
+            try await dependencies.run(with: workers + listeners, logger: logger)
+        } catch {
+            try? await pushClient.shutdown()
+            throw error
+        }
+        try await pushClient.shutdown()
     }
 
-    private func roleServices(settings: Settings, dependencies: Dependencies) throws -> [any Service] {
+    private func roleServices(settings: Settings, dependencies: Dependencies, pushClient: PushHTTPClient) throws
+        -> [any Service]
+    {
         let fanoutQueue = RedisJobQueue(
             name: "fanout", pool: dependencies.redis, configuration: try settings.jobQueue())
+        var pushQueueConfiguration = try settings.jobQueue()
+        pushQueueConfiguration.concurrency = try settings.pushConcurrency()
+        pushQueueConfiguration.batchSize = pushQueueConfiguration.concurrency
+        pushQueueConfiguration.blockFor = .seconds(1)
+        let pushQueue = RedisJobQueue(name: "push", pool: dependencies.redis, configuration: pushQueueConfiguration)
+        let pushes = PostgresPushRepository(database: dependencies.postgres, logger: Runtime.logger("push"))
         let rooms = PostgresRoomRepository(database: dependencies.postgres, logger: Runtime.logger("rooms"))
         var services: [any Service] = []
         let process = "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
@@ -72,13 +90,25 @@ struct WorkerCommand: AsyncParsableCommand {
             case .fanout:
                 let handler = FanoutHandler(
                     readers: rooms, publisher: dependencies.mqtt, queue: fanoutQueue,
-                    chunkSize: try settings.fanoutChunkSize(), logger: Runtime.logger("fanout"))
+                    chunkSize: try settings.fanoutChunkSize(),
+                    pushes: PushFanout(
+                        audience: pushes, queue: pushQueue, composer: PushComposer(content: try settings.pushContent())),
+                    logger: Runtime.logger("fanout"))
                 for index in 0..<(try settings.fanoutConsumers()) {
                     services.append(
                         JobConsumer(
                             queue: fanoutQueue, consumer: "\(process)-\(index)", logger: Runtime.logger("fanout"),
                             handler: handler.handle))
                 }
+            case .push:
+                let senders = try settings.pushSenders(client: pushClient)
+                let logger = Runtime.logger("push")
+                if senders.isEmpty {
+                    logger.warning("no push provider is configured; push jobs will be dropped")
+                }
+                let handler = PushHandler(senders: senders, tokens: pushes, logger: logger)
+                services.append(
+                    JobConsumer(queue: pushQueue, consumer: "\(process)-push", logger: logger, handler: handler.handle))
             }
         }
         return services

@@ -129,8 +129,40 @@ enum SettingKeys {
         static let all = [maxAttempts, visibilityTimeout, fanoutChunkSize, fanoutConsumers, ingestPayloadLimit]
     }
 
+    enum Push {
+        static let content = SettingKey(
+            "push.content", default: "preview",
+            "What a push shows: preview (room, sender, start of the message) or ids (nothing readable).")
+        static let concurrency = SettingKey(
+            "push.concurrency", default: "64", "Pushes one push worker sends at once (HTTP/2 streams).")
+        static let caFile = SettingKey(
+            "push.caFile", "Extra CA certificate (PEM) trusted for push endpoints (a gateway with a private CA).")
+        static let apnsKeyFile = SettingKey(
+            "apns.keyFile", "APNs signing key (the .p8 file, a path); APNs is off without it.")
+        static let apnsKeyID = SettingKey("apns.keyId", "APNs key id of the signing key.")
+        static let apnsTeamID = SettingKey("apns.teamId", "Apple developer team id.")
+        static let apnsTopic = SettingKey("apns.topic", "The app's bundle id (apns-topic).")
+        static let apnsEnvironment = SettingKey(
+            "apns.environment", default: "production", "APNs endpoint: production or sandbox.")
+        static let apnsURL = SettingKey(
+            "apns.url", "APNs base URL instead of apns.environment's (a gateway or a test server).")
+        static let fcmServiceAccountFile = SettingKey(
+            "fcm.serviceAccountFile", "FCM service-account JSON file (a path); FCM is off without it.")
+        static let fcmURL = SettingKey(
+            "fcm.url", default: "https://fcm.googleapis.com", "FCM HTTP v1 base URL.")
+        static let webhookURL = SettingKey(
+            "webhook.url", "URL that receives a JSON POST per webhook push; webhook pushes are off without it.")
+        static let webhookSecret = SettingKey(
+            "webhook.secret", secret: true, "Key of the webhook's X-Parley-Signature (HMAC-SHA256 of the body).")
+        static let all = [
+            content, concurrency, caFile, apnsKeyFile, apnsKeyID, apnsTeamID, apnsTopic, apnsEnvironment, apnsURL,
+            fcmServiceAccountFile, fcmURL, webhookURL, webhookSecret,
+        ]
+    }
+
     static let all =
         General.all + Postgres.all + Redis.all + MQTT.all + MQTTClients.all + HTTP.all + Accounts.all + Jobs.all
+        + Push.all
 
     /// The key table for `--help`.
     static var helpText: String {

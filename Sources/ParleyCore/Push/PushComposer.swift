@@ -1,0 +1,61 @@
+import Foundation
+
+/// Turns a fan-out's push intent into one notification per recipient device.
+public struct PushComposer: Sendable {
+    /// What a push may reveal.
+    public enum Content: String, Sendable, CaseIterable {
+        /// Room, sender and the start of the message.
+        case preview
+        /// Identifiers only: the app fetches the rest (nothing readable passes the providers).
+        case ids
+    }
+
+    public let content: Content
+    public let policy: PushPolicy
+    /// Longest preview, in characters.
+    public let previewLength: Int
+
+    public init(content: Content = .preview, policy: PushPolicy = PushPolicy(), previewLength: Int = 180) {
+        self.content = content
+        self.policy = policy
+        self.previewLength = previewLength
+    }
+
+    /// Jobs for the recipients who should be pushed now (never the actor).
+    public func jobs(
+        for intent: PushIntent, roomID: Int64, context: PushRoomContext, recipients: [PushRecipient], at now: Date
+    ) -> [PushJob] {
+        recipients.filter { $0.userID != intent.actorID }
+            .filter { policy.allows(room: $0.room, quietHours: $0.quietHours, at: now) }
+            .map { recipient in
+                let (title, body) = text(for: intent, context: context)
+                return PushJob(
+                    deviceID: recipient.deviceID, userID: recipient.userID, provider: recipient.provider,
+                    token: recipient.token,
+                    notification: PushNotification(
+                        reason: intent.reason, roomID: roomID, roomUID: context.roomUID, title: title, body: body,
+                        actorID: intent.actorID, messageID: intent.messageID, seq: intent.seq,
+                        badge: recipient.unread))
+            }
+    }
+
+    func text(for intent: PushIntent, context: PushRoomContext) -> (title: String?, body: String?) {
+        guard content == .preview else { return (nil, nil) }
+        let actor = context.actorName ?? "Someone"
+        switch intent.reason {
+        case .message:
+            let preview = self.preview(intent.content ?? "")
+            if context.twoParty { return (actor, preview) }
+            return (context.roomName ?? "New message", "\(actor): \(preview)")
+        case .added:
+            let room = context.roomName.map { "“\($0)”" } ?? (context.twoParty ? "a conversation" : "a room")
+            return (context.roomName ?? actor, "\(actor) added you to \(room)")
+        }
+    }
+
+    func preview(_ content: String) -> String {
+        let flat = content.split(whereSeparator: \.isNewline).joined(separator: " ")
+        guard flat.count > previewLength else { return flat }
+        return flat.prefix(previewLength - 1) + "…"
+    }
+}

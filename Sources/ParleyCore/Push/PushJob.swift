@@ -1,0 +1,98 @@
+import Foundation
+
+/// Why a user is pushed.
+public enum PushReason: String, Codable, Sendable {
+    /// A new message in a room the user reads.
+    case message
+    /// The user was added to a room.
+    case added
+}
+
+/// What a fan-out pushes besides publishing its event (carried by ``FanoutJob``).
+public struct PushIntent: Codable, Sendable, Equatable {
+    public let reason: PushReason
+    /// The sender or the editor who added the user; never pushed to.
+    public let actorID: Int64
+    public let messageID: Int64?
+    public let seq: Int64?
+    /// The message text; dropped by the fan-out when pushes carry ids only.
+    public let content: String?
+
+    public init(reason: PushReason, actorID: Int64, messageID: Int64? = nil, seq: Int64? = nil, content: String? = nil)
+    {
+        self.reason = reason
+        self.actorID = actorID
+        self.messageID = messageID
+        self.seq = seq
+        self.content = content
+    }
+
+    public static func message(_ message: Message) -> PushIntent {
+        PushIntent(
+            reason: .message, actorID: message.sentById ?? 0, messageID: message.id, seq: message.seq,
+            content: message.content)
+    }
+}
+
+/// The provider-neutral content of one push.
+public struct PushNotification: Codable, Sendable, Equatable {
+    public let reason: PushReason
+    public let roomID: Int64
+    public let roomUID: String
+    /// Room name, or the sender's name in a two-party room; `nil` when pushes carry ids only.
+    public let title: String?
+    /// Sender and content preview; `nil` when pushes carry ids only.
+    public let body: String?
+    public let actorID: Int64
+    public let messageID: Int64?
+    public let seq: Int64?
+    /// The recipient's unread messages over all rooms.
+    public let badge: Int
+
+    public init(
+        reason: PushReason, roomID: Int64, roomUID: String, title: String?, body: String?, actorID: Int64,
+        messageID: Int64?, seq: Int64?, badge: Int
+    ) {
+        self.reason = reason
+        self.roomID = roomID
+        self.roomUID = roomUID
+        self.title = title
+        self.body = body
+        self.actorID = actorID
+        self.messageID = messageID
+        self.seq = seq
+        self.badge = badge
+    }
+
+    /// Identifiers for the app, as strings (FCM data values must be strings).
+    public var data: [String: String] {
+        var data = [
+            "type": reason == .message ? "new-message" : "added", "chatRoomId": "\(roomID)",
+            "chatRoomUid": roomUID, "actorId": "\(actorID)",
+        ]
+        if let messageID { data["messageId"] = "\(messageID)" }
+        if let seq { data["seq"] = "\(seq)" }
+        return data
+    }
+}
+
+/// Work for the `push` role: one notification to one device.
+public struct PushJob: Codable, Sendable, Equatable {
+    public let deviceID: Int64
+    public let userID: Int64
+    public let provider: PushProvider
+    public let token: String
+    public let notification: PushNotification
+
+    public init(deviceID: Int64, userID: Int64, provider: PushProvider, token: String, notification: PushNotification) {
+        self.deviceID = deviceID
+        self.userID = userID
+        self.provider = provider
+        self.token = token
+        self.notification = notification
+    }
+
+    public func json() -> String {
+        String(decoding: (try? JSONCoding.encoder.encode(self)) ?? Data(), as: UTF8.self)
+    }
+}

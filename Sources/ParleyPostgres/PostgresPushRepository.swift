@@ -1,0 +1,136 @@
+import Foundation
+import Logging
+import ParleyCore
+import PostgresNIO
+
+/// Push recipients for the fan-out, dead-token removal, and the notification preferences
+/// behind the REST routes.
+public struct PostgresPushRepository: PushAudience, PushTokenStore, NotificationSettingsRepository {
+    let database: PostgresPool
+    let logger: Logger
+
+    public init(database: PostgresPool, logger: Logger) {
+        self.database = database
+        self.logger = logger
+    }
+
+    public func recipients(roomID: Int64, userIDs: [Int64]) async throws -> [PushRecipient] {
+        guard !userIDs.isEmpty else { return [] }
+        // The badge counts unread messages over every room each user reads (by any path).
+        let rows = try await database.client.query(
+            """
+            WITH unread AS (
+                SELECT m.user_account_id, sum(greatest(c.last_seq - coalesce(rm.seq, 0), 0))::bigint AS count
+                FROM (SELECT DISTINCT chat_room_id, user_account_id FROM messenger.room_membership
+                      WHERE user_account_id = ANY(\(userIDs))) m
+                JOIN messenger.chat_room c ON c.id = m.chat_room_id
+                LEFT JOIN messenger.read_marker rm
+                       ON rm.chat_room_id = m.chat_room_id AND rm.user_account_id = m.user_account_id
+                GROUP BY m.user_account_id
+            )
+            SELECT p.user_account_id, p.device_id, p.provider, p.token,
+                   coalesce(s.muted_until = 'infinity', false),
+                   CASE WHEN s.muted_until = 'infinity' THEN NULL ELSE s.muted_until END,
+                   coalesce(s.override_quiet_hours, false),
+                   q.start_minute, q.end_minute, q.time_zone, coalesce(u.count, 0)
+            FROM notifications.user_push_token p
+            LEFT JOIN messenger.room_notification_setting s
+                   ON s.chat_room_id = \(roomID) AND s.user_account_id = p.user_account_id
+            LEFT JOIN notifications.quiet_hours q ON q.user_account_id = p.user_account_id
+            LEFT JOIN unread u ON u.user_account_id = p.user_account_id
+            WHERE p.user_account_id = ANY(\(userIDs))
+            ORDER BY p.user_account_id, p.device_id
+            """, logger: logger)
+        var recipients: [PushRecipient] = []
+        for try await row in rows.decode(
+            (Int64, Int64, String, String, Bool, Date?, Bool, Int16?, Int16?, String?, Int64).self)
+        {
+            guard let provider = PushProvider(rawValue: row.2) else { continue }
+            recipients.append(
+                PushRecipient(
+                    userID: row.0, deviceID: row.1, provider: provider, token: row.3,
+                    room: RoomNotificationSettings(
+                        mutedUntil: row.4 ? .distantFuture : row.5, overridesQuietHours: row.6),
+                    quietHours: Self.quietHours(start: row.7, end: row.8, timeZone: row.9), unread: Int(row.10)))
+        }
+        return recipients
+    }
+
+    public func context(roomID: Int64, actorID: Int64) async throws -> PushRoomContext? {
+        let row = try await database.client.query(
+            """
+            SELECT c.uid, c.name, c.type = 'twoparty',
+                   (SELECT trim(first_name || ' ' || last_name) FROM cloud.user_account WHERE id = \(actorID))
+            FROM messenger.chat_room c WHERE c.id = \(roomID)
+            """, logger: logger
+        ).first((String, String?, Bool, String?).self)
+        return row.map { PushRoomContext(roomUID: $0.0, roomName: $0.1, twoParty: $0.2, actorName: $0.3) }
+    }
+
+    public func removeToken(deviceID: Int64, token: String) async throws {
+        try await database.client.query(
+            "DELETE FROM notifications.user_push_token WHERE device_id = \(deviceID) AND token = \(token)",
+            logger: logger)
+    }
+
+    public func roomSettings(roomID: Int64, userID: Int64) async throws -> RoomNotificationSettings {
+        let row = try await database.client.query(
+            """
+            SELECT muted_until = 'infinity', CASE WHEN muted_until = 'infinity' THEN NULL ELSE muted_until END,
+                   override_quiet_hours
+            FROM messenger.room_notification_setting
+            WHERE chat_room_id = \(roomID) AND user_account_id = \(userID)
+            """, logger: logger
+        ).first((Bool?, Date?, Bool).self)
+        guard let row else { return RoomNotificationSettings() }
+        return RoomNotificationSettings(mutedUntil: row.0 == true ? .distantFuture : row.1, overridesQuietHours: row.2)
+    }
+
+    public func setRoomSettings(_ settings: RoomNotificationSettings, roomID: Int64, userID: Int64) async throws {
+        let forever = settings.mutedForever
+        let until = forever ? nil : settings.mutedUntil
+        try await database.client.query(
+            """
+            INSERT INTO messenger.room_notification_setting
+                (chat_room_id, user_account_id, muted_until, override_quiet_hours)
+            VALUES (\(roomID), \(userID),
+                    CASE WHEN \(forever) THEN 'infinity'::timestamptz ELSE \(until)::timestamptz END,
+                    \(settings.overridesQuietHours))
+            ON CONFLICT (chat_room_id, user_account_id) DO UPDATE
+            SET muted_until = excluded.muted_until, override_quiet_hours = excluded.override_quiet_hours,
+                updated_at = now()
+            """, logger: logger)
+    }
+
+    public func quietHours(userID: Int64) async throws -> QuietHours? {
+        let row = try await database.client.query(
+            """
+            SELECT start_minute, end_minute, time_zone FROM notifications.quiet_hours
+            WHERE user_account_id = \(userID)
+            """, logger: logger
+        ).first((Int16, Int16, String).self)
+        return row.flatMap { Self.quietHours(start: $0.0, end: $0.1, timeZone: $0.2) }
+    }
+
+    public func setQuietHours(_ quietHours: QuietHours?, userID: Int64) async throws {
+        guard let quietHours else {
+            try await database.client.query(
+                "DELETE FROM notifications.quiet_hours WHERE user_account_id = \(userID)", logger: logger)
+            return
+        }
+        try await database.client.query(
+            """
+            INSERT INTO notifications.quiet_hours (user_account_id, start_minute, end_minute, time_zone)
+            VALUES (\(userID), \(Int16(quietHours.start)), \(Int16(quietHours.end)), \(quietHours.timeZone.identifier))
+            ON CONFLICT (user_account_id) DO UPDATE
+            SET start_minute = excluded.start_minute, end_minute = excluded.end_minute,
+                time_zone = excluded.time_zone, updated_at = now()
+            """, logger: logger)
+    }
+
+    /// Stored quiet hours; a time zone this system no longer knows counts as none.
+    static func quietHours(start: Int16?, end: Int16?, timeZone: String?) -> QuietHours? {
+        guard let start, let end, let timeZone, let zone = TimeZone(identifier: timeZone) else { return nil }
+        return try? QuietHours(start: Int(start), end: Int(end), timeZone: zone)
+    }
+}

@@ -1,0 +1,70 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+
+/// The HTTP client every provider sends through.
+///
+/// Requests to one host share one HTTP/2 connection with many concurrent streams (the
+/// providers negotiate `h2` by ALPN), which is how APNs and FCM ask to be used.
+public final class PushHTTPClient: Sendable {
+    public struct Response: Sendable {
+        public let status: Int
+        public let headers: HTTPHeaders
+        public let body: Data
+    }
+
+    let client: HTTPClient
+    let timeout: Duration
+
+    /// - Parameter caFile: extra trust root (PEM), for gateways with a private CA.
+    public init(caFile: String? = nil, timeout: Duration = .seconds(10)) throws {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let caFile {
+            tls.trustRoots = .file(caFile)
+        }
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+        configuration.timeout.connect = .seconds(5)
+        configuration.httpVersion = .automatic
+        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        self.timeout = timeout
+    }
+
+    /// Answers of up to 64 KiB are read; providers answer with small JSON.
+    func post(_ url: String, headers: [(String, String)], body: Data) async throws -> Response {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        request.headers.replaceOrAdd(name: "content-length", value: "\(body.count)")
+        request.body = .bytes(ByteBuffer(bytes: Array(body)))
+        let seconds = timeout.components.seconds
+        let response = try await client.execute(request, timeout: .seconds(max(seconds, 1)))
+        let buffer = try await response.body.collect(upTo: 64 * 1024)
+        let bytes = Data(buffer.readableBytesView)
+        return Response(status: Int(response.status.code), headers: response.headers, body: bytes)
+    }
+
+    public func shutdown() async throws {
+        try await client.shutdown()
+    }
+}
+
+extension PushHTTPClient.Response {
+    /// `Retry-After` as delta-seconds or an HTTP date, bounded to an hour.
+    var retryAfter: Duration? {
+        guard let value = headers.first(name: "retry-after")?.trimmingCharacters(in: .whitespaces) else { return nil }
+        if let seconds = Int(value), seconds >= 0 { return .seconds(min(seconds, 3600)) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        guard let date = formatter.date(from: value) else { return nil }
+        return .seconds(Int(min(max(date.timeIntervalSinceNow, 0), 3600).rounded(.up)))
+    }
+
+    /// The body as JSON, when it is a JSON object.
+    var json: [String: Any]? {
+        (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
+    }
+}

@@ -1,0 +1,56 @@
+import Crypto
+import Foundation
+import ParleyCore
+import ParleyPush
+
+extension Settings {
+    func pushContent() throws -> PushComposer.Content {
+        let key = SettingKeys.Push.content
+        guard let content = PushComposer.Content(rawValue: string(key, default: "preview")) else {
+            throw SettingsError.invalid(key, expected: "preview or ids")
+        }
+        return content
+    }
+
+    func pushConcurrency() throws -> Int {
+        try required(int(SettingKeys.Push.concurrency, in: 1...1000), SettingKeys.Push.concurrency)
+    }
+
+    /// The providers configured here; each is off until its credentials are set.
+    func pushSenders(client: PushHTTPClient) throws -> [PushProvider: any PushSender] {
+        typealias K = SettingKeys.Push
+        var senders: [PushProvider: any PushSender] = [:]
+        if let keyFile = string(K.apnsKeyFile) {
+            guard let pem = try? String(contentsOfFile: keyFile, encoding: .utf8),
+                let key = try? P256.Signing.PrivateKey(pemRepresentation: pem)
+            else { throw SettingsError.invalid(K.apnsKeyFile, expected: "a readable .p8 (PKCS #8 PEM) EC key") }
+            guard let keyID = string(K.apnsKeyID) else { throw SettingsError.missing(K.apnsKeyID) }
+            guard let teamID = string(K.apnsTeamID) else { throw SettingsError.missing(K.apnsTeamID) }
+            guard let topic = string(K.apnsTopic) else { throw SettingsError.missing(K.apnsTopic) }
+            guard
+                let environment = APNsConfiguration.Environment(
+                    rawValue: string(K.apnsEnvironment, default: "production"))
+            else { throw SettingsError.invalid(K.apnsEnvironment, expected: "production or sandbox") }
+            senders[.apns] = APNsSender(
+                configuration: APNsConfiguration(
+                    key: key, keyID: keyID, teamID: teamID, topic: topic,
+                    baseURL: string(K.apnsURL) ?? environment.url),
+                client: client)
+        }
+        if let accountFile = string(K.fcmServiceAccountFile) {
+            guard let document = FileManager.default.contents(atPath: accountFile),
+                let configuration = try? FCMConfiguration(
+                    serviceAccountJSON: document, baseURL: string(K.fcmURL, default: "https://fcm.googleapis.com"))
+            else {
+                throw SettingsError.invalid(
+                    K.fcmServiceAccountFile, expected: "a readable service-account JSON file with an RSA private key")
+            }
+            senders[.fcm] = FCMSender(configuration: configuration, client: client)
+        }
+        if let url = string(K.webhookURL) {
+            senders[.webhook] = WebhookSender(
+                configuration: WebhookConfiguration(url: url, secret: string(K.webhookSecret)), client: client)
+        }
+        return senders
+    }
+}

@@ -1,0 +1,176 @@
+import Crypto
+import Foundation
+import ParleyCore
+import ParleyPush
+import ParleyPushSimulator
+import ParleyTestSupport
+import Testing
+
+/// Each provider against the simulator: what it sends, and what it makes of each answer.
+struct ProviderTests {
+    static func job(_ provider: PushProvider, token: String = "token-\(UUID().uuidString.prefix(8))") -> PushJob {
+        PushJob(
+            deviceID: 7, userID: 42, provider: provider, token: token,
+            notification: PushNotification(
+                reason: .message, roomID: 3, roomUID: "room-uid-3", title: "Team", body: "Ada: hello", actorID: 5,
+                messageID: 99, seq: 12, badge: 4))
+    }
+
+    func withFixture(_ body: (PushFixture, [PushProvider: any PushSender]) async throws -> Void) async throws {
+        let fixture = try await PushFixture.start()
+        do {
+            try await body(fixture, try fixture.senders())
+        } catch {
+            await fixture.stop()
+            throw error
+        }
+        await fixture.stop()
+    }
+
+    @Test func apnsSendsASignedProviderTokenTheHeadersAndThePayload() async throws {
+        try await withFixture { fixture, senders in
+            let job = Self.job(.apns)
+            let sent = try await senders[.apns]!.send(job)
+            #expect(sent == .delivered)
+            let push = try #require(fixture.simulator.received.first)
+            #expect(push.problems.isEmpty, "\(push.problems)")
+            #expect(push.token == job.token)
+            #expect(push.headers["apns-topic"] == PushFixture.apnsTopic)
+            #expect(push.headers["apns-push-type"] == "alert")
+            #expect(push.headers["apns-priority"] == "10")
+            #expect(push.headers["apns-collapse-id"] == "room-uid-3")
+            let expiration = try #require(push.headers["apns-expiration"].flatMap(Int.init))
+            #expect(expiration > Int(Date().timeIntervalSince1970))
+            let aps = try #require(push.json["aps"] as? [String: Any])
+            let alert = try #require(aps["alert"] as? [String: Any])
+            #expect(alert["title"] as? String == "Team")
+            #expect(alert["body"] as? String == "Ada: hello")
+            #expect(aps["badge"] as? Int == 4)
+            #expect(aps["thread-id"] as? String == "room-uid-3")
+            let ids = try #require(push.json["parley"] as? [String: Any])
+            #expect(ids["chatRoomId"] as? String == "3")
+            #expect(ids["messageId"] as? String == "99")
+            #expect(ids["type"] as? String == "new-message")
+        }
+    }
+
+    @Test func apnsRefusesATokenSignedWithAnotherKey() async throws {
+        try await withFixture { fixture, _ in
+            var configuration = fixture.apnsConfiguration
+            configuration.key = P256.Signing.PrivateKey()
+            let sender = APNsSender(configuration: configuration, client: fixture.client)
+            let refused = try await sender.send(Self.job(.apns))
+            #expect(refused == .rejected(reason: "InvalidProviderToken"))
+        }
+    }
+
+    @Test func apnsReusesItsProviderToken() async throws {
+        try await withFixture { fixture, senders in
+            for _ in 0..<3 { _ = try await senders[.apns]!.send(Self.job(.apns)) }
+            let tokens = Set(fixture.simulator.received.compactMap { $0.headers["authorization"] })
+            #expect(fixture.simulator.received.count == 3)
+            #expect(tokens.count == 1)
+        }
+    }
+
+    @Test func apnsAnswersBecomeOutcomes() async throws {
+        try await withFixture { fixture, senders in
+            fixture.simulator.script { _, token, _ in
+                switch token {
+                case "gone": .unregistered
+                case "bad": .badRequest
+                case "slow-down": .tooManyRequests(retryAfter: 3)
+                default: .serverError
+                }
+            }
+            let apns = senders[.apns]!
+            let gone = try await apns.send(Self.job(.apns, token: "gone"))
+            #expect(gone == .deadToken(reason: "Unregistered"))
+            let bad = try await apns.send(Self.job(.apns, token: "bad"))
+            #expect(bad == .deadToken(reason: "BadDeviceToken"))
+            let throttled = try await apns.send(Self.job(.apns, token: "slow-down"))
+            #expect(throttled == .retry(after: .seconds(3), reason: "TooManyRequests"))
+            let failed = try await apns.send(Self.job(.apns, token: "broken"))
+            #expect(failed == .retry(after: nil, reason: "InternalServerError"))
+        }
+    }
+
+    @Test func fcmAuthorisesWithAServiceAccountOnceAndSendsV1Messages() async throws {
+        try await withFixture { fixture, senders in
+            let fcm = senders[.fcm]!
+            for index in 0..<3 {
+                let sent = try await fcm.send(Self.job(.fcm, token: "fcm-\(index)"))
+                #expect(sent == .delivered)
+            }
+            #expect(fixture.simulator.tokenRequests == 1)
+            let push = try #require(fixture.simulator.received.first)
+            #expect(push.problems.isEmpty, "\(push.problems)")
+            let message = try #require(push.json["message"] as? [String: Any])
+            #expect(message["token"] as? String == "fcm-0")
+            let notification = try #require(message["notification"] as? [String: Any])
+            #expect(notification["title"] as? String == "Team")
+            #expect(notification["body"] as? String == "Ada: hello")
+            let data = try #require(message["data"] as? [String: String])
+            #expect(data["chatRoomUid"] == "room-uid-3")
+            #expect(data["badge"] == "4")
+            let android = try #require(message["android"] as? [String: Any])
+            #expect(android["collapse_key"] as? String == "room-uid-3")
+        }
+    }
+
+    @Test func fcmAnswersBecomeOutcomes() async throws {
+        try await withFixture { fixture, senders in
+            fixture.simulator.script { _, token, _ in
+                switch token {
+                case "gone": .unregistered
+                case "bad": .badRequest
+                case "slow-down": .tooManyRequests(retryAfter: 2)
+                default: .serverError
+                }
+            }
+            let fcm = senders[.fcm]!
+            let gone = try await fcm.send(Self.job(.fcm, token: "gone"))
+            #expect(gone == .deadToken(reason: "UNREGISTERED"))
+            let bad = try await fcm.send(Self.job(.fcm, token: "bad"))
+            #expect(bad == .rejected(reason: "INVALID_ARGUMENT"))
+            let throttled = try await fcm.send(Self.job(.fcm, token: "slow-down"))
+            #expect(throttled == .retry(after: .seconds(2), reason: "QUOTA_EXCEEDED"))
+            let failed = try await fcm.send(Self.job(.fcm, token: "broken"))
+            #expect(failed == .retry(after: nil, reason: "INTERNAL"))
+        }
+    }
+
+    @Test func theWebhookIsSignedWithTheSharedSecret() async throws {
+        try await withFixture { fixture, senders in
+            let sent = try await senders[.webhook]!.send(Self.job(.webhook, token: "hook-1"))
+            #expect(sent == .delivered)
+            let push = try #require(fixture.simulator.received.first)
+            let expected = HMAC<SHA256>.authenticationCode(
+                for: push.body, using: SymmetricKey(data: Data("webhook-secret".utf8)))
+            #expect(
+                push.headers["x-parley-signature"] == "sha256=" + expected.map { String(format: "%02x", $0) }.joined())
+            #expect(push.json["token"] as? String == "hook-1")
+            #expect(push.json["badge"] as? Int == 4)
+            fixture.simulator.script { _, _, _ in .unregistered }
+            let gone = try await senders[.webhook]!.send(Self.job(.webhook))
+            #expect(gone == .deadToken(reason: "HTTP 410"))
+        }
+    }
+
+    @Test func idsOnlyPushesCarryNoText() async throws {
+        try await withFixture { fixture, senders in
+            let job = Self.job(.apns)
+            let bare = PushJob(
+                deviceID: job.deviceID, userID: job.userID, provider: .apns, token: job.token,
+                notification: PushNotification(
+                    reason: .message, roomID: 3, roomUID: "room-uid-3", title: nil, body: nil, actorID: 5,
+                    messageID: 99, seq: 12, badge: 1))
+            let sent = try await senders[.apns]!.send(bare)
+            #expect(sent == .delivered)
+            let push = try #require(fixture.simulator.received.first)
+            let text = String(decoding: push.body, as: UTF8.self)
+            #expect(!text.contains("Team") && !text.contains("hello"))
+            #expect(text.contains("PARLEY_NEW_MESSAGE"))
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import Crypto
+import Foundation
+import ParleyCore
+import ParleyPush
+import ParleyPushSimulator
+import _CryptoExtras
+
+/// A running push simulator with the keys, credentials and senders that match it.
+public struct PushFixture: Sendable {
+    public static let apnsKeyID = "TESTKEY001"
+    public static let apnsTeamID = "TESTTEAM01"
+    public static let apnsTopic = "app.parley.tests"
+    public static let fcmProjectID = "parley-tests"
+    public static let fcmClientEmail = "push@parley-tests.iam.gserviceaccount.com"
+
+    public let simulator: PushSimulator
+    public let apnsKey: P256.Signing.PrivateKey
+    public let fcmKey: _RSA.Signing.PrivateKey
+    public let client: PushHTTPClient
+    public let certificatePath: String
+
+    // RSA key generation is slow; one key serves every fixture of a test process.
+    static let sharedFCMKey = Result { try _RSA.Signing.PrivateKey(keySize: .bits2048) }
+
+    public static func start(latency: Duration = .zero) async throws -> PushFixture {
+        let services = try TestServices.shared()
+        let apnsKey = P256.Signing.PrivateKey()
+        let fcmKey = try sharedFCMKey.get()
+        let simulator = try await PushSimulator.start(
+            .init(
+                certificatePath: services.certificatePath, keyPath: services.keyPath, apnsKey: apnsKey.publicKey,
+                apnsKeyID: apnsKeyID, apnsTeamID: apnsTeamID, apnsTopic: apnsTopic, fcmKey: fcmKey.publicKey,
+                fcmClientEmail: fcmClientEmail, fcmProjectID: fcmProjectID, latency: latency))
+        return PushFixture(
+            simulator: simulator, apnsKey: apnsKey, fcmKey: fcmKey,
+            client: try PushHTTPClient(caFile: services.certificatePath), certificatePath: services.certificatePath)
+    }
+
+    public func stop() async {
+        try? await client.shutdown()
+        await simulator.stop()
+    }
+
+    public var apnsConfiguration: APNsConfiguration {
+        APNsConfiguration(
+            key: apnsKey, keyID: Self.apnsKeyID, teamID: Self.apnsTeamID, topic: Self.apnsTopic,
+            baseURL: simulator.baseURL)
+    }
+
+    /// A service-account document as Google issues it, pointing at the simulator.
+    public var serviceAccountJSON: Data {
+        let document: [String: String] = [
+            "type": "service_account", "project_id": Self.fcmProjectID, "private_key_id": "test-key-1",
+            "private_key": fcmKey.pemRepresentation, "client_email": Self.fcmClientEmail,
+            "token_uri": simulator.fcmTokenURI,
+        ]
+        return (try? JSONSerialization.data(withJSONObject: document)) ?? Data()
+    }
+
+    public func senders(webhookSecret: String? = "webhook-secret") throws -> [PushProvider: any PushSender] {
+        [
+            .apns: APNsSender(configuration: apnsConfiguration, client: client),
+            .fcm: FCMSender(
+                configuration: try FCMConfiguration(serviceAccountJSON: serviceAccountJSON, baseURL: simulator.baseURL),
+                client: client),
+            .webhook: WebhookSender(
+                configuration: WebhookConfiguration(url: simulator.webhookURL, secret: webhookSecret), client: client),
+        ]
+    }
+
+    /// Pushes received so far, waiting up to `limit` for at least `count`.
+    public func received(atLeast count: Int, within limit: Duration = .seconds(10)) async throws -> [ReceivedPush] {
+        let start = ContinuousClock.now
+        while simulator.received.count < count && start.duration(to: .now) < limit {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return simulator.received
+    }
+}
