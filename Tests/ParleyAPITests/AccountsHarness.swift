@@ -60,14 +60,22 @@ struct AccountsHarness: Sendable {
         _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
         let api = instance(broker: broker).api
-        let rooms = RoomsController(
-            service: RoomService(rooms: PostgresRoomRepository(database: database, logger: .quiet)))
+        let routes = signedInRoutes
         try await database.withRunningClient { _ in
             let router = APIServer.forTesting().publicRouter { router in
-                api.addRoutes(to: router) { rooms.addRoutes(to: $0) }
+                api.addRoutes(to: router) { routes($0) }
             }
             try await Application(router: router, logger: .quiet).test(.router, body)
         }
+    }
+
+    /// Rooms, messages and notification preferences, as `serve` adds them.
+    func signedInRoutes(_ group: RouterGroup<AuthenticatedRequestContext>) {
+        let service = RoomService(rooms: PostgresRoomRepository(database: database, logger: .quiet))
+        RoomsController(service: service).addRoutes(to: group)
+        NotificationsController(
+            rooms: service, settings: PostgresPushRepository(database: database, logger: .quiet)
+        ).addRoutes(to: group)
     }
 
     struct NoBroker: BrokerSessionControl {

@@ -10,10 +10,8 @@ struct OpenAPIDocumentTests {
     @Test func theDocumentDescribesEveryPublicRoute() async throws {
         let harness = try await AccountsHarness.make()
         let api = harness.instance().api
-        let rooms = RoomsController(
-            service: RoomService(rooms: PostgresRoomRepository(database: harness.database, logger: .quiet)))
         let router = APIServer.forTesting().publicRouter { router in
-            api.addRoutes(to: router) { rooms.addRoutes(to: $0) }
+            api.addRoutes(to: router) { harness.signedInRoutes($0) }
         }
         let document = try await fetchDocument(router)
         #expect(document.hasPrefix("openapi: 3.1"))

@@ -1,0 +1,196 @@
+import Foundation
+import HummingbirdTesting
+import ParleyAPI
+import ParleyCore
+import ParleyMQTT
+import ParleyPostgres
+import ParleyPushSimulator
+import ParleyRedis
+import ParleyTestSupport
+import ParleyWorker
+import ServiceLifecycle
+import Testing
+
+/// REST changes become pushes: outbox relay → fan-out → `push` jobs → providers (the
+/// simulator), with real PostgreSQL, Redis and mosquitto.
+struct PushDeliveryTests {
+    struct Pipeline: Sendable {
+        let client: any TestClientProtocol
+        let push: PushFixture
+        let pushQueue: RedisJobQueue
+    }
+
+    func withPipeline(_ body: @escaping @Sendable (Pipeline) async throws -> Void) async throws {
+        let harness = try await AccountsHarness.make()
+        let services = try TestServices.shared()
+        let push = try await PushFixture.start()
+        let publisher = try MQTTClient(configuration: services.mqtt(), logger: .quiet)
+        try publisher.start()
+        try await publisher.waitUntilConnected(timeout: .seconds(5))
+        let suffix = UUID().uuidString.prefix(8)
+        let options = RedisJobQueue.Configuration(
+            maxAttempts: 4, visibilityTimeout: .seconds(1), blockFor: .milliseconds(100), concurrency: 8)
+        let fanoutQueue = RedisJobQueue(name: "fanout-\(suffix)", pool: harness.redis, configuration: options)
+        let pushQueue = RedisJobQueue(name: "push-\(suffix)", pool: harness.redis, configuration: options)
+        let repository = PostgresPushRepository(database: harness.database, logger: .quiet)
+        let fanout = FanoutHandler(
+            readers: PostgresRoomRepository(database: harness.database, logger: .quiet), publisher: publisher,
+            queue: fanoutQueue, pushes: PushFanout(audience: repository, queue: pushQueue), logger: .quiet)
+        let pusher = PushHandler(senders: try push.senders(), tokens: repository, logger: .quiet)
+        let workers = ServiceGroup(
+            configuration: .init(
+                services: [
+                    .init(
+                        service: OutboxRelay(
+                            database: harness.database, publisher: publisher, fanout: fanoutQueue, logger: .quiet)),
+                    .init(service: JobConsumer(queue: fanoutQueue, consumer: "f", logger: .quiet, handler: fanout.handle)),
+                    .init(service: JobConsumer(queue: pushQueue, consumer: "p", logger: .quiet, handler: pusher.handle)),
+                ], logger: .quiet))
+        do {
+            try await harness.run { client in
+                let running = Task { try await workers.run() }
+                do {
+                    try await body(Pipeline(client: client, push: push, pushQueue: pushQueue))
+                } catch {
+                    await workers.triggerGracefulShutdown()
+                    throw error
+                }
+                await workers.triggerGracefulShutdown()
+                try await running.value
+            }
+        } catch {
+            await push.stop()
+            await publisher.shutdown()
+            throw error
+        }
+        await push.stop()
+        await publisher.shutdown()
+    }
+
+    static func device(_ provider: PushProvider, _ token: String) -> String {
+        #"{"platform":"\#(provider == .apns ? "ios" : "android")","pushToken":"\#(token)","pushProvider":"\#(provider.rawValue)"}"#
+    }
+
+    /// The pushes of one kind (`new-message`, `added`) received so far, by token.
+    static func pushes(_ fixture: PushFixture, type: String) -> [String: ReceivedPush] {
+        var found: [String: ReceivedPush] = [:]
+        for push in fixture.simulator.received where push.answer == .success {
+            let data =
+                push.provider == .apns
+                ? push.json["parley"] as? [String: Any]
+                : push.provider == .fcm
+                    ? (push.json["message"] as? [String: Any])?["data"] as? [String: Any]
+                    : push.json["data"] as? [String: Any]
+            if data?["type"] as? String == type { found[push.token] = push }
+        }
+        return found
+    }
+
+    @Test func membersGetTheRightPushExceptTheSenderTheMutedAndThoseInQuietHours() async throws {
+        try await withPipeline { pipeline in
+            let client = pipeline.client
+            let tag = UUID().uuidString.prefix(6)
+            let sender = try await client.signUp(device: Self.device(.apns, "sender-\(tag)"))
+            let ios = try await client.signUp(device: Self.device(.apns, "ios-\(tag)"))
+            let android = try await client.signUp(device: Self.device(.fcm, "android-\(tag)"))
+            let muted = try await client.signUp(device: Self.device(.apns, "muted-\(tag)"))
+            let sleeping = try await client.signUp(device: Self.device(.apns, "sleeping-\(tag)"))
+            let oncall = try await client.signUp(device: Self.device(.webhook, "oncall-\(tag)"))
+            let members = [ios, android, muted, sleeping, oncall].map { #"{"userId":\#(userID($0)),"role":"writer"}"# }
+            let created = try await client.json(
+                .post, "/v1/rooms", token: token(sender),
+                body: #"{"name":"Ops","members":[\#(members.joined(separator: ","))],"firstMessage":{"content":"first","uid":"p-1"}}"#)
+            #expect(created.status == .created)
+            let roomID = created.json["id"] as? Int ?? 0
+
+            // Being added is pushed to everyone but the creator.
+            _ = try await pipeline.push.received(atLeast: 5)
+            let added = Self.pushes(pipeline.push, type: "added")
+            #expect(Set(added.keys) == Set(["ios", "android", "muted", "sleeping", "oncall"].map { "\($0)-\(tag)" }))
+
+            // Muted, asleep (quiet hours around now, in another time zone), and on call (asleep,
+            // but this room passes quiet hours).
+            let zone = "Asia/Tokyo"
+            var tokyo = Calendar(identifier: .gregorian)
+            tokyo.timeZone = TimeZone(identifier: zone)!
+            let hour = tokyo.component(.hour, from: Date())
+            let quiet = #"{"start":"\#(String(format: "%02d:00", (hour + 23) % 24))","end":"\#(String(format: "%02d:00", (hour + 2) % 24))","timeZone":"\#(zone)"}"#
+            for user in [sleeping, oncall] {
+                #expect(try await client.json(.put, "/v1/me/quiet-hours", token: token(user), body: quiet).status == .ok)
+            }
+            let room = "/v1/rooms/\(roomID)/notifications"
+            #expect(try await client.json(.put, room, token: token(muted), body: #"{"muted":true}"#).status == .ok)
+            #expect(
+                try await client.json(
+                    .put, room, token: token(oncall), body: #"{"muted":false,"overrideQuietHours":true}"#
+                ).status == .ok)
+
+            let sent = try await client.json(
+                .post, "/v1/rooms/\(roomID)/messages", token: token(sender),
+                body: #"{"content":"Deploy at 5\nplease review","uid":"p-2"}"#)
+            #expect(sent.status == .created)
+            _ = try await pipeline.push.received(atLeast: 8)
+            // Give wrongly queued pushes time to show up before checking they did not.
+            try await Task.sleep(for: .milliseconds(800))
+            let messages = Self.pushes(pipeline.push, type: "new-message")
+            #expect(Set(messages.keys) == Set(["ios-\(tag)", "android-\(tag)", "oncall-\(tag)"]))
+            #expect(pipeline.push.simulator.received.allSatisfy { $0.problems.isEmpty })
+
+            let apns = try #require(messages["ios-\(tag)"])
+            let aps = try #require(apns.json["aps"] as? [String: Any])
+            let alert = try #require(aps["alert"] as? [String: Any])
+            #expect(alert["title"] as? String == "Ops")
+            #expect(alert["body"] as? String == "Test User: Deploy at 5 please review")
+            // Unread: the first message and this one.
+            #expect(aps["badge"] as? Int == 2)
+            #expect(apns.headers["apns-collapse-id"] == created.json["uid"] as? String)
+            let ids = try #require(apns.json["parley"] as? [String: Any])
+            #expect(ids["messageId"] as? String == "\(sent.json["id"] as? Int ?? 0)")
+
+            let fcm = try #require(messages["android-\(tag)"])
+            let message = try #require(fcm.json["message"] as? [String: Any])
+            #expect((message["notification"] as? [String: Any])?["title"] as? String == "Ops")
+            #expect((message["data"] as? [String: Any])?["badge"] as? String == "2")
+        }
+    }
+
+    @Test func aDeadTokenIsDeletedAndA429IsRetriedAfterItsDelay() async throws {
+        try await withPipeline { pipeline in
+            let client = pipeline.client
+            let tag = UUID().uuidString.prefix(6)
+            pipeline.push.simulator.script { _, token, attempt in
+                if token.hasPrefix("gone") { return .unregistered }
+                if token.hasPrefix("busy") && attempt == 0 { return .tooManyRequests(retryAfter: 1) }
+                return .success
+            }
+            let sender = try await client.signUp()
+            let gone = try await client.signUp(device: Self.device(.apns, "gone-\(tag)"))
+            let busy = try await client.signUp(device: Self.device(.fcm, "busy-\(tag)"))
+            #expect(
+                try await client.json(
+                    .get, "/v1/devices", token: token(gone)
+                ).json["devices"].flatMap { ($0 as? [[String: Any]])?.first?["hasPushToken"] as? Bool } == true)
+            let direct = try await client.json(.put, "/v1/rooms/direct/\(userID(gone))", token: token(sender))
+            #expect(direct.status == .created)
+            let room = try await client.json(.put, "/v1/rooms/direct/\(userID(busy))", token: token(sender))
+            #expect(room.status == .created)
+
+            let received = try await pipeline.push.received(atLeast: 3)
+            let busyRequests = received.filter { $0.token == "busy-\(tag)" }
+            #expect(busyRequests.map(\.answer) == [.tooManyRequests(retryAfter: 1), .success])
+            if busyRequests.count == 2 {
+                let waited = busyRequests[0].receivedAt.duration(to: busyRequests[1].receivedAt)
+                #expect(waited >= .seconds(1), "retried after \(waited), before Retry-After")
+            }
+            // The dead token is gone from the device, which itself stays.
+            var hasToken = true
+            for _ in 0..<100 where hasToken {
+                let devices = try await client.json(.get, "/v1/devices", token: token(gone))
+                hasToken = (devices.json["devices"] as? [[String: Any]])?.first?["hasPushToken"] as? Bool ?? true
+                if hasToken { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(!hasToken)
+            #expect(try await pipeline.pushQueue.deadLetters().isEmpty)
+        }
+    }
+}
