@@ -209,7 +209,7 @@ let package = Package(
         .testTarget(
             name: "ParleyRedisTests",
             dependencies: [
-                "ParleyRedis", "ParleyTestSupport",
+                "ParleyRedis", "ParleyCore", "ParleyTestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings

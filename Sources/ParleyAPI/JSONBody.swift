@@ -23,7 +23,7 @@ enum JSONBody {
             throw ParleyError(.tooLarge, "The request body is larger than \(limit) bytes.")
         }
         do {
-            return try JSONDecoder().decode(T.self, from: Data(buffer: buffer))
+            return try JSONCoding.decoder.decode(T.self, from: Data(buffer: buffer))
         } catch let error as DecodingError {
             throw Self.problem(error)
         }

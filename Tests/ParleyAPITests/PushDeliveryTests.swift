@@ -43,8 +43,10 @@ struct PushDeliveryTests {
                     .init(
                         service: OutboxRelay(
                             database: harness.database, publisher: publisher, fanout: fanoutQueue, logger: .quiet)),
-                    .init(service: JobConsumer(queue: fanoutQueue, consumer: "f", logger: .quiet, handler: fanout.handle)),
-                    .init(service: JobConsumer(queue: pushQueue, consumer: "p", logger: .quiet, handler: pusher.handle)),
+                    .init(
+                        service: JobConsumer(queue: fanoutQueue, consumer: "f", logger: .quiet, handler: fanout.handle)),
+                    .init(
+                        service: JobConsumer(queue: pushQueue, consumer: "p", logger: .quiet, handler: pusher.handle)),
                 ], logger: .quiet))
         do {
             try await harness.run { client in
@@ -71,8 +73,9 @@ struct PushDeliveryTests {
         #"{"platform":"\#(provider == .apns ? "ios" : "android")","pushToken":"\#(token)","pushProvider":"\#(provider.rawValue)"}"#
     }
 
-    /// The pushes of one kind (`new-message`, `added`) received so far, by token.
-    static func pushes(_ fixture: PushFixture, type: String) -> [String: ReceivedPush] {
+    /// The pushes of one kind (`new-message`, `added`) received so far, by token; for one
+    /// message when `messageID` is given.
+    static func pushes(_ fixture: PushFixture, type: String, messageID: Int? = nil) -> [String: ReceivedPush] {
         var found: [String: ReceivedPush] = [:]
         for push in fixture.simulator.received where push.answer == .success {
             let data =
@@ -81,7 +84,9 @@ struct PushDeliveryTests {
                 : push.provider == .fcm
                     ? (push.json["message"] as? [String: Any])?["data"] as? [String: Any]
                     : push.json["data"] as? [String: Any]
-            if data?["type"] as? String == type { found[push.token] = push }
+            guard data?["type"] as? String == type else { continue }
+            if let messageID, data?["messageId"] as? String != "\(messageID)" { continue }
+            found[push.token] = push
         }
         return found
     }
@@ -99,14 +104,17 @@ struct PushDeliveryTests {
             let members = [ios, android, muted, sleeping, oncall].map { #"{"userId":\#(userID($0)),"role":"writer"}"# }
             let created = try await client.json(
                 .post, "/v1/rooms", token: token(sender),
-                body: #"{"name":"Ops","members":[\#(members.joined(separator: ","))],"firstMessage":{"content":"first","uid":"p-1"}}"#)
+                body:
+                    #"{"name":"Ops","members":[\#(members.joined(separator: ","))],"firstMessage":{"content":"first","uid":"p-1"}}"#
+            )
             #expect(created.status == .created)
             let roomID = created.json["id"] as? Int ?? 0
 
-            // Being added is pushed to everyone but the creator.
-            _ = try await pipeline.push.received(atLeast: 5)
-            let added = Self.pushes(pipeline.push, type: "added")
-            #expect(Set(added.keys) == Set(["ios", "android", "muted", "sleeping", "oncall"].map { "\($0)-\(tag)" }))
+            // Being added, and the first message, are pushed to everyone but the creator.
+            _ = try await pipeline.push.received(atLeast: 10)
+            let everyone = Set(["ios", "android", "muted", "sleeping", "oncall"].map { "\($0)-\(tag)" })
+            #expect(Set(Self.pushes(pipeline.push, type: "added").keys) == everyone)
+            #expect(Set(Self.pushes(pipeline.push, type: "new-message").keys) == everyone)
 
             // Muted, asleep (quiet hours around now, in another time zone), and on call (asleep,
             // but this room passes quiet hours).
@@ -114,9 +122,11 @@ struct PushDeliveryTests {
             var tokyo = Calendar(identifier: .gregorian)
             tokyo.timeZone = TimeZone(identifier: zone)!
             let hour = tokyo.component(.hour, from: Date())
-            let quiet = #"{"start":"\#(String(format: "%02d:00", (hour + 23) % 24))","end":"\#(String(format: "%02d:00", (hour + 2) % 24))","timeZone":"\#(zone)"}"#
+            let quiet =
+                #"{"start":"\#(String(format: "%02d:00", (hour + 23) % 24))","end":"\#(String(format: "%02d:00", (hour + 2) % 24))","timeZone":"\#(zone)"}"#
             for user in [sleeping, oncall] {
-                #expect(try await client.json(.put, "/v1/me/quiet-hours", token: token(user), body: quiet).status == .ok)
+                #expect(
+                    try await client.json(.put, "/v1/me/quiet-hours", token: token(user), body: quiet).status == .ok)
             }
             let room = "/v1/rooms/\(roomID)/notifications"
             #expect(try await client.json(.put, room, token: token(muted), body: #"{"muted":true}"#).status == .ok)
@@ -129,10 +139,10 @@ struct PushDeliveryTests {
                 .post, "/v1/rooms/\(roomID)/messages", token: token(sender),
                 body: #"{"content":"Deploy at 5\nplease review","uid":"p-2"}"#)
             #expect(sent.status == .created)
-            _ = try await pipeline.push.received(atLeast: 8)
+            _ = try await pipeline.push.received(atLeast: 13)
             // Give wrongly queued pushes time to show up before checking they did not.
             try await Task.sleep(for: .milliseconds(800))
-            let messages = Self.pushes(pipeline.push, type: "new-message")
+            let messages = Self.pushes(pipeline.push, type: "new-message", messageID: sent.json["id"] as? Int ?? 0)
             #expect(Set(messages.keys) == Set(["ios-\(tag)", "android-\(tag)", "oncall-\(tag)"]))
             #expect(pipeline.push.simulator.received.allSatisfy { $0.problems.isEmpty })
 

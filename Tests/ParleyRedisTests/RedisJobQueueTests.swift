@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 import ParleyRedis
 import ParleyTestSupport
 import ServiceLifecycle
@@ -6,12 +7,15 @@ import Synchronization
 import Testing
 
 struct RedisJobQueueTests {
-    func queue(maxAttempts: Int = 3, visibility: Duration = .milliseconds(300)) throws -> RedisJobQueue {
+    func queue(maxAttempts: Int = 3, visibility: Duration = .milliseconds(300), concurrency: Int = 1) throws
+        -> RedisJobQueue
+    {
         let pool = RedisConnectionPool(configuration: try TestServices.shared().redis(), logger: .quiet)
         return RedisJobQueue(
             name: "test-\(UUID().uuidString.prefix(8))", pool: pool,
             configuration: .init(
-                maxAttempts: maxAttempts, visibilityTimeout: visibility, batchSize: 8, blockFor: .milliseconds(100)))
+                maxAttempts: maxAttempts, visibilityTimeout: visibility, batchSize: 8, blockFor: .milliseconds(100),
+                concurrency: concurrency))
     }
 
     /// Runs consumers until `done` holds or the time is up.
@@ -83,6 +87,59 @@ struct RedisJobQueueTests {
             queue, consumers: [JobConsumer(queue: queue, consumer: "lives", logger: .quiet) { survivor.add($0) }]
         ) { Set(survivor.values).count >= 5 }
         #expect(Set(survivor.values) == Set((0..<5).map { "j\($0)" }))
+        #expect(try await queue.depth() == 0)
+    }
+}
+
+extension RedisJobQueueTests {
+    @Test func aPostponedJobWaitsForItsDelayAndKeepsItsAttempts() async throws {
+        let queue = try queue(maxAttempts: 3, visibility: .seconds(30))
+        try await queue.enqueue("throttled")
+        try await queue.enqueue("always-throttled")
+        let attempts = Mutex<[String: [ContinuousClock.Instant]]>([:])
+        let consumer = JobConsumer(queue: queue, consumer: "c", logger: .quiet) { job in
+            let count = attempts.withLock { seen in
+                seen[job, default: []].append(.now)
+                return seen[job]!.count
+            }
+            if job == "always-throttled" || count == 1 { throw RetryLater(after: .milliseconds(700), reason: "429") }
+        }
+        try await consume(queue, consumers: [consumer]) {
+            let letters = (try? await queue.deadLetters()) ?? []
+            return letters == ["always-throttled"] && attempts.withLock { $0["throttled"]?.count == 2 }
+        }
+        let seen = attempts.withLock { $0 }
+        let throttled = try #require(seen["throttled"])
+        #expect(throttled.count == 2)
+        if throttled.count == 2 {
+            // Far sooner than the 30 s visibility back-off, and not before the delay asked for.
+            let waited = throttled[0].duration(to: throttled[1])
+            #expect(waited >= .milliseconds(700) && waited < .seconds(10), "\(waited)")
+        }
+        // The attempts made before each postponement count towards the limit.
+        #expect(seen["always-throttled"]?.count == 3)
+        #expect(try await queue.deadLetters() == ["always-throttled"])
+        #expect(try await queue.postponed() == 0)
+        #expect(try await queue.depth() == 0)
+    }
+
+    @Test func aConcurrentConsumerRunsHandlersSideBySide() async throws {
+        let queue = try queue(concurrency: 4)
+        for index in 0..<8 { try await queue.enqueue("j\(index)") }
+        let running = Mutex((now: 0, most: 0, done: 0))
+        let consumer = JobConsumer(queue: queue, consumer: "c", logger: .quiet) { _ in
+            running.withLock {
+                $0.now += 1
+                $0.most = max($0.most, $0.now)
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            running.withLock {
+                $0.now -= 1
+                $0.done += 1
+            }
+        }
+        try await consume(queue, consumers: [consumer]) { running.withLock { $0.done } == 8 }
+        #expect(running.withLock { $0.most } == 4)
         #expect(try await queue.depth() == 0)
     }
 }
