@@ -83,9 +83,10 @@ public final class APNsSender: PushSender {
     }
 
     func outcome(_ response: PushHTTPClient.Response) -> PushOutcome {
+        // Success has an empty body: nothing to parse.
+        guard response.status != 200 else { return .delivered }
         let reason = reason(response) ?? "HTTP \(response.status)"
         switch response.status {
-        case 200: return .delivered
         case 410: return .deadToken(reason: reason)
         case 400 where ["BadDeviceToken", "DeviceTokenNotForTopic"].contains(reason):
             return .deadToken(reason: reason)

@@ -71,13 +71,13 @@ public final class FCMSender: PushSender {
     }
 
     func outcome(_ response: PushHTTPClient.Response) -> PushOutcome {
+        guard response.status != 200 else { return .delivered }
         let error = response.json?["error"] as? [String: Any]
         let status = error?["status"] as? String
         let details = (error?["details"] as? [[String: Any]]) ?? []
         let fcmCode = details.compactMap { $0["errorCode"] as? String }.first
         let reason = fcmCode ?? status ?? "HTTP \(response.status)"
         switch response.status {
-        case 200: return .delivered
         case 404 where status == "NOT_FOUND" || fcmCode == "UNREGISTERED": return .deadToken(reason: reason)
         case 400 where fcmCode == "UNREGISTERED": return .deadToken(reason: reason)
         case 429, 500...599: return .retry(after: response.retryAfter, reason: reason)
