@@ -126,6 +126,16 @@ public final class PushSimulator: Sendable {
     /// OAuth2 token requests FCM's token endpoint answered.
     public var tokenRequests: Int { state.locked.withLock { $0.tokenRequests } }
 
+    /// Every OAuth2 access token issued so far stops working (FCM answers 401).
+    public func revokeAccessTokens() {
+        state.locked.withLock { $0.issuedAccessTokens = [] }
+    }
+
+    /// Every APNs provider token seen so far counts as expired (403 `ExpiredProviderToken`).
+    public func expireProviderTokens() {
+        state.locked.withLock { $0.expiredProviderTokens.formUnion($0.seenProviderTokens) }
+    }
+
     public func clear() {
         state.locked.withLock {
             $0.received = []

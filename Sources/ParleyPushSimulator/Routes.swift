@@ -27,7 +27,13 @@ struct Routes: Sendable {
         let body = try await bytes(request)
         let headers = Self.headers(request)
         var problems: [String] = []
-        if !validProviderToken(headers["authorization"]) { problems.append("InvalidProviderToken") }
+        let authorization = headers["authorization"] ?? ""
+        if !validProviderToken(authorization) {
+            problems.append("InvalidProviderToken")
+        } else if state.locked.withLock({ $0.expiredProviderTokens.contains(authorization) }) {
+            problems.append("ExpiredProviderToken")
+        }
+        state.locked.withLock { _ = $0.seenProviderTokens.insert(authorization) }
         if headers["apns-topic"] != configuration.apnsTopic { problems.append("TopicDisallowed") }
         if !["alert", "background"].contains(headers["apns-push-type"] ?? "") { problems.append("InvalidPushType") }
         if !["5", "10"].contains(headers["apns-priority"] ?? "10") { problems.append("BadPriority") }
@@ -40,7 +46,8 @@ struct Routes: Sendable {
         let answer = state.record(.apns, token: token, headers: headers, body: body, problems: problems)
         try await Task.sleep(for: configuration.latency)
         if let problem = problems.first {
-            return Self.json(problem == "InvalidProviderToken" ? 403 : 400, ["reason": problem])
+            let status = ["InvalidProviderToken", "ExpiredProviderToken"].contains(problem) ? 403 : 400
+            return Self.json(status, ["reason": problem])
         }
         switch answer {
         case .success: return Self.json(200, nil, extra: [("apns-id", UUID().uuidString)])

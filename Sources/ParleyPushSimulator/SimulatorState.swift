@@ -25,6 +25,8 @@ final class SimulatorState: Sendable {
         var attempts: [String: Int] = [:]
         var script: PushSimulator.Script = { _, _, _ in .success }
         var issuedAccessTokens: Set<String> = []
+        var seenProviderTokens: Set<String> = []
+        var expiredProviderTokens: Set<String> = []
         var tokenRequests = 0
     }
 

@@ -92,5 +92,10 @@ struct PushPolicyTests {
             recipients: [Self.recipient(2, device: 200)], at: Date())
         #expect(jobs[0].notification.body == "Ada Lovelace added you to “Team”")
         #expect(jobs[0].notification.data["type"] == "added")
+
+        let byAdministrator = PushComposer().jobs(
+            for: PushIntent(reason: .added, actorID: 0), roomID: 9, context: context,
+            recipients: [Self.recipient(2, device: 200)], at: Date())
+        #expect(byAdministrator[0].notification.body == "You were added to “Team”")
     }
 }

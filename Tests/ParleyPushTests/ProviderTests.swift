@@ -73,6 +73,23 @@ struct ProviderTests {
         }
     }
 
+    @Test func expiredCredentialsAreRenewedOnceAndTheSendSucceeds() async throws {
+        try await withFixture { fixture, senders in
+            _ = try await senders[.apns]!.send(Self.job(.apns))
+            fixture.simulator.expireProviderTokens()
+            let renewed = try await senders[.apns]!.send(Self.job(.apns))
+            #expect(renewed == .delivered)
+            let tokens = fixture.simulator.received.compactMap { $0.headers["authorization"] }
+            #expect(tokens.count == 3 && Set(tokens).count == 2)
+
+            _ = try await senders[.fcm]!.send(Self.job(.fcm))
+            fixture.simulator.revokeAccessTokens()
+            let refreshed = try await senders[.fcm]!.send(Self.job(.fcm))
+            #expect(refreshed == .delivered)
+            #expect(fixture.simulator.tokenRequests == 2)
+        }
+    }
+
     @Test func apnsAnswersBecomeOutcomes() async throws {
         try await withFixture { fixture, senders in
             fixture.simulator.script { _, token, _ in

@@ -49,6 +49,8 @@ public struct PushComposer: Sendable {
             return (context.roomName ?? "New message", "\(actor): \(preview)")
         case .added:
             let room = context.roomName.map { "“\($0)”" } ?? (context.twoParty ? "a conversation" : "a room")
+            // Actor 0: an administrator's change of groups or roles, made by no member.
+            guard intent.actorID != 0 else { return (context.roomName ?? "Parley", "You were added to \(room)") }
             return (context.roomName ?? actor, "\(actor) added you to \(room)")
         }
     }
