@@ -8,6 +8,28 @@ import ParleyCore
 /// only ``AuthenticatedRequestContext``.
 public struct BearerAuthenticationMiddleware: RouterMiddleware {
     public typealias Context = ParleyRequestContext
+    let tokens: AccessTokens
+
+    public init(sessions: any SessionRepository, cache: SessionCache) {
+        tokens = AccessTokens(sessions: sessions, cache: cache)
+    }
+
+    public func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        guard let token = AccessTokens.bearer(request) else { throw ParleyError.unauthorized }
+        guard let identity = try await tokens.identity(token) else {
+            throw ParleyError(.unauthorized, "The access token is unknown, expired or revoked.")
+        }
+        var context = context
+        context.identity = identity
+        context.logger[metadataKey: "user_id"] = "\(identity.userID)"
+        return try await next(request, context)
+    }
+}
+
+/// Access tokens to identities, through the per-instance cache.
+public struct AccessTokens: Sendable {
     let sessions: any SessionRepository
     let cache: SessionCache
 
@@ -16,26 +38,22 @@ public struct BearerAuthenticationMiddleware: RouterMiddleware {
         self.cache = cache
     }
 
-    public func handle(
-        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
+    /// The token of `Authorization: Bearer <token>`, when present and of a sane length.
+    static func bearer(_ request: Request) -> String? {
         guard let header = request.headers[.authorization], header.count <= 1024,
             header.lowercased().hasPrefix("bearer ")
-        else { throw ParleyError.unauthorized }
-        let token = OpaqueToken(value: String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
-        let hash = token.hash
+        else { return nil }
+        return String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+    }
+
+    /// The signed-in user of a token; nil when it is unknown, expired or revoked.
+    func identity(_ token: String) async throws -> AuthenticatedUser? {
+        guard token.count <= 1024 else { return nil }
+        let hash = OpaqueToken(value: token).hash
         let now = Date()
-        var identity = cache.identity(forTokenHash: hash, now: now)
-        if identity == nil {
-            identity = try await sessions.authenticate(accessTokenHash: hash, now: now)
-            if let identity { cache.store(identity, forTokenHash: hash) }
-        }
-        guard let identity else {
-            throw ParleyError(.unauthorized, "The access token is unknown, expired or revoked.")
-        }
-        var context = context
-        context.identity = identity
-        context.logger[metadataKey: "user_id"] = "\(identity.userID)"
-        return try await next(request, context)
+        if let cached = cache.identity(forTokenHash: hash, now: now) { return cached }
+        let identity = try await sessions.authenticate(accessTokenHash: hash, now: now)
+        if let identity { cache.store(identity, forTokenHash: hash) }
+        return identity
     }
 }

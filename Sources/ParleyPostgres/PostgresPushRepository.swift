@@ -22,7 +22,8 @@ public struct PostgresPushRepository: PushAudience, PushTokenStore, Notification
             WITH unread AS (
                 SELECT m.user_account_id, sum(greatest(c.last_seq - coalesce(rm.seq, 0), 0))::bigint AS count
                 FROM (SELECT DISTINCT chat_room_id, user_account_id FROM messenger.room_membership
-                      WHERE user_account_id = ANY(\(userIDs))) m
+                      WHERE user_account_id IN (SELECT user_account_id FROM notifications.user_push_token
+                                                WHERE user_account_id = ANY(\(userIDs)))) m
                 JOIN messenger.chat_room c ON c.id = m.chat_room_id
                 LEFT JOIN messenger.read_marker rm
                        ON rm.chat_room_id = m.chat_room_id AND rm.user_account_id = m.user_account_id

@@ -4,9 +4,16 @@ import PostgresNIO
 
 /// Messages: the per-room sequence, idempotent sends, history and read markers.
 extension PostgresRoomRepository {
+    /// Columns of a message row; queries join `messenger.chat_room c` and, for the file
+    /// object, `cloud.file f` (``messageSource``).
     static let messageColumns =
-        "m.id, m.seq, m.chat_room_id, c.uid, m.sent_by_id, m.content, m.uid, m.file_id, m.created_at"
-    typealias MessageRow = (Int64, Int64, Int64, String, Int64?, String, String, Int64?, Date)
+        "m.id, m.seq, m.chat_room_id, c.uid, m.sent_by_id, m.content, m.uid, m.file_id, m.created_at, "
+        + FileRecord.optionalJSON
+    static let messageSource = """
+        messenger.message m JOIN messenger.chat_room c ON c.id = m.chat_room_id
+        LEFT JOIN cloud.file f ON f.id = m.file_id
+        """
+    typealias MessageRow = (Int64, Int64, Int64, String, Int64?, String, String, Int64?, Date, String?)
 
     public func send(roomID: Int64, senderID: Int64, message: NewMessage) async throws -> (
         message: Message, created: Bool
@@ -27,12 +34,11 @@ extension PostgresRoomRepository {
             "SELECT 1 FROM messenger.chat_room WHERE id = \(roomID) FOR UPDATE", logger: logger)
         let existing = try await connection.query(
             """
-            SELECT \(unescaped: Self.messageColumns) FROM messenger.message m
-            JOIN messenger.chat_room c ON c.id = m.chat_room_id
+            SELECT \(unescaped: Self.messageColumns) FROM \(unescaped: Self.messageSource)
             WHERE m.chat_room_id = \(roomID) AND m.sent_by_id = \(senderID) AND m.uid = \(message.uid)
             """, logger: logger
         ).first(MessageRow.self)
-        if let existing { return (Message(existing), false) }
+        if let existing { return (try self.message(existing), false) }
 
         if let fileID = message.fileId {
             let own = try await connection.query(
@@ -56,10 +62,11 @@ extension PostgresRoomRepository {
             SELECT room.id, room.last_seq, \(senderID), \(message.uid), \(message.content), \(message.fileId),
                    room.last_message_at
             FROM room
-            RETURNING id, seq, chat_room_id, (SELECT uid FROM room), sent_by_id, content, uid, file_id, created_at
+            RETURNING id, seq, chat_room_id, (SELECT uid FROM room), sent_by_id, content, uid, file_id, created_at,
+                      (SELECT \(unescaped: FileRecord.json) FROM cloud.file f WHERE f.id = file_id)
             """, logger: logger
         ).single(MessageRow.self)
-        let stored = Message(row)
+        let stored = try self.message(row)
         // Sending implies having read everything before.
         try await moveReadMarker(
             roomID: roomID, userID: senderID, messageID: stored.id, seq: stored.seq, on: connection)
@@ -78,8 +85,7 @@ extension PostgresRoomRepository {
         let backwards = query.after == nil && query.since == nil
         let rows = try await database.client.query(
             """
-            SELECT \(unescaped: Self.messageColumns) FROM messenger.message m
-            JOIN messenger.chat_room c ON c.id = m.chat_room_id
+            SELECT \(unescaped: Self.messageColumns) FROM \(unescaped: Self.messageSource)
             WHERE m.chat_room_id = \(roomID)
               AND (\(query.before)::bigint IS NULL OR m.seq < \(query.before))
               AND (\(query.after)::bigint IS NULL OR m.seq > \(query.after))
@@ -88,7 +94,9 @@ extension PostgresRoomRepository {
             ORDER BY m.seq \(unescaped: backwards ? "DESC" : "ASC")
             LIMIT \(query.limit + 1)
             """, logger: logger)
-        var messages = try await rows.decode(MessageRow.self).reduce(into: [Message]()) { $0.append(Message($1)) }
+        var messages = try await rows.decode(MessageRow.self).reduce(into: [Message]()) {
+            $0.append(try self.message($1))
+        }
         let hasMore = messages.count > query.limit
         messages = Array(messages.prefix(query.limit))
         return (backwards ? messages.reversed() : messages, hasMore)
@@ -104,10 +112,11 @@ extension PostgresRoomRepository {
                 SELECT * FROM messenger.message WHERE chat_room_id = room.id ORDER BY seq DESC LIMIT \(count)
             ) m
             JOIN messenger.chat_room c ON c.id = m.chat_room_id
+            LEFT JOIN cloud.file f ON f.id = m.file_id
             ORDER BY m.chat_room_id, m.seq
             """, logger: logger)
         var byRoom: [Int64: [Message]] = [:]
-        for try await row in rows.decode(MessageRow.self) { byRoom[row.2, default: []].append(Message(row)) }
+        for try await row in rows.decode(MessageRow.self) { byRoom[row.2, default: []].append(try self.message(row)) }
         return byRoom
     }
 
@@ -145,10 +154,10 @@ extension PostgresRoomRepository {
     }
 }
 
-extension Message {
-    init(_ row: PostgresRoomRepository.MessageRow) {
-        self.init(
+extension PostgresRoomRepository {
+    func message(_ row: MessageRow) throws -> Message {
+        Message(
             id: row.0, seq: row.1, chatRoomId: row.2, chatRoomUid: row.3, sentById: row.4, content: row.5, uid: row.6,
-            fileId: row.7, createdAt: row.8)
+            fileId: row.7, createdAt: row.8, file: try row.9.map { fileLinks.object(try FileRecord.decode($0)) })
     }
 }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import ParleyCore
@@ -7,10 +8,15 @@ import PostgresNIO
 public struct PostgresRoomRepository: RoomRepository {
     let database: PostgresPool
     let logger: Logger
+    /// Signs the URLs of attached files in messages and events.
+    let fileLinks: FileLinks
 
-    public init(database: PostgresPool, logger: Logger) {
+    /// - Parameter fileLinks: the deployment's file-link key; a process-local random key
+    ///   when none is given (URLs then open only through this process).
+    public init(database: PostgresPool, logger: Logger, fileLinks: FileLinks? = nil) {
         self.database = database
         self.logger = logger
+        self.fileLinks = fileLinks ?? FileLinks(key: SymmetricKey(size: .bits256))
     }
 
     public func role(roomID: Int64, userID: Int64) async throws -> RoomRole? {
@@ -138,9 +144,8 @@ public struct PostgresRoomRepository: RoomRepository {
             let added = RoomEvent.change("added", roomID: roomID, by: creatorID, serial: 0)
             try await Outbox.add(
                 roomID: roomID, event: created.json(),
-                fanout: FanoutJob(
-                    roomID: roomID, event: added.json(), audience: .users, userIDs: ids.sorted(),
-                    push: PushIntent(reason: .added, actorID: creatorID)),
+                // No push for being added: the first message's push follows at once.
+                fanout: FanoutJob(roomID: roomID, event: added.json(), audience: .users, userIDs: ids.sorted()),
                 on: connection, logger: logger)
             _ = try await insertMessage(roomID: roomID, senderID: creatorID, message: firstMessage, on: connection)
             return roomID

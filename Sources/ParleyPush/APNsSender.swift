@@ -55,15 +55,17 @@ public final class APNsSender: PushSender {
     }
 
     public func send(_ job: PushJob) async throws -> PushOutcome {
-        var response = try await post(job)
+        var (response, token) = try await post(job)
         if response.status == 403, reason(response) == "ExpiredProviderToken" {
-            tokens.invalidate()
-            response = try await post(job)
+            // Only the refused token: concurrent sends may already hold a newer one, and
+            // Apple throttles providers that renew too often.
+            tokens.invalidate(ifCurrent: token)
+            (response, token) = try await post(job)
         }
         return outcome(response)
     }
 
-    private func post(_ job: PushJob) async throws -> PushHTTPClient.Response {
+    private func post(_ job: PushJob) async throws -> (PushHTTPClient.Response, String) {
         let token = try tokens.token {
             try JSONWebToken.es256(
                 Claims(iss: configuration.teamID, iat: Int(Date().timeIntervalSince1970)), keyID: configuration.keyID,
@@ -71,7 +73,7 @@ public final class APNsSender: PushSender {
         }
         let expiration = Int(Date().timeIntervalSince1970) + Int(configuration.expiration.components.seconds)
         let path = job.token.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? job.token
-        return try await client.post(
+        let response = try await client.post(
             "\(configuration.baseURL)/3/device/\(path)",
             headers: [
                 ("authorization", "bearer \(token)"), ("apns-topic", configuration.topic),
@@ -80,6 +82,7 @@ public final class APNsSender: PushSender {
                 ("content-type", "application/json"),
             ],
             body: try Self.payload(job.notification))
+        return (response, token)
     }
 
     func outcome(_ response: PushHTTPClient.Response) -> PushOutcome {
@@ -88,7 +91,8 @@ public final class APNsSender: PushSender {
         let reason = reason(response) ?? "HTTP \(response.status)"
         switch response.status {
         case 410: return .deadToken(reason: reason)
-        case 400 where ["BadDeviceToken", "DeviceTokenNotForTopic"].contains(reason):
+        // Not DeviceTokenNotForTopic: a misconfigured topic would wipe every iOS token.
+        case 400 where reason == "BadDeviceToken":
             return .deadToken(reason: reason)
         case 429, 500...599: return .retry(after: response.retryAfter, reason: reason)
         default: return .rejected(reason: reason)
@@ -110,16 +114,20 @@ public final class APNsSender: PushSender {
     /// The APNs JSON: `aps` for the system, `parley` with the ids for the app. With ids only,
     /// the alert is a localisation key and `mutable-content` lets the app fill it in.
     static func payload(_ notification: PushNotification) throws -> Data {
+        try JSONSerialization.data(
+            withJSONObject: ["aps": aps(notification), "parley": notification.data], options: .sortedKeys)
+    }
+
+    /// The `aps` dictionary, also sent to iOS devices through FCM.
+    static func aps(_ notification: PushNotification) -> [String: Any] {
         var alert: [String: String] = [:]
         if let title = notification.title { alert["title"] = title }
         if let body = notification.body { alert["body"] = body }
         if alert.isEmpty { alert["loc-key"] = notification.reason == .message ? "PARLEY_NEW_MESSAGE" : "PARLEY_ADDED" }
-        let aps: [String: Any] = [
+        return [
             "alert": alert, "badge": notification.badge, "sound": "default", "thread-id": notification.roomUID,
             "mutable-content": 1,
         ]
-        return try JSONSerialization.data(
-            withJSONObject: ["aps": aps, "parley": notification.data], options: .sortedKeys)
     }
 }
 
@@ -139,5 +147,10 @@ final class ProviderTokenCache: Sendable {
         }
     }
 
-    func invalidate() { state.withLock { $0 = nil } }
+    /// Forgets `token` if it is still the one handed out.
+    func invalidate(ifCurrent token: String) {
+        state.withLock { current in
+            if current?.token == token { current = nil }
+        }
+    }
 }

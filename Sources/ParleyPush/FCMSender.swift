@@ -54,10 +54,11 @@ public final class FCMSender: PushSender {
     }
 
     public func send(_ job: PushJob) async throws -> PushOutcome {
-        var response = try await post(job, accessToken: try await accessTokens.token())
+        let token = try await accessTokens.token()
+        var response = try await post(job, accessToken: token)
         if response.status == 401 {
             // Revoked or expired early: one fresh token, then the answer stands.
-            await accessTokens.invalidate()
+            await accessTokens.invalidate(ifCurrent: token)
             response = try await post(job, accessToken: try await accessTokens.token())
         }
         return outcome(response)
@@ -91,14 +92,16 @@ public final class FCMSender: PushSender {
         let note = job.notification
         var data = note.data
         data["badge"] = "\(note.badge)"
-        var android: [String: Any] = [
-            "priority": "high", "collapse_key": note.roomUID, "ttl": "\(configuration.timeToLive.components.seconds)s",
-        ]
+        let ttl = configuration.timeToLive.components.seconds
+        var android: [String: Any] = ["priority": "high", "collapse_key": note.roomUID, "ttl": "\(ttl)s"]
         var message: [String: Any] = [
             "token": job.token, "data": data,
             "apns": [
-                "headers": ["apns-collapse-id": String(note.roomUID.prefix(64))],
-                "payload": ["aps": ["badge": note.badge, "thread-id": note.roomUID]],
+                "headers": [
+                    "apns-collapse-id": String(note.roomUID.prefix(64)),
+                    "apns-expiration": String(Int(Date().timeIntervalSince1970) + Int(ttl)),
+                ],
+                "payload": ["aps": APNsSender.aps(note)],
             ],
         ]
         if note.title != nil || note.body != nil {
@@ -131,9 +134,10 @@ actor GoogleAccessTokens {
     func token() async throws -> String {
         // Renewed five minutes before it runs out.
         if let current, ContinuousClock.now.duration(to: current.expires) > .seconds(300) { return current.token }
-        let task =
-            refreshing
-            ?? Task { [configuration, client] in try await Self.fetch(configuration: configuration, client: client) }
+        // One refresh for every caller waiting.
+        if let refreshing { return try await refreshing.value.0 }
+        let task = Task { [configuration, client] in try await Self.fetch(configuration: configuration, client: client)
+        }
         refreshing = task
         defer { refreshing = nil }
         let (token, expires) = try await task.value
@@ -141,7 +145,10 @@ actor GoogleAccessTokens {
         return token
     }
 
-    func invalidate() { current = nil }
+    /// Forgets `token` if it is still the current one (a concurrent send may have renewed it).
+    func invalidate(ifCurrent token: String) {
+        if current?.token == token { current = nil }
+    }
 
     struct Assertion: Encodable {
         let iss: String

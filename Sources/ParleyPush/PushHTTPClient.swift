@@ -22,9 +22,12 @@ public final class PushHTTPClient: Sendable {
     public init(caFile: String? = nil, timeout: Duration = .seconds(10)) throws {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile {
-            tls.trustRoots = .file(caFile)
+            // In addition to the system's roots: Apple's and Google's must stay trusted.
+            tls.additionalTrustRoots = [.file(caFile)]
         }
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+        // A redirected POST would become a GET without the push, and count as delivered.
+        configuration.redirectConfiguration = .disallow
         configuration.timeout.connect = .seconds(5)
         configuration.httpVersion = .automatic
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)

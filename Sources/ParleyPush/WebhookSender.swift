@@ -4,8 +4,9 @@ import ParleyCore
 
 /// A JSON POST per push to a self-hosted gateway.
 ///
-/// With a secret, `X-Parley-Signature: sha256=<hex>` is the HMAC-SHA256 of the body, so the
-/// gateway can tell Parley's requests from anyone else's.
+/// With a secret, `X-Parley-Signature: sha256=<hex>` is the HMAC-SHA256 of
+/// `<X-Parley-Timestamp>.<body>`, so the gateway can tell Parley's requests from anyone
+/// else's and refuse old ones.
 public struct WebhookConfiguration: Sendable {
     public var url: String
     public var secret: String?
@@ -42,17 +43,26 @@ public final class WebhookSender: PushSender {
             Body(
                 token: job.token, userId: job.userID, deviceId: job.deviceID, title: note.title, body: note.body,
                 badge: note.badge, collapseId: note.roomUID, data: note.data))
-        var headers = [("content-type", "application/json")]
+        let timestamp = String(Int(Date().timeIntervalSince1970))
+        var headers = [("content-type", "application/json"), ("x-parley-timestamp", timestamp)]
         if let secret = configuration.secret {
-            let mac = HMAC<SHA256>.authenticationCode(for: body, using: SymmetricKey(data: Data(secret.utf8)))
-            headers.append(("x-parley-signature", "sha256=" + mac.map { String(format: "%02x", $0) }.joined()))
+            headers.append(("x-parley-signature", Self.signature(secret: secret, timestamp: timestamp, body: body)))
         }
         let response = try await client.post(configuration.url, headers: headers, body: body)
         switch response.status {
         case 200..<300: return .delivered
-        case 404, 410: return .deadToken(reason: "HTTP \(response.status)")
+        // Only 410: a wrong URL answers 404, and must not wipe every token.
+        case 410: return .deadToken(reason: "HTTP \(response.status)")
         case 429, 500...599: return .retry(after: response.retryAfter, reason: "HTTP \(response.status)")
         default: return .rejected(reason: "HTTP \(response.status)")
         }
+    }
+
+    /// `sha256=<hex>` of HMAC-SHA256 over `<timestamp>.<body>`: the timestamp lets the
+    /// gateway refuse replays.
+    public static func signature(secret: String, timestamp: String, body: Data) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(
+            for: Data((timestamp + ".").utf8) + body, using: SymmetricKey(data: Data(secret.utf8)))
+        return "sha256=" + mac.map { String(format: "%02x", $0) }.joined()
     }
 }

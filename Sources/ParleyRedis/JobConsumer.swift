@@ -36,7 +36,12 @@ public struct JobConsumer: Service {
         var backoff = Duration.milliseconds(100)
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             do {
-                try await queue.promoteDue()
+                do {
+                    try await queue.promoteDue()
+                } catch {
+                    logger.warning(
+                        "postponed jobs not promoted", metadata: ["queue": "\(queue.name)", "error": "\(error)"])
+                }
                 try await reclaim()
                 try await readNew()
                 depth.record(try await queue.depth())
@@ -140,8 +145,8 @@ public struct JobConsumer: Service {
             succeeded.increment()
         } catch let retry as RetryLater where deliveries < queue.configuration.maxAttempts {
             failed.increment()
-            let delay = min(
-                retry.after ?? queue.backoff(afterDeliveries: deliveries), queue.configuration.maximumBackoff)
+            // A provider's Retry-After is honoured as given (the senders bound it); else the back-off.
+            let delay = retry.after ?? queue.backoff(afterDeliveries: deliveries)
             logger.notice(
                 "job postponed",
                 metadata: [

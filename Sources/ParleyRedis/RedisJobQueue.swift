@@ -84,7 +84,8 @@ public struct RedisJobQueue: JobQueue {
     /// Moves due postponed jobs back into the stream; atomic, so two consumers never both move one.
     func promoteDue() async throws {
         _ = try await pool.send(
-            "EVAL", Self.promoteScript, "2", delayedSet, stream, String(Int64(Date().timeIntervalSince1970 * 1000)),
+            "EVAL", Self.promoteScript, "3", delayedSet, stream, deadLetterStream,
+            String(Int64(Date().timeIntervalSince1970 * 1000)),
             String(configuration.batchSize))
     }
 
@@ -93,9 +94,13 @@ public struct RedisJobQueue: JobQueue {
         for _, member in ipairs(due) do
             redis.call('ZREM', KEYS[1], member)
             local first = string.find(member, '|', 1, true)
-            local second = string.find(member, '|', first + 1, true)
-            redis.call('XADD', KEYS[2], '*', 'job', string.sub(member, second + 1),
-                       'attempts', string.sub(member, 1, first - 1))
+            local second = first and string.find(member, '|', first + 1, true)
+            if second then
+                redis.call('XADD', KEYS[2], '*', 'job', string.sub(member, second + 1),
+                           'attempts', string.sub(member, 1, first - 1))
+            else
+                redis.call('XADD', KEYS[3], '*', 'job', member, 'reason', 'malformed postponed entry')
+            end
         end
         return #due
         """

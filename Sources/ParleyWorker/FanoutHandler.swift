@@ -38,6 +38,10 @@ public struct FanoutHandler: Sendable {
             // A malformed job can never succeed: straight to the dead letters.
             throw PermanentJobFailure(reason: "malformed fan-out job")
         }
+        if job.pushesOnly == true, let intent = job.push {
+            try await pushes?.queuePushes(intent, roomID: job.roomID, users: job.userIDs)
+            return
+        }
         let users: [Int64] =
             switch job.audience {
             case .users: job.userIDs
@@ -45,7 +49,17 @@ public struct FanoutHandler: Sendable {
             }
         try await publish(job.event, to: users)
         if let intent = job.push, let pushes {
-            try await pushes.queuePushes(intent, roomID: job.roomID, users: users)
+            do {
+                try await pushes.queuePushes(intent, roomID: job.roomID, users: users)
+            } catch {
+                // Pushes must not hold up delivery to the rest of the room: they become a job
+                // of their own, retried on its own.
+                logger.warning("queuing pushes failed; retrying them apart", metadata: ["error": "\(error)"])
+                try await queue.enqueue(
+                    FanoutJob(
+                        roomID: job.roomID, event: "", audience: .users, userIDs: users, push: intent, pushesOnly: true
+                    ).json())
+            }
         }
         // The rest is queued only after this chunk went out: a retry of a failed chunk must not
         // start a second chain of continuations.

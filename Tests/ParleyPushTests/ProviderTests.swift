@@ -162,8 +162,9 @@ struct ProviderTests {
             let sent = try await senders[.webhook]!.send(Self.job(.webhook, token: "hook-1"))
             #expect(sent == .delivered)
             let push = try #require(fixture.simulator.received.first)
+            let timestamp = try #require(push.headers["x-parley-timestamp"])
             let expected = HMAC<SHA256>.authenticationCode(
-                for: push.body, using: SymmetricKey(data: Data("webhook-secret".utf8)))
+                for: Data("\(timestamp).".utf8) + push.body, using: SymmetricKey(data: Data("webhook-secret".utf8)))
             #expect(
                 push.headers["x-parley-signature"] == "sha256=" + expected.map { String(format: "%02x", $0) }.joined())
             #expect(push.json["token"] as? String == "hook-1")

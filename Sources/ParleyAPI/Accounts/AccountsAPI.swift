@@ -24,6 +24,9 @@ public struct AccountsAPI: Sendable {
         self.endpoint = endpoint
     }
 
+    /// Resolves access tokens outside the bearer middleware (`?access_token=` on file content).
+    public var accessTokens: AccessTokens { AccessTokens(sessions: sessions, cache: cache) }
+
     /// - Parameter signedInRoutes: further routes for signed-in users (rooms, files ...).
     public func addRoutes(
         to router: Router<ParleyRequestContext>,

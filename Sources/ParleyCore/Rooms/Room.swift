@@ -65,10 +65,12 @@ public struct Message: Sendable, Equatable, Encodable {
     public let uid: String
     public let fileId: Int64?
     public let createdAt: Date
+    /// The attached file's object (with its signed URL), when there is one.
+    public let file: FileObject?
 
     public init(
         id: Int64, seq: Int64, chatRoomId: Int64, chatRoomUid: String, sentById: Int64?, content: String, uid: String,
-        fileId: Int64?, createdAt: Date
+        fileId: Int64?, createdAt: Date, file: FileObject? = nil
     ) {
         self.id = id
         self.seq = seq
@@ -79,9 +81,10 @@ public struct Message: Sendable, Equatable, Encodable {
         self.uid = uid
         self.fileId = fileId
         self.createdAt = createdAt
+        self.file = file
     }
 
-    /// The contract's keys; `file` (the file object) joins with the files feature.
+    /// The contract's keys; `file` only when a file is attached.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
@@ -91,10 +94,13 @@ public struct Message: Sendable, Equatable, Encodable {
         try container.encode(sentById, forKey: .sentById)
         try container.encode(content, forKey: .content)
         try container.encode(uid, forKey: .uid)
+        if let file { try container.encode(file, forKey: .file) }
         try container.encode(createdAt, forKey: .createdAt)
     }
 
-    enum CodingKeys: String, CodingKey { case id, seq, chatRoomId, chatRoomUid, sentById, content, uid, createdAt }
+    enum CodingKeys: String, CodingKey {
+        case id, seq, chatRoomId, chatRoomUid, sentById, content, uid, file, createdAt
+    }
 }
 
 /// A message as a client submits it.

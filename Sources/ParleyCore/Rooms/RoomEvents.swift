@@ -72,10 +72,12 @@ public struct FanoutJob: Codable, Sendable, Equatable {
     public let afterUserID: Int64
     /// Pushes to queue for the same users; `nil` for events that push nobody.
     public let push: PushIntent?
+    /// Only the pushes remain to be done (the event went out; queuing them failed once).
+    public let pushesOnly: Bool?
 
     public init(
         roomID: Int64, event: String, audience: Audience, userIDs: [Int64] = [], afterUserID: Int64 = 0,
-        push: PushIntent? = nil
+        push: PushIntent? = nil, pushesOnly: Bool? = nil
     ) {
         self.roomID = roomID
         self.event = event
@@ -83,6 +85,7 @@ public struct FanoutJob: Codable, Sendable, Equatable {
         self.userIDs = userIDs
         self.afterUserID = afterUserID
         self.push = push
+        self.pushesOnly = pushesOnly
     }
 
     public func json() -> String {

@@ -67,6 +67,9 @@ struct WorkerCommand: AsyncParsableCommand {
         pushQueueConfiguration.concurrency = try settings.pushConcurrency()
         pushQueueConfiguration.batchSize = pushQueueConfiguration.concurrency
         pushQueueConfiguration.blockFor = .seconds(1)
+        // A batch waits for its slowest push (up to four 10 s requests with FCM's token
+        // refresh): it must not be reclaimed meanwhile.
+        pushQueueConfiguration.visibilityTimeout = max(pushQueueConfiguration.visibilityTimeout, .seconds(90))
         let pushQueue = RedisJobQueue(name: "push", pool: dependencies.redis, configuration: pushQueueConfiguration)
         let pushes = PostgresPushRepository(database: dependencies.postgres, logger: Runtime.logger("push"))
         let rooms = PostgresRoomRepository(database: dependencies.postgres, logger: Runtime.logger("rooms"))

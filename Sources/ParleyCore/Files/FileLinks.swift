@@ -1,0 +1,95 @@
+import Crypto
+import Foundation
+
+/// URLs in file objects: a signed, expiring URL for protected content (players and AirPlay
+/// send no headers), a plain one for public files.
+///
+/// A signature is HMAC-SHA256 over the path and the expiry, so it opens exactly one file's
+/// content or one thumbnail until then, for whoever holds the URL.
+public struct FileLinks: Sendable {
+    let key: SymmetricKey
+    /// Prepended to paths (`https://chat.example.com`); empty for paths relative to the API.
+    public let baseURL: String
+    public let lifetime: Duration
+
+    public init(key: SymmetricKey, baseURL: String = "", lifetime: Duration = .seconds(86_400)) {
+        self.key = key
+        self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+        self.lifetime = lifetime
+    }
+
+    /// A key of its own derived from the MQTT token key, so operators manage one secret.
+    public init(deriveFrom secret: [UInt8], baseURL: String = "", lifetime: Duration = .seconds(86_400)) {
+        let derived = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: secret), info: Array("parley file links v1".utf8), outputByteCount: 32)
+        self.init(key: derived, baseURL: baseURL, lifetime: lifetime)
+    }
+
+    public static func contentPath(_ fileID: Int64) -> String { "/v1/files/\(fileID)/content" }
+    public static func thumbnailPath(_ fileID: Int64, _ size: ThumbnailSize) -> String {
+        "/v1/files/\(fileID)/thumbnails/\(size.rawValue)"
+    }
+    public static func publicPath(_ fileID: Int64, name: String) -> String {
+        let allowed = CharacterSet(charactersIn: "-._~").union(.alphanumerics)
+        return "/v1/public/files/\(fileID)/\(name.addingPercentEncoding(withAllowedCharacters: allowed) ?? "file")"
+    }
+
+    public func signed(_ path: String, now: Date = Date()) -> String {
+        let expires = Int64(now.timeIntervalSince1970) + lifetime.components.seconds
+        return "\(baseURL)\(path)?expires=\(expires)&signature=\(signature(path: path, expires: expires))"
+    }
+
+    /// Whether a signature opens `path` now.
+    public func verify(path: String, expires: Int64, signature: String, now: Date = Date()) -> Bool {
+        guard expires >= Int64(now.timeIntervalSince1970), let given = Base64URL.decode(signature) else { return false }
+        return HMAC<SHA256>.isValidAuthenticationCode(
+            given, authenticating: Array("\(path)|\(expires)".utf8), using: key)
+    }
+
+    func signature(path: String, expires: Int64) -> String {
+        Base64URL.encode(Array(HMAC<SHA256>.authenticationCode(for: Array("\(path)|\(expires)".utf8), using: key)))
+    }
+
+    /// The contract's file object.
+    public func object(_ file: StoredFile, now: Date = Date()) -> FileObject {
+        let url =
+            file.isProtected
+            ? signed(Self.contentPath(file.id), now: now) : baseURL + Self.publicPath(file.id, name: file.name)
+        return FileObject(
+            file: file, url: url,
+            small: file.thumbnailSmallKey.map { _ in signed(Self.thumbnailPath(file.id, .small), now: now) },
+            large: file.thumbnailLargeKey.map { _ in signed(Self.thumbnailPath(file.id, .large), now: now) })
+    }
+}
+
+/// `{id, name, extension, size, mimeType, checksum, protected, createdAt, uploadedById, url,
+/// thumbnails: {small, large}, width, height, durationMs}`; absent values are null.
+public struct FileObject: Sendable, Equatable, Encodable {
+    public let file: StoredFile
+    public let url: String
+    public let small: String?
+    public let large: String?
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(file.id, forKey: .id)
+        try container.encode(file.name, forKey: .name)
+        try container.encode(file.fileExtension, forKey: .extension)
+        try container.encode(file.size, forKey: .size)
+        try container.encode(file.mimeType, forKey: .mimeType)
+        try container.encode(file.checksumText, forKey: .checksum)
+        try container.encode(file.isProtected, forKey: .protected)
+        try container.encode(file.createdAt, forKey: .createdAt)
+        try container.encode(file.uploadedById, forKey: .uploadedById)
+        try container.encode(url, forKey: .url)
+        try container.encode(["small": small, "large": large], forKey: .thumbnails)
+        try container.encode(file.width, forKey: .width)
+        try container.encode(file.height, forKey: .height)
+        try container.encode(file.durationMs, forKey: .durationMs)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, `extension`, size, mimeType, checksum, protected, createdAt, uploadedById, url, thumbnails
+        case width, height, durationMs
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Logging
+import ParleyCore
+import PostgresNIO
+
+/// File metadata (`cloud.file`) and who may read it.
+public struct PostgresFileRepository: FileRepository {
+    let database: PostgresPool
+    let logger: Logger
+
+    public init(database: PostgresPool, logger: Logger) {
+        self.database = database
+        self.logger = logger
+    }
+
+    public func create(_ file: NewFile) async throws -> StoredFile {
+        let text = try await database.client.query(
+            """
+            WITH f AS (
+                INSERT INTO cloud.file (uploaded_by_id, name, extension, size, mime_type, checksum, protected,
+                                        storage_key)
+                VALUES (\(file.uploadedById), \(file.name), \(file.fileExtension), \(file.size), \(file.mimeType),
+                        \(Data(file.checksum)), \(file.isProtected), \(file.storageKey))
+                RETURNING *
+            )
+            SELECT \(unescaped: FileRecord.json) FROM f
+            """, logger: logger
+        ).single(String.self)
+        return try FileRecord.decode(text)
+    }
+
+    public func find(id: Int64) async throws -> StoredFile? {
+        let text = try await database.client.query(
+            "SELECT \(unescaped: FileRecord.json) FROM cloud.file f WHERE f.id = \(id)", logger: logger
+        ).first(String.self)
+        return try text.map(FileRecord.decode)
+    }
+
+    public func canRead(fileID: Int64, userID: Int64) async throws -> Bool {
+        try await database.client.query(
+            """
+            SELECT EXISTS (SELECT 1 FROM cloud.file WHERE id = \(fileID) AND uploaded_by_id = \(userID))
+                OR EXISTS (SELECT 1 FROM messenger.message m
+                           JOIN messenger.room_membership rm ON rm.chat_room_id = m.chat_room_id
+                           WHERE m.file_id = \(fileID) AND rm.user_account_id = \(userID))
+            """, logger: logger
+        ).single(Bool.self)
+    }
+
+    public func roomFiles(roomID: Int64, before: Int64?, limit: Int) async throws -> [StoredFile] {
+        let rows = try await database.client.query(
+            """
+            SELECT \(unescaped: FileRecord.json) FROM cloud.file f
+            WHERE f.id IN (SELECT file_id FROM messenger.message
+                           WHERE chat_room_id = \(roomID) AND file_id IS NOT NULL)
+              AND (\(before)::bigint IS NULL OR f.id < \(before))
+            ORDER BY f.id DESC LIMIT \(limit)
+            """, logger: logger)
+        return try await rows.all(String.self).map(FileRecord.decode)
+    }
+
+    public func setMedia(fileID: Int64, _ details: MediaDetails) async throws {
+        try await database.client.query(
+            """
+            UPDATE cloud.file
+            SET width = \(details.width), height = \(details.height), duration_ms = \(details.durationMs),
+                thumbnail_small_key = \(details.thumbnailSmallKey), thumbnail_large_key = \(details.thumbnailLargeKey)
+            WHERE id = \(fileID)
+            """, logger: logger)
+    }
+
+    public func orphans(createdBefore cutoff: Date, limit: Int) async throws -> [StoredFile] {
+        let rows = try await database.client.query(
+            """
+            SELECT \(unescaped: FileRecord.json) FROM cloud.file f
+            WHERE NOT f.submitted AND f.created_at < \(cutoff) ORDER BY f.created_at LIMIT \(limit)
+            """, logger: logger)
+        return try await rows.all(String.self).map(FileRecord.decode)
+    }
+
+    public func deleteOrphan(id: Int64) async throws -> Bool {
+        // A message submitting the file holds its row lock; this waits and then sees `submitted`.
+        try await database.client.query(
+            "DELETE FROM cloud.file WHERE id = \(id) AND NOT submitted RETURNING id", logger: logger
+        ).first(Int64.self) != nil
+    }
+}
