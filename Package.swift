@@ -170,6 +170,7 @@ let package = Package(
             dependencies: [
                 "ParleyCore", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -179,6 +180,7 @@ let package = Package(
             name: "parley",
             dependencies: [
                 "ParleyCore", "ParleyPostgres", "ParleyRedis", "ParleyMQTT", "ParleyAPI", "ParleyWorker", "ParleyPush",
+                "ParleyMedia",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -241,6 +243,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "ParleyMediaTests",
+            dependencies: [
+                "ParleyMedia", "ParleyCore", "ParleyPostgres", "ParleyWorker", "ParleyTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "ParleyMQTTTests",
             dependencies: ["ParleyMQTT", "ParleyCore", "ParleyTestSupport"],
             swiftSettings: swiftSettings
@@ -249,8 +259,9 @@ let package = Package(
             name: "ParleyAPITests",
             dependencies: [
                 "ParleyAPI", "ParleyPostgres", "ParleyRedis", "ParleyMQTT", "ParleyWorker", "ParleyTestSupport",
-                "ParleyPush", "ParleyPushSimulator",
+                "ParleyPush", "ParleyPushSimulator", "ParleyMedia",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings

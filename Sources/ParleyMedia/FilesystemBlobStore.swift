@@ -75,6 +75,17 @@ public struct FilesystemBlobStore: BlobStore {
         }
     }
 
+    public func removeAbandoned(startedBefore cutoff: Date) async throws {
+        let incoming = "\(root)/incoming"
+        try await Self.blocking {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: incoming)) ?? [] {
+                let path = "\(incoming)/\(name)"
+                let modified = try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
+                if let modified, modified < cutoff { unlink(path) }
+            }
+        }
+    }
+
     static let chunkSize = 256 * 1024
 
     func path(for key: String) throws -> String {

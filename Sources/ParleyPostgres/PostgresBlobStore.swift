@@ -55,6 +55,11 @@ public struct PostgresBlobStore: BlobStore {
         try await database.client.query("DELETE FROM cloud.blob WHERE key = \(key)", logger: logger)
     }
 
+    public func removeAbandoned(startedBefore cutoff: Date) async throws {
+        try await database.client.query(
+            "DELETE FROM cloud.blob WHERE NOT complete AND created_at < \(cutoff)", logger: logger)
+    }
+
     fileprivate func insertChunk(key: String, index: Int32, bytes: [UInt8]) async throws {
         try await database.client.query(
             "INSERT INTO cloud.blob_chunk (blob_key, index, data) VALUES (\(key), \(index), \(Data(bytes)))",

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -5,6 +6,7 @@ import HummingbirdTesting
 import NIOCore
 import ParleyAPI
 import ParleyCore
+import ParleyMedia
 import ParleyPostgres
 import ParleyRedis
 import ParleyTestSupport
@@ -14,19 +16,36 @@ struct AccountsHarness: Sendable {
     static let mqttKey = try! MQTTTokenKey(bytes: Array(repeating: 42, count: 32))
     static let endpoint = MQTTEndpoint(host: "mqtt.example.test", port: 8883, tls: true, websocketPort: 8083)
 
+    static let fileLinks = FileLinks(key: SymmetricKey(data: Array(repeating: UInt8(7), count: 32)))
+
+    /// Where uploads go.
+    enum Store: String, CaseIterable, Sendable { case filesystem, postgres }
+
     let database: PostgresPool
     let redis: RedisConnectionPool
     let policy: AccountPolicy
     let namespace = "test-\(UUID().uuidString.prefix(8))"
+    let blobStore: any BlobStore
+    let uploadLimit: Int64
+    /// Media jobs queued by uploads, when a test wants them.
+    let mediaJobs: (any JobQueue)?
 
     static func make(
-        policy: AccountPolicy = AccountPolicy(rateLimitWindow: .seconds(60))
+        policy: AccountPolicy = AccountPolicy(rateLimitWindow: .seconds(60)), store: Store = .filesystem,
+        uploadLimit: Int64 = 100 * 1024 * 1024, mediaJobs: (any JobQueue)? = nil
     ) async throws -> AccountsHarness {
         let services = try TestServices.shared()
         let configuration = try await services.makeDatabase(migrated: true)
+        let database = PostgresPool(configuration: configuration, logger: .quiet)
+        let blobStore: any BlobStore =
+            switch store {
+            case .filesystem:
+                try FilesystemBlobStore(root: NSTemporaryDirectory() + "parley-files-\(UUID().uuidString)")
+            case .postgres: PostgresBlobStore(database: database, logger: .quiet, chunkSize: 64 * 1024)
+            }
         return AccountsHarness(
-            database: PostgresPool(configuration: configuration, logger: .quiet),
-            redis: RedisConnectionPool(configuration: services.redis(), logger: .quiet), policy: policy)
+            database: database, redis: RedisConnectionPool(configuration: services.redis(), logger: .quiet),
+            policy: policy, blobStore: blobStore, uploadLimit: uploadLimit, mediaJobs: mediaJobs)
     }
 
     /// One API instance: its own session cache, trusted (as when its subscriber listens).
@@ -62,20 +81,35 @@ struct AccountsHarness: Sendable {
         let api = instance(broker: broker).api
         let routes = signedInRoutes
         try await database.withRunningClient { _ in
+            let files = filesController
             let router = APIServer.forTesting().publicRouter { router in
                 api.addRoutes(to: router) { routes($0) }
+                files.addContentRoutes(to: router)
             }
             try await Application(router: router, logger: .quiet).test(.router, body)
         }
     }
 
-    /// Rooms, messages and notification preferences, as `serve` adds them.
+    /// Rooms, messages, notification preferences and files, as `serve` adds them.
     func signedInRoutes(_ group: RouterGroup<AuthenticatedRequestContext>) {
-        let service = RoomService(rooms: PostgresRoomRepository(database: database, logger: .quiet))
-        RoomsController(service: service).addRoutes(to: group)
+        RoomsController(service: roomService).addRoutes(to: group)
         NotificationsController(
-            rooms: service, settings: PostgresPushRepository(database: database, logger: .quiet)
+            rooms: roomService, settings: PostgresPushRepository(database: database, logger: .quiet)
         ).addRoutes(to: group)
+        filesController.addSignedInRoutes(to: group)
+    }
+
+    var roomService: RoomService {
+        RoomService(rooms: PostgresRoomRepository(database: database, logger: .quiet, fileLinks: Self.fileLinks))
+    }
+
+    var filesController: FilesController {
+        FilesController(
+            files: PostgresFileRepository(database: database, logger: .quiet), store: blobStore,
+            links: Self.fileLinks, rooms: roomService,
+            tokens: AccessTokens(
+                sessions: PostgresSessionRepository(database: database, logger: .quiet), cache: Self.trustedCache()),
+            mediaJobs: mediaJobs, uploadLimit: uploadLimit)
     }
 
     struct NoBroker: BrokerSessionControl {

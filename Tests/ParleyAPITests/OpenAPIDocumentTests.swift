@@ -12,6 +12,7 @@ struct OpenAPIDocumentTests {
         let api = harness.instance().api
         let router = APIServer.forTesting().publicRouter { router in
             api.addRoutes(to: router) { harness.signedInRoutes($0) }
+            harness.filesController.addContentRoutes(to: router)
         }
         let document = try await fetchDocument(router)
         #expect(document.hasPrefix("openapi: 3.1"))

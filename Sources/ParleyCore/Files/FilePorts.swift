@@ -24,6 +24,8 @@ public protocol BlobStore: Sendable {
     /// Streams `range` of the blob in chunks to `body`.
     func read(key: String, range: Range<Int64>, into body: (ArraySlice<UInt8>) async throws -> Void) async throws
     func delete(key: String) async throws
+    /// Drops the pieces of uploads that never finished (a crashed upload).
+    func removeAbandoned(startedBefore cutoff: Date) async throws
 }
 
 /// One blob being written.

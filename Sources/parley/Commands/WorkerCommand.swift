@@ -4,6 +4,7 @@ import Logging
 import ParleyAPI
 import ParleyCore
 import ParleyMQTT
+import ParleyMedia
 import ParleyPostgres
 import ParleyPush
 import ParleyRedis
@@ -26,6 +27,8 @@ struct WorkerCommand: AsyncParsableCommand {
         case ingest
         /// Sends pushes through APNs, FCM and the webhook.
         case push
+        /// Thumbnails and probes of uploads; deletes orphaned uploads.
+        case media
     }
 
     @Option(
@@ -72,7 +75,8 @@ struct WorkerCommand: AsyncParsableCommand {
         pushQueueConfiguration.visibilityTimeout = max(pushQueueConfiguration.visibilityTimeout, .seconds(90))
         let pushQueue = RedisJobQueue(name: "push", pool: dependencies.redis, configuration: pushQueueConfiguration)
         let pushes = PostgresPushRepository(database: dependencies.postgres, logger: Runtime.logger("push"))
-        let rooms = PostgresRoomRepository(database: dependencies.postgres, logger: Runtime.logger("rooms"))
+        let rooms = PostgresRoomRepository(
+            database: dependencies.postgres, logger: Runtime.logger("rooms"), fileLinks: try settings.fileLinks())
         var services: [any Service] = []
         let process = "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
         for role in Set(roles) {
@@ -112,6 +116,24 @@ struct WorkerCommand: AsyncParsableCommand {
                 let handler = PushHandler(senders: senders, tokens: pushes, logger: logger)
                 services.append(
                     JobConsumer(queue: pushQueue, consumer: "\(process)-push", logger: logger, handler: handler.handle))
+            case .media:
+                let logger = Runtime.logger("media")
+                let files = PostgresFileRepository(database: dependencies.postgres, logger: logger)
+                let store = try settings.blobStore(database: dependencies.postgres)
+                let workDirectory = settings.mediaWorkDirectory
+                try FileManager.default.createDirectory(atPath: workDirectory, withIntermediateDirectories: true)
+                let handler = MediaHandler(
+                    files: files, store: store, processor: ToolMediaProcessor(runner: try settings.toolRunner()),
+                    workRoot: workDirectory, logger: logger)
+                var mediaQueue = try settings.jobQueue()
+                // Tools may take their whole time limit: the job must not be reclaimed meanwhile.
+                mediaQueue.visibilityTimeout = max(mediaQueue.visibilityTimeout, .seconds(300))
+                services.append(
+                    JobConsumer(
+                        queue: RedisJobQueue(name: "media", pool: dependencies.redis, configuration: mediaQueue),
+                        consumer: "\(process)-media", logger: logger, handler: handler.handle))
+                services.append(
+                    OrphanSweeper(files: files, store: store, grace: try settings.orphanGrace(), logger: logger))
             }
         }
         return services

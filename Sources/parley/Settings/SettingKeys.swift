@@ -160,9 +160,33 @@ enum SettingKeys {
         ]
     }
 
+    enum Files {
+        static let store = SettingKey(
+            "files.store", default: "filesystem",
+            "Where file content lives: filesystem, or postgres (chunked rows; no shared disk between API nodes).")
+        static let directory = SettingKey(
+            "files.directory", default: "data/files", "Directory of the filesystem store (and media work files).")
+        static let uploadLimit = SettingKey(
+            "files.uploadLimit", default: "104857600", "Largest upload in bytes; larger ones get 413 too-large.")
+        static let orphanGrace = SettingKey(
+            "files.orphanGrace", default: "86400", "Seconds an upload no message uses is kept before it is deleted.")
+        static let linkLifetime = SettingKey(
+            "files.linkLifetime", default: "86400", "Seconds a signed file URL stays valid.")
+        static let publicURL = SettingKey(
+            "public.url",
+            "Base URL of the API as clients see it (https://chat.example.com); file URLs are relative without it.")
+        static let mediaMemoryLimit = SettingKey(
+            "media.memoryLimit", default: "1073741824", "Address-space limit in bytes of a thumbnail or probe tool.")
+        static let mediaTimeout = SettingKey(
+            "media.timeout", default: "90", "Seconds a thumbnail or probe tool may run before it is killed.")
+        static let all = [
+            store, directory, uploadLimit, orphanGrace, linkLifetime, publicURL, mediaMemoryLimit, mediaTimeout,
+        ]
+    }
+
     static let all =
         General.all + Postgres.all + Redis.all + MQTT.all + MQTTClients.all + HTTP.all + Accounts.all + Jobs.all
-        + Push.all
+        + Push.all + Files.all
 
     /// The key table for `--help`.
     static var helpText: String {

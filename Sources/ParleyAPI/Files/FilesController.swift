@@ -1,0 +1,239 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import ParleyCore
+
+/// `/v1/files`, file content and thumbnails, public files, and `/v1/rooms/{id}/files`.
+public struct FilesController: Sendable {
+    let files: any FileRepository
+    let store: any BlobStore
+    let links: FileLinks
+    let rooms: RoomService
+    let tokens: AccessTokens
+    /// Thumbnails and probes for images and videos; nil when no media worker runs.
+    let mediaJobs: (any JobQueue)?
+    /// Largest upload in bytes.
+    let uploadLimit: Int64
+
+    public init(
+        files: any FileRepository, store: any BlobStore, links: FileLinks, rooms: RoomService, tokens: AccessTokens,
+        mediaJobs: (any JobQueue)?, uploadLimit: Int64 = 100 * 1024 * 1024
+    ) {
+        self.files = files
+        self.store = store
+        self.links = links
+        self.rooms = rooms
+        self.tokens = tokens
+        self.mediaJobs = mediaJobs
+        self.uploadLimit = uploadLimit
+    }
+
+    /// Upload, metadata and room listings: bearer only.
+    public func addSignedInRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
+        group.post("files") { request, context in
+            let file = try await upload(request, userID: context.identity.userID)
+            return JSONResponse(.created, links.object(file))
+        }
+        group.get("files/:id") { _, context in
+            let file = try await readable(try context.parameters.id("id"), userID: context.identity.userID)
+            return JSONResponse(.ok, links.object(file))
+        }
+        group.get("rooms/:id/files") { request, context in
+            let roomID = try context.parameters.id("id")
+            _ = try await rooms.require(.reader, roomID: roomID, userID: context.identity.userID)
+            let limit = try request.integer(query: "limit", default: 50, range: 1...200)
+            let before = try request.uri.queryParameters["before"].map { text -> Int64 in
+                guard let value = Int64(text), value > 0 else {
+                    throw ParleyError.invalidRequest("before must be a file id", field: "before")
+                }
+                return value
+            }
+            let found = try await files.roomFiles(roomID: roomID, before: before, limit: limit)
+            return JSONResponse(.ok, FilesResponse(files: found.map { links.object($0) }))
+        }
+    }
+
+    /// Content and thumbnails (a header, `?access_token=` or a signed URL: players send no
+    /// headers), and public files (nothing).
+    public func addContentRoutes(to router: Router<ParleyRequestContext>) {
+        let v1 = router.group("v1")
+        for method in [HTTPRequest.Method.get, .head] {
+            v1.on("files/:id/content", method: method) { request, context in
+                let fileID = try context.parameters.id("id")
+                let file = try await authorised(request, fileID: fileID, path: FileLinks.contentPath(fileID))
+                return content(file, key: file.storageKey, mimeType: file.mimeType, tag: file.entityTag)
+                    .response(to: request)
+            }
+            v1.on("files/:id/thumbnails/:size", method: method) { request, context in
+                let fileID = try context.parameters.id("id")
+                guard let size = context.parameters.get("size").flatMap(ThumbnailSize.init(rawValue:)) else {
+                    throw ParleyError.notFound("Thumbnails are small or large.")
+                }
+                let file = try await authorised(request, fileID: fileID, path: FileLinks.thumbnailPath(fileID, size))
+                guard let key = file.thumbnailKey(size), let bytes = try await store.size(key: key) else {
+                    throw ParleyError.notFound("The thumbnail is not made yet.")
+                }
+                let thumbnail = ContentResponse(
+                    store: store, key: key, size: bytes, mimeType: "image/jpeg",
+                    entityTag: "\"\(file.checksumHex)-\(size.rawValue)\"", lastModified: file.createdAt, fileName: nil,
+                    cacheControl: "private, max-age=86400")
+                return thumbnail.response(to: request)
+            }
+            v1.on("public/files/:id/:name", method: method) { request, context in
+                let fileID = try context.parameters.id("id")
+                guard let file = try await files.find(id: fileID), !file.isProtected,
+                    context.parameters.get("name").map({ $0 == file.name || $0.removingPercentEncoding == file.name })
+                        == true
+                else { throw ParleyError.notFound() }
+                return content(file, key: file.storageKey, mimeType: file.mimeType, tag: file.entityTag, isPublic: true)
+                    .response(to: request)
+            }
+        }
+    }
+
+    private func content(_ file: StoredFile, key: String, mimeType: String, tag: String, isPublic: Bool = false)
+        -> ContentResponse
+    {
+        ContentResponse(
+            store: store, key: key, size: file.size, mimeType: mimeType, entityTag: tag, lastModified: file.createdAt,
+            fileName: file.name, cacheControl: isPublic ? "public, max-age=86400" : "private, max-age=86400")
+    }
+
+    /// The file when the caller may read it; 404 otherwise (its existence stays private).
+    private func readable(_ fileID: Int64, userID: Int64) async throws -> StoredFile {
+        guard let file = try await files.find(id: fileID) else { throw ParleyError.notFound() }
+        if file.uploadedById == userID { return file }
+        guard try await files.canRead(fileID: fileID, userID: userID) else { throw ParleyError.notFound() }
+        return file
+    }
+
+    /// A signed URL for exactly this path, else a token from the header or `access_token`.
+    private func authorised(_ request: Request, fileID: Int64, path: String) async throws -> StoredFile {
+        let query = request.uri.queryParameters
+        if let expires = query["expires"].flatMap({ Int64($0) }), let signature = query["signature"] {
+            guard links.verify(path: path, expires: expires, signature: String(signature)) else {
+                throw ParleyError(.forbidden, "The link is invalid or has expired.")
+            }
+            guard let file = try await files.find(id: fileID) else { throw ParleyError.notFound() }
+            return file
+        }
+        guard let token = AccessTokens.bearer(request) ?? query["access_token"].map(String.init) else {
+            throw ParleyError.unauthorized
+        }
+        guard let identity = try await tokens.identity(token) else {
+            throw ParleyError(.unauthorized, "The access token is unknown, expired or revoked.")
+        }
+        return try await readable(fileID, userID: identity.userID)
+    }
+
+    // MARK: Upload
+
+    private func upload(_ request: Request, userID: Int64) async throws -> StoredFile {
+        let contentType = request.headers[.contentType] ?? ""
+        // Multipart framing adds a little; anything declared far beyond the limit is refused unread.
+        if let length = request.headers[.contentLength].flatMap({ Int64($0) }), length > uploadLimit + 64 * 1024 {
+            throw ParleyError(.tooLarge, "The file is larger than \(uploadLimit) bytes.")
+        }
+        let key = BlobKey.generate()
+        let received: ReceivedUpload
+        if contentType.lowercased().hasPrefix("multipart/form-data") {
+            guard let boundary = MultipartUpload.boundary(of: contentType) else {
+                throw ParleyError.invalidRequest("multipart/form-data needs a boundary", field: "file")
+            }
+            received = try await receiveMultipart(request.body, boundary: boundary, key: key)
+        } else {
+            let query = request.uri.queryParameters
+            received = try await receiveRaw(
+                request.body, declaredType: contentType.isEmpty ? nil : contentType, key: key,
+                name: query["name"].map(String.init), protected: query["protected"].map(String.init))
+        }
+        let (name, fileExtension) = FileName.sanitize(received.name)
+        do {
+            let file = try await files.create(
+                NewFile(
+                    uploadedById: userID, name: name, fileExtension: fileExtension, size: received.size,
+                    mimeType: received.mimeType, checksum: received.checksum, isProtected: received.isProtected,
+                    storageKey: key))
+            if let mediaJobs, received.mimeType.hasPrefix("image/") || received.mimeType.hasPrefix("video/") {
+                try? await mediaJobs.enqueue(MediaJob(fileID: file.id).json())
+            }
+            return file
+        } catch {
+            try? await store.delete(key: key)
+            throw error
+        }
+    }
+
+    struct ReceivedUpload {
+        let size: Int64
+        let checksum: [UInt8]
+        let mimeType: String
+        let name: String?
+        let isProtected: Bool
+    }
+
+    private func receiveRaw(
+        _ body: RequestBody, declaredType: String?, key: String, name: String?, protected: String?
+    ) async throws -> ReceivedUpload {
+        let isProtected = try Self.flag(protected)
+        let sink = UploadSink(
+            writer: try await store.makeWriter(key: key), key: key, limit: uploadLimit, declaredType: declaredType)
+        do {
+            for try await buffer in body { try await sink.append(buffer.readableBytesView[...].withContiguous) }
+            let (size, checksum, mimeType) = try await sink.finish()
+            return ReceivedUpload(
+                size: size, checksum: checksum, mimeType: mimeType, name: name, isProtected: isProtected)
+        } catch {
+            await sink.writer.abort()
+            throw error
+        }
+    }
+
+    private func receiveMultipart(_ body: RequestBody, boundary: String, key: String) async throws -> ReceivedUpload {
+        let parts = MultipartUpload(boundary: boundary)
+        var sink: UploadSink?
+        do {
+            for try await buffer in body {
+                try parts.execute(buffer)
+                if sink == nil, parts.fileStarted {
+                    sink = UploadSink(
+                        writer: try await store.makeWriter(key: key), key: key, limit: uploadLimit,
+                        declaredType: parts.fileType)
+                }
+                if let sink, !parts.pending.isEmpty {
+                    try await sink.append(parts.pending[...])
+                    parts.pending.removeAll(keepingCapacity: true)
+                }
+            }
+            guard let sink, parts.fileComplete else {
+                throw ParleyError.invalidRequest("the multipart body has no complete file part", field: "file")
+            }
+            let (size, checksum, mimeType) = try await sink.finish()
+            return ReceivedUpload(
+                size: size, checksum: checksum, mimeType: mimeType, name: parts.fileName,
+                isProtected: try Self.flag(parts.protectedField))
+        } catch {
+            await sink?.writer.abort()
+            throw error
+        }
+    }
+
+    /// `protected` as sent by forms and query strings; protected unless it says otherwise.
+    static func flag(_ text: String?) throws -> Bool {
+        guard let text = text?.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() else { return true }
+        switch text {
+        case "true", "1", "yes", "on": return true
+        case "false", "0", "no", "off": return false
+        default: throw ParleyError.invalidRequest("protected must be true or false", field: "protected")
+        }
+    }
+}
+
+struct FilesResponse: Encodable, Sendable {
+    let files: [FileObject]
+}
+
+extension ByteBufferView {
+    /// The bytes as one array slice (one copy per request chunk).
+    var withContiguous: ArraySlice<UInt8> { ArraySlice(self) }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import Logging
+import ParleyCore
+import ServiceLifecycle
+
+/// Deletes uploads that no message took within the grace period, with their content and
+/// thumbnails, and blobs whose upload was abandoned half-way.
+public struct OrphanSweeper: Service {
+    let files: any FileRepository
+    let store: any BlobStore
+    let grace: Duration
+    let interval: Duration
+    let logger: Logger
+
+    public init(
+        files: any FileRepository, store: any BlobStore, grace: Duration = .seconds(86_400),
+        interval: Duration = .seconds(600), logger: Logger
+    ) {
+        self.files = files
+        self.store = store
+        self.grace = grace
+        self.interval = interval
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            do {
+                let removed = try await sweep()
+                if removed > 0 { logger.info("orphaned uploads removed", metadata: ["count": "\(removed)"]) }
+            } catch {
+                logger.warning("orphan sweep failed", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: interval)
+        }
+    }
+
+    /// One pass; returns how many files it removed.
+    @discardableResult
+    public func sweep(now: Date = Date()) async throws -> Int {
+        let cutoff = now.addingTimeInterval(-Double(grace.components.seconds))
+        var removed = 0
+        while true {
+            let orphans = try await files.orphans(createdBefore: cutoff, limit: 100)
+            for file in orphans where try await files.deleteOrphan(id: file.id) {
+                for key in [file.storageKey, file.thumbnailSmallKey, file.thumbnailLargeKey].compactMap({ $0 }) {
+                    try await store.delete(key: key)
+                }
+                removed += 1
+            }
+            if orphans.count < 100 { break }
+        }
+        try await store.removeAbandoned(startedBefore: cutoff)
+        return removed
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import ParleyCore
+import ParleyMedia
+import ParleyPostgres
+
+extension Settings {
+    /// The configured blob store.
+    func blobStore(database: PostgresPool) throws -> any BlobStore {
+        typealias K = SettingKeys.Files
+        switch string(K.store, default: "filesystem") {
+        case "filesystem":
+            do {
+                return try FilesystemBlobStore(root: string(K.directory, default: "data/files"))
+            } catch {
+                throw SettingsError.invalid(K.directory, expected: "a directory Parley can create and write")
+            }
+        case "postgres":
+            return PostgresBlobStore(database: database, logger: Runtime.logger("files"))
+        default:
+            throw SettingsError.invalid(K.store, expected: "filesystem or postgres")
+        }
+    }
+
+    /// Signed file URLs, keyed from the MQTT token key (one secret for operators to manage).
+    func fileLinks() throws -> FileLinks {
+        typealias K = SettingKeys.Files
+        let keyText = SettingKeys.MQTTClients.tokenKey
+        guard let text = string(keyText), let secret = Data(base64Encoded: text) else {
+            throw SettingsError.missing(keyText)
+        }
+        guard let lifetime = try seconds(K.linkLifetime), lifetime > .zero else {
+            throw SettingsError.invalid(K.linkLifetime, expected: "a positive number of seconds")
+        }
+        return FileLinks(deriveFrom: Array(secret), baseURL: string(K.publicURL) ?? "", lifetime: lifetime)
+    }
+
+    func uploadLimit() throws -> Int64 {
+        Int64(try required(int(SettingKeys.Files.uploadLimit, in: 1...(1 << 40)), SettingKeys.Files.uploadLimit))
+    }
+
+    func orphanGrace() throws -> Duration {
+        guard let grace = try seconds(SettingKeys.Files.orphanGrace), grace > .zero else {
+            throw SettingsError.invalid(SettingKeys.Files.orphanGrace, expected: "a positive number of seconds")
+        }
+        return grace
+    }
+
+    func toolRunner() throws -> ToolRunner {
+        typealias K = SettingKeys.Files
+        let memory = try required(int(K.mediaMemoryLimit, in: (64 << 20)...(1 << 40)), K.mediaMemoryLimit)
+        guard let timeout = try seconds(K.mediaTimeout), timeout > .zero else {
+            throw SettingsError.invalid(K.mediaTimeout, expected: "a positive number of seconds")
+        }
+        return ToolRunner(
+            memoryLimit: memory, cpuSeconds: Int(timeout.components.seconds), wallTime: timeout + .seconds(5))
+    }
+
+    var mediaWorkDirectory: String { string(SettingKeys.Files.directory, default: "data/files") + "/work" }
+}

@@ -1,0 +1,307 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import ParleyAPI
+import ParleyCore
+import ParleyMedia
+import Testing
+
+/// Upload, metadata, access and Range delivery, over both blob stores.
+struct FileRoutesTests {
+    struct Answer {
+        let status: HTTPResponse.Status
+        let headers: HTTPFields
+        let body: [UInt8]
+        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }
+    }
+
+    static func bytes(_ count: Int, seed: Int = 1) -> [UInt8] {
+        (0..<count).map { UInt8(truncatingIfNeeded: ($0 &* 31 &+ seed &* 17) ^ ($0 >> 8)) }
+    }
+
+    /// A PNG signature followed by filler: enough for the type check.
+    static let png = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + bytes(3_000)
+
+    func send(
+        _ client: any TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String, token: String? = nil,
+        headers extra: [HTTPField.Name: String] = [:], body: [UInt8]? = nil
+    ) async throws -> Answer {
+        var headers = HTTPFields()
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        for (name, value) in extra { headers[name] = value }
+        return try await client.execute(
+            uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(bytes: $0) }
+        ) { response in
+            Answer(status: response.status, headers: response.headers, body: Array(response.body.readableBytesView))
+        }
+    }
+
+    func upload(
+        _ client: any TestClientProtocol, token: String, _ content: [UInt8], type: String = "application/octet-stream",
+        query: String = "name=data.bin"
+    ) async throws -> Answer {
+        try await send(client, .post, "/v1/files?\(query)", token: token, headers: [.contentType: type], body: content)
+    }
+
+    static func multipart(boundary: String, fileName: String, type: String, content: [UInt8], protected: String?)
+        -> [UInt8]
+    {
+        var body = Array("--\(boundary)\r\n".utf8)
+        if let protected {
+            body += Array(
+                "Content-Disposition: form-data; name=\"protected\"\r\n\r\n\(protected)\r\n--\(boundary)\r\n".utf8)
+        }
+        body += Array(
+            "Content-Disposition: form-data; name=\"file\"; filename=\"\(fileName)\"\r\nContent-Type: \(type)\r\n\r\n"
+                .utf8)
+        body += content
+        body += Array("\r\n--\(boundary)--\r\n".utf8)
+        return body
+    }
+
+    @Test(arguments: AccountsHarness.Store.allCases)
+    func aRawUploadIsStoredWithItsChecksumAndServedWithRanges(_ store: AccountsHarness.Store) async throws {
+        try await AccountsHarness.make(store: store).run { client in
+            let user = try await client.signUp()
+            let content = Self.bytes(200_000)
+            let created = try await upload(client, token: token(user), content)
+            #expect(created.status == .created)
+            let file = created.json
+            let id = try #require(file["id"] as? Int)
+            let hex = SHA256Hex.of(content)
+            #expect(file["checksum"] as? String == "sha256:\(hex)")
+            #expect(file["size"] as? Int == 200_000)
+            #expect(file["name"] as? String == "data.bin")
+            #expect(file["extension"] as? String == "bin")
+            #expect(file["protected"] as? Bool == true)
+            #expect((file["url"] as? String)?.contains("signature=") == true)
+            #expect((file["thumbnails"] as? [String: Any])?["small"] is NSNull)
+
+            let path = "/v1/files/\(id)/content"
+            let whole = try await send(client, .get, path, token: token(user))
+            #expect(whole.status == .ok)
+            #expect(whole.body == content)
+            #expect(whole.headers[.contentLength] == "200000")
+            #expect(whole.headers[.acceptRanges] == "bytes")
+            #expect(whole.headers[.eTag] == "\"\(hex)\"")
+            #expect(whole.headers[.lastModified] != nil)
+            #expect(whole.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff")
+            #expect(whole.headers[.contentDisposition]?.hasPrefix("attachment;") == true)
+
+            let cases: [(String, Range<Int>)] = [
+                ("bytes=0-99", 0..<100), ("bytes=1000-", 1000..<200_000), ("bytes=-500", 199_500..<200_000),
+                ("bytes=70000-70000", 70_000..<70_001), ("bytes=199990-300000", 199_990..<200_000),
+            ]
+            for (range, expected) in cases {
+                let part = try await send(client, .get, path, token: token(user), headers: [.range: range])
+                #expect(part.status == .partialContent, "\(range)")
+                #expect(part.body == Array(content[expected]), "\(range)")
+                #expect(
+                    part.headers[.contentRange]
+                        == "bytes \(expected.lowerBound)-\(expected.upperBound - 1)/200000", "\(range)")
+                #expect(part.headers[.contentLength] == "\(expected.count)", "\(range)")
+            }
+
+            let beyond = try await send(client, .get, path, token: token(user), headers: [.range: "bytes=200000-"])
+            #expect(beyond.status == .rangeNotSatisfiable)
+            #expect(beyond.headers[.contentRange] == "bytes */200000")
+
+            let two = try await send(client, .get, path, token: token(user), headers: [.range: "bytes=0-9,100-109"])
+            #expect(two.status == .partialContent)
+            let type = try #require(two.headers[.contentType])
+            #expect(type.hasPrefix("multipart/byteranges; boundary="))
+            let boundary = String(type.split(separator: "=").last ?? "")
+            let text = String(decoding: two.body, as: UTF8.self)
+            #expect(
+                text.contains(
+                    "--\(boundary)\r\nContent-Type: application/octet-stream\r\nContent-Range: bytes 0-9/200000"))
+            #expect(text.contains("Content-Range: bytes 100-109/200000"))
+            #expect(text.hasSuffix("\r\n--\(boundary)--\r\n"))
+            #expect(two.headers[.contentLength] == "\(two.body.count)")
+            #expect(
+                Self.contains(two.body, Array(content[0..<10])) && Self.contains(two.body, Array(content[100..<110])))
+        }
+    }
+
+    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard needle.count <= haystack.count else { return false }
+        return (0...(haystack.count - needle.count)).contains { Array(haystack[$0..<$0 + needle.count]) == needle }
+    }
+
+    @Test func conditionalRequestsAnswer304AndIfRangeFallsBackToTheWholeFile() async throws {
+        try await AccountsHarness.make().run { client in
+            let user = try await client.signUp()
+            let content = Self.bytes(1_000)
+            let id = try #require(try await upload(client, token: token(user), content).json["id"] as? Int)
+            let path = "/v1/files/\(id)/content"
+            let first = try await send(client, .get, path, token: token(user))
+            let tag = try #require(first.headers[.eTag])
+            let modified = try #require(first.headers[.lastModified])
+
+            let cached = try await send(client, .get, path, token: token(user), headers: [.ifNoneMatch: tag])
+            #expect(cached.status == .notModified)
+            #expect(cached.body.isEmpty)
+            #expect(cached.headers[.eTag] == tag)
+            let byDate = try await send(client, .get, path, token: token(user), headers: [.ifModifiedSince: modified])
+            #expect(byDate.status == .notModified)
+            let changed = try await send(client, .get, path, token: token(user), headers: [.ifNoneMatch: "\"stale\""])
+            #expect(changed.status == .ok)
+
+            let sameTag = try await send(
+                client, .get, path, token: token(user), headers: [.range: "bytes=0-9", .ifRange: tag])
+            #expect(sameTag.status == .partialContent)
+            #expect(sameTag.body == Array(content[0..<10]))
+            let otherTag = try await send(
+                client, .get, path, token: token(user), headers: [.range: "bytes=0-9", .ifRange: "\"stale\""])
+            #expect(otherTag.status == .ok)
+            #expect(otherTag.body == content)
+            let sameDate = try await send(
+                client, .get, path, token: token(user), headers: [.range: "bytes=0-9", .ifRange: modified])
+            #expect(sameDate.status == .partialContent)
+        }
+    }
+
+    @Test(arguments: AccountsHarness.Store.allCases)
+    func anUploadOverTheLimitIs413AndStoresNothing(_ store: AccountsHarness.Store) async throws {
+        let harness = try await AccountsHarness.make(store: store, uploadLimit: 50_000)
+        try await harness.run { client in
+            let user = try await client.signUp()
+            let tooBig = try await upload(client, token: token(user), Self.bytes(50_001))
+            #expect(tooBig.status == .contentTooLarge)
+            #expect(tooBig.json["code"] as? String == "too-large")
+            let exact = try await upload(client, token: token(user), Self.bytes(50_000))
+            #expect(exact.status == .created)
+
+            let database = harness.database.client
+            #expect(try await database.query("SELECT count(*) FROM cloud.file", logger: .quiet).single(Int.self) == 1)
+            if store == .postgres {
+                let blobs = try await database.query("SELECT count(*) FROM cloud.blob", logger: .quiet).single(Int.self)
+                #expect(blobs == 1)
+            }
+            if let root = (harness.blobStore as? FilesystemBlobStore)?.root {
+                #expect(try FileManager.default.contentsOfDirectory(atPath: "\(root)/incoming").isEmpty)
+            }
+        }
+    }
+
+    @Test func aMultipartUploadKeepsOnlyASafeNameAndAPublicFileNeedsNothing() async throws {
+        try await AccountsHarness.make().run { client in
+            let user = try await client.signUp()
+            let boundary = "parley-test-boundary"
+            let body = Self.multipart(
+                boundary: boundary, fileName: "../../etc/\u{7}pass\u{200B}wd.PNG", type: "image/png",
+                content: Self.png, protected: "false")
+            let created = try await send(
+                client, .post, "/v1/files", token: token(user),
+                headers: [.contentType: "multipart/form-data; boundary=\(boundary)"], body: body)
+            #expect(created.status == .created)
+            #expect(created.json["name"] as? String == "passwd.PNG")
+            #expect(created.json["extension"] as? String == "png")
+            #expect(created.json["mimeType"] as? String == "image/png")
+            #expect(created.json["protected"] as? Bool == false)
+            #expect(created.json["checksum"] as? String == "sha256:\(SHA256Hex.of(Self.png))")
+            let url = try #require(created.json["url"] as? String)
+            #expect(url.hasPrefix("/v1/public/files/"))
+
+            let open = try await send(client, .get, url)
+            #expect(open.status == .ok)
+            #expect(open.body == Self.png)
+            #expect(open.headers[.contentDisposition]?.hasPrefix("inline;") == true)
+            let partial = try await send(client, .get, url, headers: [.range: "bytes=-8"])
+            #expect(partial.body == Array(Self.png.suffix(8)))
+            let wrongName = try await send(client, .get, url.replacingOccurrences(of: "passwd", with: "other"))
+            #expect(wrongName.status == .notFound)
+        }
+    }
+
+    @Test func contentThatContradictsItsTypeIsRefused() async throws {
+        try await AccountsHarness.make().run { client in
+            let user = try await client.signUp()
+            let fake = try await upload(
+                client, token: token(user), Array("<html>not a png</html>".utf8), type: "image/png")
+            #expect(fake.status == .badRequest)
+            #expect(fake.json["field"] as? String == "file")
+            let sniffed = try await upload(client, token: token(user), Self.png, query: "name=x")
+            #expect(sniffed.json["mimeType"] as? String == "image/png")
+            let html = try await upload(client, token: token(user), Array("<html></html>".utf8), type: "text/html")
+            let id = try #require(html.json["id"] as? Int)
+            let served = try await send(client, .get, "/v1/files/\(id)/content", token: token(user))
+            #expect(served.headers[.contentDisposition]?.hasPrefix("attachment;") == true)
+            #expect(served.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff")
+        }
+    }
+
+    @Test func accessIsTheUploaderOrAReaderOfARoomWhereAMessageCarriesTheFile() async throws {
+        try await AccountsHarness.make().run { client in
+            let (roomID, users) = try await client.roomOfThree()
+            let outsider = try await client.signUp()
+            let created = try await upload(
+                client, token: token(users[0]), Self.png, type: "image/png", query: "name=a.png")
+            let id = try #require(created.json["id"] as? Int)
+            let path = "/v1/files/\(id)/content"
+            // Before any message carries it, only the uploader sees it.
+            #expect(try await send(client, .get, "/v1/files/\(id)", token: token(users[0])).status == .ok)
+            #expect(try await send(client, .get, "/v1/files/\(id)", token: token(users[1])).status == .notFound)
+            #expect(try await send(client, .get, path, token: token(users[1])).status == .notFound)
+
+            // Someone else's upload cannot be attached.
+            let stolen = try await client.json(
+                .post, "/v1/rooms/\(roomID)/messages", token: token(users[1]),
+                body: #"{"content":"mine","uid":"f-0","fileId":\#(id)}"#)
+            #expect(stolen.status == .badRequest)
+            #expect(stolen.json["code"] as? String == "file-unavailable")
+
+            let sent = try await client.json(
+                .post, "/v1/rooms/\(roomID)/messages", token: token(users[0]),
+                body: #"{"content":"look","uid":"f-1","fileId":\#(id)}"#)
+            #expect(sent.status == .created)
+            let attached = try #require(sent.json["file"] as? [String: Any])
+            #expect(attached["id"] as? Int == id)
+            #expect(attached["mimeType"] as? String == "image/png")
+
+            #expect(try await send(client, .get, "/v1/files/\(id)", token: token(users[2])).status == .ok)
+            #expect(try await send(client, .get, path, token: token(users[2])).body == Self.png)
+            #expect(try await send(client, .get, path, token: token(outsider)).status == .notFound)
+            #expect(try await send(client, .get, path).status == .unauthorized)
+
+            // Players send no headers: a query token, or the signed URL of the file object.
+            #expect(try await send(client, .get, "\(path)?access_token=\(token(users[1]))").body == Self.png)
+            #expect(try await send(client, .get, "\(path)?access_token=\(token(outsider))").status == .notFound)
+            let signed = try #require(attached["url"] as? String)
+            #expect(try await send(client, .get, signed).body == Self.png)
+            let tampered = signed.replacingOccurrences(of: "expires=", with: "expires=9")
+            #expect(try await send(client, .get, tampered).status == .forbidden)
+            let otherFile = signed.replacingOccurrences(of: "/files/\(id)/", with: "/files/\(id + 1)/")
+            #expect(try await send(client, .get, otherFile).status == .forbidden)
+
+            // History and the room's file list carry the file object.
+            let history = try await client.json(.get, "/v1/rooms/\(roomID)/messages", token: token(users[2]))
+            let messages = history.json["messages"] as? [[String: Any]] ?? []
+            #expect((messages.last?["file"] as? [String: Any])?["id"] as? Int == id)
+            let listed = try await client.json(.get, "/v1/rooms/\(roomID)/files", token: token(users[1]))
+            #expect((listed.json["files"] as? [[String: Any]])?.map { $0["id"] as? Int } == [id])
+            #expect(
+                try await client.json(.get, "/v1/rooms/\(roomID)/files", token: token(outsider)).status == .notFound)
+        }
+    }
+
+    @Test func anExpiredSignatureDoesNotOpenTheFile() async throws {
+        try await AccountsHarness.make().run { client in
+            let user = try await client.signUp()
+            let id = try #require(try await upload(client, token: token(user), Self.bytes(10)).json["id"] as? Int)
+            let path = "/v1/files/\(id)/content"
+            let expired = AccountsHarness.fileLinks.signed(path, now: Date().addingTimeInterval(-200_000))
+            #expect(try await send(client, .get, expired).status == .forbidden)
+            let valid = AccountsHarness.fileLinks.signed(path)
+            #expect(try await send(client, .get, valid).status == .ok)
+        }
+    }
+}
+
+enum SHA256Hex {
+    static func of(_ bytes: [UInt8]) -> String {
+        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+    }
+}
