@@ -39,7 +39,7 @@ public struct ToolMediaProcessor: MediaProcessor {
                     "thumbnail", input, "\(output)[Q=80,strip]", "\(size.bound)", "--height", "\(size.bound)",
                     "--size", "down", "--fail-on", "error",
                 ])
-            size == .small ? (details.thumbnailSmallKey = output) : (details.thumbnailLargeKey = output)
+            details.setThumbnail(output, for: size)
         }
         return details
     }
@@ -83,7 +83,7 @@ public struct ToolMediaProcessor: MediaProcessor {
                     "scale=w='min(\(bound),iw)':h='min(\(bound),ih)':force_original_aspect_ratio=decrease",
                     "-q:v", "3", "-f", "image2", "-update", "1", output,
                 ])
-            size == .small ? (details.thumbnailSmallKey = output) : (details.thumbnailLargeKey = output)
+            details.setThumbnail(output, for: size)
         }
         return details
     }

@@ -108,4 +108,11 @@ public struct MediaDetails: Sendable, Equatable {
         self.thumbnailSmallKey = thumbnailSmallKey
         self.thumbnailLargeKey = thumbnailLargeKey
     }
+
+    public mutating func setThumbnail(_ key: String?, for size: ThumbnailSize) {
+        switch size {
+        case .small: thumbnailSmallKey = key
+        case .large: thumbnailLargeKey = key
+        }
+    }
 }
