@@ -245,8 +245,9 @@ let package = Package(
         .testTarget(
             name: "ParleyMediaTests",
             dependencies: [
-                "ParleyMedia", "ParleyCore", "ParleyPostgres", "ParleyWorker", "ParleyTestSupport",
+                "ParleyMedia", "ParleyCore", "ParleyPostgres", "ParleyWorker", "ParleyRedis", "ParleyTestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -270,6 +271,7 @@ let package = Package(
             name: "ParleyExecutableTests",
             dependencies: [
                 "ParleyTestSupport", "ParleyPostgres", "ParleyMQTT", "ParleyCore", "ParleyRedis", "ParleyPushSimulator",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),

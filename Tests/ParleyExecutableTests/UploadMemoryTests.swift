@@ -1,0 +1,111 @@
+import Crypto
+import Foundation
+import ParleyTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A 50 MiB upload to the real `parley serve`, for both stores: the content arrives intact
+/// and the server's resident memory stays flat (it streams, it does not buffer).
+struct UploadMemoryTests {
+    static let size = 50 * 1024 * 1024
+
+    static func residentBytes(_ pid: Int32) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
+    }
+
+    @Test(arguments: ["filesystem", "postgres"])
+    func aLargeUploadStreamsWithFlatMemory(store: String) async throws {
+        let services = try TestServices.shared()
+        let database = try await services.makeDatabase(migrated: true)
+        let directory = NSTemporaryDirectory() + "parley-upload-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var parley = ParleyCommand(database: database, services: services)
+        parley = ParleyCommand(
+            environment: parley.environment.merging([
+                "PARLEY_FILES_STORE": store, "PARLEY_FILES_DIRECTORY": "\(directory)/files",
+            ]) { $1 })
+
+        // The content, written in pieces so the test itself stays small.
+        let source = "\(directory)/big.bin"
+        FileManager.default.createFile(atPath: source, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: source))
+        var hasher = SHA256()
+        for block in 0..<(Self.size / (1 << 20)) {
+            let bytes = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ block) }
+            hasher.update(data: bytes)
+            try handle.write(contentsOf: bytes)
+        }
+        try handle.close()
+        let checksum = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+
+        let log = "\(directory)/serve.log"
+        let pid = try parley.start("serve", log: log)
+        defer {
+            kill(pid, SIGTERM)
+            _ = Subprocess.wait(for: pid)
+        }
+        var port: Int?
+        for _ in 0..<200 where port == nil {
+            try await Task.sleep(for: .milliseconds(50))
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            port = text.firstMatch(of: /listener=cleartext port=(\d+)/).flatMap { Int($0.output.1) }
+        }
+        let base = "http://127.0.0.1:\(try #require(port, "serve did not start: \(log)"))"
+        func curl(_ arguments: [String]) async throws -> [String: Any] {
+            let result = try await Subprocess.run("/usr/bin/curl", ["-s", "--max-time", "120"] + arguments)
+            return (try? JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8))) as? [String: Any] ?? [:]
+        }
+        let json = ["-H", "Content-Type: application/json"]
+        _ = try await curl(
+            json + [
+                "-d", #"{"email":"big@example.com","password":"correct horse","firstName":"B","lastName":"U"}"#,
+                "\(base)/v1/auth/register",
+            ])
+        let login = try await curl(
+            json + ["-d", #"{"email":"big@example.com","password":"correct horse"}"#, "\(base)/v1/auth/login"])
+        let token = try #require(login["accessToken"] as? String)
+
+        let before = Self.residentBytes(pid)
+        let peak = PeakMemory()
+        let sampling = Task {
+            while !Task.isCancelled {
+                peak.record(Self.residentBytes(pid))
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        let created = try await curl([
+            "-X", "POST", "-H", "Authorization: Bearer \(token)", "-H", "Content-Type: application/octet-stream",
+            "--data-binary", "@\(source)", "\(base)/v1/files?name=big.bin",
+        ])
+        sampling.cancel()
+        _ = await sampling.value
+        let growth = peak.value - before
+        print(
+            "upload of 50 MiB to the \(store) store: server RSS \(before >> 20) MiB before, peak growth \(growth >> 20) MiB"
+        )
+        #expect(created["size"] as? Int == Self.size, "\(created)")
+        #expect(created["checksum"] as? String == "sha256:\(checksum)")
+        // Buffering the upload would add 50 MiB or more; streaming adds a few chunks.
+        #expect(growth < 24 << 20, "the server grew by \(growth >> 20) MiB during a 50 MiB upload")
+
+        // And it comes back whole.
+        let id = try #require(created["id"] as? Int)
+        let download = try await Subprocess.run(
+            "/usr/bin/sh",
+            ["-c", "curl -s -H 'Authorization: Bearer \(token)' \(base)/v1/files/\(id)/content | sha256sum"])
+        #expect(download.standardOutput.hasPrefix(checksum))
+    }
+}
+
+final class PeakMemory: @unchecked Sendable {
+    private let lock = NSLock()
+    private var peak = 0
+    func record(_ value: Int) { lock.withLock { peak = max(peak, value) } }
+    var value: Int { lock.withLock { peak } }
+}
