@@ -6,6 +6,9 @@ import NIOCore
 import ParleyAPI
 import ParleyCore
 import ParleyMedia
+import ParleyPostgres
+import ParleyTestSupport
+import ParleyWorker
 import Testing
 
 /// Upload, metadata, access and Range delivery, over both blob stores.
@@ -284,6 +287,49 @@ struct FileRoutesTests {
             #expect((listed.json["files"] as? [[String: Any]])?.map { $0["id"] as? Int } == [id])
             #expect(
                 try await client.json(.get, "/v1/rooms/\(roomID)/files", token: token(outsider)).status == .notFound)
+        }
+    }
+
+    @Test func thumbnailsAreServedOnceTheMediaWorkerMadeThem() async throws {
+        let harness = try await AccountsHarness.make()
+        try await harness.run { client in
+            let user = try await client.signUp()
+            let directory = NSTemporaryDirectory() + "parley-thumbs-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let picture = try await Subprocess.run(
+                "/usr/bin/ffmpeg",
+                [
+                    "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=640x480", "-frames:v", "1",
+                    "-f", "image2", "-update", "1", "\(directory)/p.jpg",
+                ])
+            #expect(picture.status == 0)
+            let jpeg = try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(directory)/p.jpg")))
+            let created = try await upload(client, token: token(user), jpeg, type: "image/jpeg", query: "name=p.jpg")
+            let id = try #require(created.json["id"] as? Int)
+            let path = "/v1/files/\(id)/thumbnails/small"
+            #expect(try await send(client, .get, path, token: token(user)).status == .notFound)
+
+            let files = PostgresFileRepository(database: harness.database, logger: .quiet)
+            try await MediaHandler(
+                files: files, store: harness.blobStore, processor: ToolMediaProcessor(), workRoot: directory,
+                logger: .quiet
+            ).handle(MediaJob(fileID: Int64(id)).json())
+
+            let object = try await send(client, .get, "/v1/files/\(id)", token: token(user)).json
+            #expect(object["width"] as? Int == 640 && object["height"] as? Int == 480)
+            let signed = try #require((object["thumbnails"] as? [String: Any])?["small"] as? String)
+            let thumbnail = try await send(client, .get, signed)
+            #expect(thumbnail.status == .ok)
+            #expect(thumbnail.headers[.contentType] == "image/jpeg")
+            #expect(Array(thumbnail.body.prefix(3)) == [0xFF, 0xD8, 0xFF])
+            #expect(try await send(client, .get, path, token: token(user)).body == thumbnail.body)
+            let head = try await send(client, .head, signed)
+            #expect(head.status == .ok && head.body.isEmpty)
+            #expect(head.headers[.contentLength] == "\(thumbnail.body.count)")
+            // A signature for the small thumbnail opens nothing else.
+            let large = signed.replacingOccurrences(of: "/small?", with: "/large?")
+            #expect(try await send(client, .get, large).status == .forbidden)
         }
     }
 
