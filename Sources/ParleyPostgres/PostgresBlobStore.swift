@@ -4,8 +4,8 @@ import ParleyCore
 import PostgresNIO
 
 /// Blobs in PostgreSQL as rows of 1 MiB chunks (`cloud.blob`, `cloud.blob_chunk`), so API
-/// nodes share content without a shared disk. Reads fetch one chunk per query, so a
-/// download holds about one chunk in memory whatever the file's size.
+/// nodes share content without a shared disk. Reads fetch at most one chunk per query (only
+/// the slice a range needs), so a download holds about one chunk whatever the file's size.
 public struct PostgresBlobStore: BlobStore {
     let database: PostgresPool
     let logger: Logger
@@ -39,15 +39,20 @@ public struct PostgresBlobStore: BlobStore {
         guard let stored else { throw ParleyError.notFound("No such content.") }
         let size = Int64(stored)
         for index in (range.lowerBound / size)...((range.upperBound - 1) / size) {
+            let start = max(range.lowerBound - index * size, 0)
+            let end = min(range.upperBound - index * size, size)
+            // Chunks are stored uncompressed (STORAGE EXTERNAL), so substring reads only the
+            // slice a range needs; whole chunks are read as they are.
+            let whole = start == 0 && end == size
             let data = try await database.client.query(
                 """
-                SELECT data FROM cloud.blob_chunk WHERE blob_key = \(key) AND index = \(Int32(index))
+                SELECT CASE WHEN \(whole) THEN data
+                            ELSE substring(data FROM \(Int32(start + 1)) FOR \(Int32(end - start))) END
+                FROM cloud.blob_chunk WHERE blob_key = \(key) AND index = \(Int32(index))
                 """, logger: logger
             ).single(Data.self)
-            let start = Int(max(range.lowerBound - index * size, 0))
-            let end = Int(min(range.upperBound - index * size, Int64(data.count)))
-            guard start < end else { continue }
-            try await body(Array(data[data.startIndex + start..<data.startIndex + end])[...])
+            guard !data.isEmpty else { continue }
+            try await body(Array(data)[...])
         }
     }
 
