@@ -31,7 +31,8 @@ public struct OrphanSweeper: Service {
             } catch {
                 logger.warning("orphan sweep failed", metadata: ["error": "\(error)"])
             }
-            try? await Task.sleep(for: interval)
+            // Graceful shutdown ends the wait at once, not after the interval.
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
         }
     }
 

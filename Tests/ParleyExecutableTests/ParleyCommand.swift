@@ -38,6 +38,8 @@ struct ParleyCommand {
             "PARLEY_MIGRATIONS_DIRECTORY": TestServices.migrationsDirectory.path,
             "PARLEY_BCRYPT_COST": "4",
             "PARLEY_MQTT_TOKEN_KEY": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
+            // Uploads and media work files in the test's own directory, never the checkout.
+            "PARLEY_FILES_DIRECTORY": NSTemporaryDirectory() + "parley-files-\(UUID().uuidString)",
         ]) { $1 }
         self.environment = environment
     }
