@@ -143,15 +143,16 @@ final class FileBlobWriter: BlobWriter {
         }
     }
 
+    /// Drops the blob: the temporary file, or the finished one if it was already made visible.
     func abort() async {
         let descriptor = self.descriptor.withLock { value in
             defer { value = -1 }
             return value
         }
-        let temporary = self.temporary
+        let (temporary, final) = (self.temporary, self.final)
         _ = try? await FilesystemBlobStore.blocking {
             if descriptor >= 0 { close(descriptor) }
-            unlink(temporary)
+            if unlink(temporary) != 0 { unlink(final) }
         }
     }
 }

@@ -18,8 +18,14 @@ public struct PostgresBlobStore: BlobStore {
     }
 
     public func makeWriter(key: String) async throws -> any BlobWriter {
+        // Writing a key again replaces its blob (a retried media job rewrites its thumbnails).
         try await database.client.query(
-            "INSERT INTO cloud.blob (key, chunk_size) VALUES (\(key), \(Int32(chunkSize)))", logger: logger)
+            """
+            INSERT INTO cloud.blob (key, chunk_size) VALUES (\(key), \(Int32(chunkSize)))
+            ON CONFLICT (key) DO UPDATE
+            SET size = 0, complete = false, chunk_size = excluded.chunk_size, created_at = now()
+            """, logger: logger)
+        try await database.client.query("DELETE FROM cloud.blob_chunk WHERE blob_key = \(key)", logger: logger)
         return PostgresBlobWriter(store: self, key: key)
     }
 

@@ -78,10 +78,14 @@ public struct PostgresFileRepository: FileRepository {
         return try await rows.all(String.self).map(FileRecord.decode)
     }
 
-    public func deleteOrphan(id: Int64) async throws -> Bool {
+    public func deleteOrphan(id: Int64) async throws -> StoredFile? {
         // A message submitting the file holds its row lock; this waits and then sees `submitted`.
-        try await database.client.query(
-            "DELETE FROM cloud.file WHERE id = \(id) AND NOT submitted RETURNING id", logger: logger
-        ).first(Int64.self) != nil
+        let text = try await database.client.query(
+            """
+            WITH f AS (DELETE FROM cloud.file WHERE id = \(id) AND NOT submitted RETURNING *)
+            SELECT \(unescaped: FileRecord.json) FROM f
+            """, logger: logger
+        ).first(String.self)
+        return try text.map(FileRecord.decode)
     }
 }

@@ -219,6 +219,40 @@ struct FileRoutesTests {
         }
     }
 
+    @Test(arguments: AccountsHarness.Store.allCases)
+    func aRefusedMultipartUploadLeavesNothingBehind(_ store: AccountsHarness.Store) async throws {
+        let harness = try await AccountsHarness.make(store: store)
+        try await harness.run { client in
+            let user = try await client.signUp()
+            let boundary = "b0undary"
+            let type = [HTTPField.Name.contentType: "multipart/form-data; boundary=\(boundary)"]
+            let badFlag = Self.multipart(
+                boundary: boundary, fileName: "a.bin", type: "application/octet-stream", content: Self.bytes(5_000),
+                protected: "maybe")
+            let refused = try await send(client, .post, "/v1/files", token: token(user), headers: type, body: badFlag)
+            #expect(refused.status == .badRequest)
+            #expect(refused.json["field"] as? String == "protected")
+
+            // Endless headers before any file are cut off, not collected.
+            let endless =
+                Array("--\(boundary)\r\nX-Padding: ".utf8) + Array(repeating: UInt8(ascii: "a"), count: 100_000)
+            let cut = try await send(client, .post, "/v1/files", token: token(user), headers: type, body: endless)
+            #expect(cut.status == .badRequest)
+
+            let database = harness.database.client
+            #expect(try await database.query("SELECT count(*) FROM cloud.file", logger: .quiet).single(Int.self) == 0)
+            if store == .postgres {
+                let blobs = try await database.query("SELECT count(*) FROM cloud.blob", logger: .quiet).single(Int.self)
+                #expect(blobs == 0)
+            }
+            if let root = (harness.blobStore as? FilesystemBlobStore)?.root {
+                let left = FileManager.default.enumerator(atPath: root)?.allObjects.compactMap { $0 as? String } ?? []
+                #expect(left.filter { !$0.hasPrefix("incoming") }.isEmpty, "\(left)")
+                #expect(try FileManager.default.contentsOfDirectory(atPath: "\(root)/incoming").isEmpty)
+            }
+        }
+    }
+
     @Test func contentThatContradictsItsTypeIsRefused() async throws {
         try await AccountsHarness.make().run { client in
             let user = try await client.signUp()
@@ -324,7 +358,8 @@ struct FileRoutesTests {
             #expect(thumbnail.headers[.contentType] == "image/jpeg")
             #expect(Array(thumbnail.body.prefix(3)) == [0xFF, 0xD8, 0xFF])
             #expect(try await send(client, .get, path, token: token(user)).body == thumbnail.body)
-            let head = try await send(client, .head, signed)
+            let head = try await send(client, .head, signed, headers: [.range: "bytes=0-9"])
+            // HEAD ignores Range (RFC 9110 §14.2): the whole representation's headers.
             #expect(head.status == .ok && head.body.isEmpty)
             #expect(head.headers[.contentLength] == "\(thumbnail.body.count)")
             // A signature for the small thumbnail opens nothing else.

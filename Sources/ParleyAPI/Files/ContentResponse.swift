@@ -28,11 +28,12 @@ struct ContentResponse {
         {
             return Response(status: .notModified, headers: headers)
         }
+        let head = request.method == .head
         var selection = RangeSelection.evaluate(request.headers[.range], size: size)
-        if !preconditions.rangeApplies(ifRange: request.headers[.ifRange], parseDate: HTTPDate.parse) {
+        // Range applies to GET only (RFC 9110 §14.2); If-Range may void it.
+        if head || !preconditions.rangeApplies(ifRange: request.headers[.ifRange], parseDate: HTTPDate.parse) {
             selection = .whole
         }
-        let head = request.method == .head
         switch selection {
         case .whole:
             headers[.contentType] = mimeType
@@ -40,7 +41,7 @@ struct ContentResponse {
         case .unsatisfiable:
             headers[.contentRange] = "bytes */\(size)"
             return Response(
-                status: .rangeNotSatisfiable, headers: headers, body: ResponseBody(contentLength: 0) { _ in })
+                status: .rangeNotSatisfiable, headers: headers, body: ResponseBody())
         case .partial(let ranges) where ranges.count == 1:
             let range = ranges[0]
             headers[.contentType] = mimeType
@@ -60,6 +61,8 @@ struct ContentResponse {
         headers[.lastModified] = HTTPDate.format(lastModified)
         headers[.cacheControl] = cacheControl
         headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
+        // Content is served from the API's origin: it must never run as a page there.
+        headers[HTTPField.Name("Content-Security-Policy")!] = "sandbox; default-src 'none'"
         if let fileName {
             let disposition = MediaType.isInlineSafe(mimeType) ? "inline" : "attachment"
             headers[.contentDisposition] = Self.disposition(disposition, fileName: fileName)
@@ -115,7 +118,8 @@ struct ContentResponse {
             fileName.unicodeScalars.map {
                 $0.isASCII && $0.value >= 0x20 && $0 != "\"" && $0 != "\\" ? Character($0) : "_"
             })
-        let allowed = CharacterSet(charactersIn: "!#$&+-.^_`|~").union(.alphanumerics)
+        let allowed = CharacterSet(
+            charactersIn: "!#$&+-.^_`|~abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
         let encoded = fileName.addingPercentEncoding(withAllowedCharacters: allowed) ?? "file"
         return "\(kind); filename=\"\(ascii)\"; filename*=UTF-8''\(encoded)"
     }

@@ -192,9 +192,29 @@ public struct FilesController: Sendable {
     private func receiveMultipart(_ body: RequestBody, boundary: String, key: String) async throws -> ReceivedUpload {
         let parts = MultipartUpload(boundary: boundary)
         var sink: UploadSink?
+        // Every byte counts, not only the file's: headers, other fields and the epilogue
+        // could otherwise grow without bound.
+        var received: Int64 = 0
+        var fileEnd: Int64?
         do {
             for try await buffer in body {
+                received += Int64(buffer.readableBytes)
+                if received > uploadLimit + 64 * 1024 {
+                    throw ParleyError(.tooLarge, "The file is larger than \(uploadLimit) bytes.")
+                }
                 try parts.execute(buffer)
+                // Around the file, only small fields and framing are expected.
+                if !parts.fileStarted && received > 64 * 1024 {
+                    throw ParleyError.invalidRequest(
+                        "the multipart body has no file part in its first 64 KiB", field: "file")
+                }
+                if parts.fileComplete {
+                    let end = fileEnd ?? received
+                    fileEnd = end
+                    if received - end > 64 * 1024 {
+                        throw ParleyError.invalidRequest("the multipart body goes on after the file", field: "file")
+                    }
+                }
                 if sink == nil, parts.fileStarted {
                     sink = UploadSink(
                         writer: try await store.makeWriter(key: key), key: key, limit: uploadLimit,
@@ -208,10 +228,11 @@ public struct FilesController: Sendable {
             guard let sink, parts.fileComplete else {
                 throw ParleyError.invalidRequest("the multipart body has no complete file part", field: "file")
             }
+            // Checked before the blob is made visible: a refusal must leave nothing behind.
+            let isProtected = try Self.flag(parts.protectedField)
             let (size, checksum, mimeType) = try await sink.finish()
             return ReceivedUpload(
-                size: size, checksum: checksum, mimeType: mimeType, name: parts.fileName,
-                isProtected: try Self.flag(parts.protectedField))
+                size: size, checksum: checksum, mimeType: mimeType, name: parts.fileName, isProtected: isProtected)
         } catch {
             await sink?.writer.abort()
             throw error

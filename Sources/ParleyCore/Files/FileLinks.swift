@@ -30,7 +30,7 @@ public struct FileLinks: Sendable {
         "/v1/files/\(fileID)/thumbnails/\(size.rawValue)"
     }
     public static func publicPath(_ fileID: Int64, name: String) -> String {
-        let allowed = CharacterSet(charactersIn: "-._~").union(.alphanumerics)
+        let allowed = CharacterSet(charactersIn: "-._~abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
         return "/v1/public/files/\(fileID)/\(name.addingPercentEncoding(withAllowedCharacters: allowed) ?? "file")"
     }
 

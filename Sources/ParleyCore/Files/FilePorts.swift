@@ -11,8 +11,9 @@ public protocol FileRepository: Sendable {
     func setMedia(fileID: Int64, _ details: MediaDetails) async throws
     /// Never-submitted files created before `cutoff`.
     func orphans(createdBefore cutoff: Date, limit: Int) async throws -> [StoredFile]
-    /// Removes the metadata if the file is still unsubmitted; false when a message took it meanwhile.
-    func deleteOrphan(id: Int64) async throws -> Bool
+    /// Removes the metadata if the file is still unsubmitted, returning it as it was deleted
+    /// (with the thumbnails made meanwhile); nil when a message took it.
+    func deleteOrphan(id: Int64) async throws -> StoredFile?
 }
 
 /// Where file content lives: the filesystem or PostgreSQL. Keys are made by the server.
