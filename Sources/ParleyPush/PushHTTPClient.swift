@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOSSL
+import Synchronization
 
 /// The HTTP client every provider sends through.
 ///
@@ -17,6 +18,7 @@ public final class PushHTTPClient: Sendable {
 
     let client: HTTPClient
     let timeout: Duration
+    private let openedHTTP2 = ConnectionCounter()
 
     /// - Parameter caFile: extra trust root (PEM), for gateways with a private CA.
     public init(caFile: String? = nil, timeout: Duration = .seconds(10)) throws {
@@ -30,6 +32,11 @@ public final class PushHTTPClient: Sendable {
         configuration.redirectConfiguration = .disallow
         configuration.timeout.connect = .seconds(5)
         configuration.httpVersion = .automatic
+        let counter = openedHTTP2
+        configuration.http2ConnectionDebugInitializer = { channel in
+            counter.increment()
+            return channel.eventLoop.makeSucceededVoidFuture()
+        }
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         self.timeout = timeout
     }
@@ -47,6 +54,10 @@ public final class PushHTTPClient: Sendable {
         let bytes = Data(buffer.readableBytesView)
         return Response(status: Int(response.status.code), headers: response.headers, body: bytes)
     }
+
+    /// HTTP/2 connections opened so far: one per provider host while it stays up, however
+    /// many pushes are in flight.
+    public var http2ConnectionsOpened: Int { openedHTTP2.value }
 
     public func shutdown() async throws {
         try await client.shutdown()
@@ -70,4 +81,10 @@ extension PushHTTPClient.Response {
     var json: [String: Any]? {
         (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
     }
+}
+
+final class ConnectionCounter: Sendable {
+    private let count = Mutex(0)
+    func increment() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
 }

@@ -64,6 +64,20 @@ struct ProviderTests {
         }
     }
 
+    @Test func concurrentPushesShareOneHTTP2Connection() async throws {
+        let fixture = try await PushFixture.start(latency: .milliseconds(200))
+        let apns = APNsSender(configuration: fixture.apnsConfiguration, client: fixture.client)
+        let outcomes = try await withThrowingTaskGroup(of: PushOutcome.self) { group in
+            for index in 0..<40 { group.addTask { try await apns.send(Self.job(.apns, token: "many-\(index)")) } }
+            return try await group.reduce(into: [PushOutcome]()) { $0.append($1) }
+        }
+        let opened = fixture.client.http2ConnectionsOpened
+        await fixture.stop()
+        #expect(outcomes.count == 40 && outcomes.allSatisfy { $0 == .delivered })
+        // Streams of one connection, not a connection per push (nor HTTP/1.1).
+        #expect(opened == 1)
+    }
+
     @Test func apnsReusesItsProviderToken() async throws {
         try await withFixture { fixture, senders in
             for _ in 0..<3 { _ = try await senders[.apns]!.send(Self.job(.apns)) }
