@@ -3,6 +3,7 @@ import Logging
 import Metrics
 import ParleyCore
 import ServiceLifecycle
+import Synchronization
 
 /// Takes jobs from a ``RedisJobQueue`` and runs a handler on each, until graceful shutdown.
 public struct JobConsumer: Service {
@@ -33,82 +34,127 @@ public struct JobConsumer: Service {
 
     public func run() async throws {
         try await queue.ensureGroup()
+        if queue.configuration.concurrency > 1 {
+            await runConcurrently()
+            return
+        }
         var backoff = Duration.milliseconds(100)
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             do {
-                do {
-                    try await queue.promoteDue()
-                } catch {
-                    logger.warning(
-                        "postponed jobs not promoted", metadata: ["queue": "\(queue.name)", "error": "\(error)"])
+                await promoteDue()
+                for item in try await claimDue(limit: Int.max) {
+                    await process(item.entry, deliveries: item.deliveries)
                 }
-                try await reclaim()
-                try await readNew()
+                for item in try await readNew(count: queue.configuration.batchSize, block: queue.configuration.blockFor)
+                {
+                    await process(item.entry, deliveries: item.deliveries)
+                }
                 depth.record(try await queue.depth())
                 backoff = .milliseconds(100)
             } catch {
-                logger.warning(
-                    "job queue unavailable; retrying", metadata: ["queue": "\(queue.name)", "error": "\(error)"])
-                try? await Task.sleep(for: backoff)
-                backoff = min(backoff * 2, .seconds(5))
+                await pause(after: error, backoff: &backoff)
             }
         }
     }
 
-    /// New jobs, waiting up to the block time for some to arrive.
-    func readNew() async throws {
-        let blockMilliseconds =
-            queue.configuration.blockFor.components.seconds * 1000
-            + queue.configuration.blockFor.components.attoseconds / 1_000_000_000_000_000
+    /// Up to `concurrency` handlers at once, each slot refilled as soon as its job ends: one
+    /// slow job holds one slot, not a batch. Graceful shutdown lets the running jobs finish.
+    private func runConcurrently() async {
+        let limit = queue.configuration.concurrency
+        let jobs = RunningJobs()
+        let freed = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        var started = 0
+        var backoff = Duration.milliseconds(100)
+        await withDiscardingTaskGroup { group in
+            var slots = freed.stream.makeAsyncIterator()
+            while !Task.isShuttingDownGracefully && !Task.isCancelled {
+                let running = started - jobs.count
+                if running >= limit {
+                    _ = await slots.next()
+                    continue
+                }
+                do {
+                    await promoteDue()
+                    // Never reclaim a job this consumer is still running, however long it takes.
+                    var items = try await claimDue(limit: limit - running, excluding: jobs.running)
+                    if running + items.count < limit {
+                        // Wait for new jobs only when nothing runs; otherwise look again soon.
+                        let block = running + items.count == 0 ? queue.configuration.blockFor : .milliseconds(50)
+                        items += try await readNew(count: limit - running - items.count, block: block)
+                    }
+                    for item in items {
+                        started += 1
+                        jobs.start(item.entry.id)
+                        group.addTask {
+                            await process(item.entry, deliveries: item.deliveries)
+                            jobs.end(item.entry.id)
+                            freed.continuation.yield()
+                        }
+                    }
+                    depth.record(try await queue.depth())
+                    backoff = .milliseconds(100)
+                } catch {
+                    await pause(after: error, backoff: &backoff)
+                }
+            }
+        }
+    }
+
+    private func promoteDue() async {
+        do {
+            try await queue.promoteDue()
+        } catch {
+            logger.warning("postponed jobs not promoted", metadata: ["queue": "\(queue.name)", "error": "\(error)"])
+        }
+    }
+
+    private func pause(after error: any Error, backoff: inout Duration) async {
+        logger.warning("job queue unavailable; retrying", metadata: ["queue": "\(queue.name)", "error": "\(error)"])
+        try? await Task.sleep(for: backoff)
+        backoff = min(backoff * 2, .seconds(5))
+    }
+
+    /// New jobs, waiting up to `block` for some to arrive.
+    func readNew(count: Int, block: Duration) async throws -> [(entry: RedisJobQueue.Entry, deliveries: Int)] {
         let reply = try await queue.pool.send(
-            "XREADGROUP", "GROUP", RedisJobQueue.group, consumer, "COUNT", String(queue.configuration.batchSize),
-            "BLOCK", String(blockMilliseconds), "STREAMS", queue.stream, ">")
-        guard let streams = reply.array, let first = streams.first?.array, first.count == 2 else { return }
-        await processAll(RedisJobQueue.entries(first[1]).map { ($0, 1) })
+            "XREADGROUP", "GROUP", RedisJobQueue.group, consumer, "COUNT", String(max(count, 1)),
+            "BLOCK", String(max(milliseconds(block), 1)), "STREAMS", queue.stream, ">")
+        guard let streams = reply.array, let first = streams.first?.array, first.count == 2 else { return [] }
+        return RedisJobQueue.entries(first[1]).map { ($0, 1) }
     }
 
-    /// Runs up to `concurrency` handlers at once (one at a time keeps a queue's order).
-    private func processAll(_ entries: [(entry: RedisJobQueue.Entry, deliveries: Int)]) async {
-        let concurrency = queue.configuration.concurrency
-        guard concurrency > 1, entries.count > 1 else {
-            for item in entries { await process(item.entry, deliveries: item.deliveries) }
-            return
-        }
-        await withTaskGroup(of: Void.self) { group in
-            var pending = entries.makeIterator()
-            for _ in 0..<min(concurrency, entries.count) {
-                guard let item = pending.next() else { break }
-                group.addTask { await process(item.entry, deliveries: item.deliveries) }
-            }
-            while await group.next() != nil, let item = pending.next() {
-                group.addTask { await process(item.entry, deliveries: item.deliveries) }
-            }
-        }
-    }
-
-    /// Jobs left unacknowledged long enough: their consumer died or their handler failed.
+    /// Jobs left unacknowledged long enough (their consumer died or their handler failed),
+    /// claimed for this consumer, at most `limit`.
     ///
     /// The pending list is read page by page (up to a bound per round), so jobs still in
     /// their back-off at its head do not hide due ones behind them.
-    func reclaim() async throws {
+    func claimDue(limit: Int, excluding running: Set<String> = []) async throws -> [(
+        entry: RedisJobQueue.Entry, deliveries: Int
+    )] {
         let minimumIdle = queue.configuration.visibilityTimeout
+        var claimed: [(entry: RedisJobQueue.Entry, deliveries: Int)] = []
         var start = "-"
-        for _ in 0..<16 {
+        for _ in 0..<16 where claimed.count < limit {
             let page = try await queue.pool.send(
                 "XPENDING", queue.stream, RedisJobQueue.group, "IDLE", String(milliseconds(minimumIdle)), start, "+",
                 String(queue.configuration.batchSize))
             let items = page.array ?? []
-            try await reclaim(items)
+            claimed += try await claim(
+                items.filter { $0.array?.first?.string.map { !running.contains($0) } ?? true },
+                limit: limit - claimed.count)
             guard items.count == queue.configuration.batchSize, let last = items.last?.array?.first?.string else {
-                return
+                break
             }
             start = "(" + last
         }
+        return claimed
     }
 
-    private func reclaim(_ items: [RedisValue]) async throws {
+    private func claim(_ items: [RedisValue], limit: Int) async throws -> [(
+        entry: RedisJobQueue.Entry, deliveries: Int
+    )] {
         var claimedEntries: [(entry: RedisJobQueue.Entry, deliveries: Int)] = []
-        for item in items {
+        for item in items where claimedEntries.count < limit {
             guard let fields = item.array, fields.count == 4, let id = fields[0].string,
                 let idle = fields[2].integer, let deliveries = fields[3].integer
             else { continue }
@@ -124,7 +170,7 @@ public struct JobConsumer: Service {
             }
             claimedEntries.append((entry, Int(deliveries) + 1))
         }
-        await processAll(claimedEntries)
+        return claimedEntries
     }
 
     /// - Parameter deliveries: deliveries of this stream entry; a postponed job also counts
@@ -198,4 +244,18 @@ public struct JobConsumer: Service {
     private func milliseconds(_ duration: Duration) -> Int64 {
         duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
     }
+}
+
+/// What a concurrent consumer has running and how many jobs it finished.
+final class RunningJobs: Sendable {
+    private let state = Mutex((finished: 0, running: Set<String>()))
+    func start(_ id: String) { state.withLock { _ = $0.running.insert(id) } }
+    func end(_ id: String) {
+        state.withLock {
+            $0.running.remove(id)
+            $0.finished += 1
+        }
+    }
+    var count: Int { state.withLock { $0.finished } }
+    var running: Set<String> { state.withLock { $0.running } }
 }

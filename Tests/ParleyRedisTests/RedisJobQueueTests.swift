@@ -123,6 +123,21 @@ extension RedisJobQueueTests {
         #expect(try await queue.depth() == 0)
     }
 
+    @Test func aSlowJobHoldsOneSlotNotTheOthers() async throws {
+        let queue = try queue(concurrency: 3)
+        try await queue.enqueue("slow")
+        for index in 0..<10 { try await queue.enqueue("fast-\(index)") }
+        let finished = Recorder()
+        let consumer = JobConsumer(queue: queue, consumer: "c", logger: .quiet) { job in
+            try await Task.sleep(for: job == "slow" ? .milliseconds(1500) : .milliseconds(50))
+            finished.add(job)
+        }
+        try await consume(queue, consumers: [consumer]) { finished.values.count == 11 }
+        // The other slots kept taking new jobs while the slow one ran.
+        #expect(finished.values.last == "slow")
+        #expect(Set(finished.values.dropLast()) == Set((0..<10).map { "fast-\($0)" }))
+    }
+
     @Test func aConcurrentConsumerRunsHandlersSideBySide() async throws {
         let queue = try queue(concurrency: 4)
         for index in 0..<8 { try await queue.enqueue("j\(index)") }

@@ -70,8 +70,8 @@ struct WorkerCommand: AsyncParsableCommand {
         pushQueueConfiguration.concurrency = try settings.pushConcurrency()
         pushQueueConfiguration.batchSize = pushQueueConfiguration.concurrency
         pushQueueConfiguration.blockFor = .seconds(1)
-        // A batch waits for its slowest push (up to four 10 s requests with FCM's token
-        // refresh): it must not be reclaimed meanwhile.
+        // One push may take four 10 s requests (FCM's token refresh and a retry): another
+        // worker must not reclaim it meanwhile.
         pushQueueConfiguration.visibilityTimeout = max(pushQueueConfiguration.visibilityTimeout, .seconds(90))
         let pushQueue = RedisJobQueue(name: "push", pool: dependencies.redis, configuration: pushQueueConfiguration)
         let pushes = PostgresPushRepository(database: dependencies.postgres, logger: Runtime.logger("push"))
