@@ -129,11 +129,20 @@ extension RedisJobQueueTests {
         for index in 0..<10 { try await queue.enqueue("fast-\(index)") }
         let finished = Recorder()
         let consumer = JobConsumer(queue: queue, consumer: "c", logger: .quiet) { job in
-            try await Task.sleep(for: job == "slow" ? .milliseconds(1500) : .milliseconds(50))
+            if job == "slow" {
+                // Ends only once every fast job is done: possible only if the other slots keep
+                // taking jobs while this one runs (it outlives the visibility timeout, too).
+                let start = ContinuousClock.now
+                while finished.values.count < 10 && start.duration(to: .now) < .seconds(30) {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            } else {
+                try await Task.sleep(for: .milliseconds(20))
+            }
             finished.add(job)
         }
-        try await consume(queue, consumers: [consumer]) { finished.values.count == 11 }
-        // The other slots kept taking new jobs while the slow one ran.
+        try await consume(queue, consumers: [consumer], until: { finished.values.count >= 11 }, within: .seconds(40))
+        #expect(finished.values.count == 11, "\(finished.values)")
         #expect(finished.values.last == "slow")
         #expect(Set(finished.values.dropLast()) == Set((0..<10).map { "fast-\($0)" }))
     }
@@ -147,13 +156,20 @@ extension RedisJobQueueTests {
                 $0.now += 1
                 $0.most = max($0.most, $0.now)
             }
-            try await Task.sleep(for: .milliseconds(100))
+            // Each handler waits (boundedly) for company: four at once can only happen if the
+            // consumer runs four side by side; a slow machine does not change the outcome.
+            let start = ContinuousClock.now
+            while running.withLock({ $0.most }) < 4 && start.duration(to: .now) < .seconds(10) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            try await Task.sleep(for: .milliseconds(20))
             running.withLock {
                 $0.now -= 1
                 $0.done += 1
             }
         }
-        try await consume(queue, consumers: [consumer]) { running.withLock { $0.done } == 8 }
+        try await consume(
+            queue, consumers: [consumer], until: { running.withLock { $0.done } == 8 }, within: .seconds(30))
         #expect(running.withLock { $0.most } == 4)
         #expect(try await queue.depth() == 0)
     }
