@@ -28,6 +28,7 @@ public final class PluginBroker: Sendable {
         directory = "\(work)/broker-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        // Under valgrind the plugin runs many times slower: a lookup must not time out into a denial.
         let configuration = """
             per_listener_settings false
             allow_anonymous false
@@ -38,7 +39,7 @@ public final class PluginBroker: Sendable {
             plugin_opt_server_username \(serverUsername)
             plugin_opt_server_password \(serverPassword)
             plugin_opt_acl_url \(aclURL)
-            plugin_opt_timeout_ms 500
+            plugin_opt_timeout_ms \(valgrind ? 5000 : 500)
             log_dest stdout
             log_type error
             log_type warning
