@@ -13,7 +13,7 @@ public struct Migration: Sendable, Equatable {
         self.version = version
         self.name = name
         self.sql = sql
-        self.checksum = SHA256.hash(data: Data(sql.utf8)).map { String(format: "%02x", $0) }.joined()
+        self.checksum = SHA256.hash(data: Data(sql.utf8)).hexString
     }
 
     /// Reads every migration of `directory`, ordered by version.

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOSSL
+import ParleyCore
 import Synchronization
 
 /// The HTTP client every provider sends through.
@@ -69,11 +70,7 @@ extension PushHTTPClient.Response {
     var retryAfter: Duration? {
         guard let value = headers.first(name: "retry-after")?.trimmingCharacters(in: .whitespaces) else { return nil }
         if let seconds = Int(value), seconds >= 0 { return .seconds(min(seconds, 3600)) }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        guard let date = formatter.date(from: value) else { return nil }
+        guard let date = HTTPDate.parse(value) else { return nil }
         return .seconds(Int(min(max(date.timeIntervalSinceNow, 0), 3600).rounded(.up)))
     }
 

@@ -63,6 +63,6 @@ public final class WebhookSender: PushSender {
     public static func signature(secret: String, timestamp: String, body: Data) -> String {
         let mac = HMAC<SHA256>.authenticationCode(
             for: Data((timestamp + ".").utf8) + body, using: SymmetricKey(data: Data(secret.utf8)))
-        return "sha256=" + mac.map { String(format: "%02x", $0) }.joined()
+        return "sha256=" + mac.hexString
     }
 }

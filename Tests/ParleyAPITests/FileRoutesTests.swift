@@ -383,6 +383,6 @@ struct FileRoutesTests {
 
 enum SHA256Hex {
     static func of(_ bytes: [UInt8]) -> String {
-        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        SHA256.hash(data: bytes).hexString
     }
 }

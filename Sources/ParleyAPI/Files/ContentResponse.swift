@@ -24,14 +24,14 @@ struct ContentResponse {
         var headers = commonHeaders()
         if preconditions.notModified(
             ifNoneMatch: request.headers[.ifNoneMatch],
-            ifModifiedSince: request.headers[.ifModifiedSince].flatMap(HTTPDate.parse))
+            ifModifiedSince: request.headers[.ifModifiedSince].flatMap(HTTPDate.seconds))
         {
             return Response(status: .notModified, headers: headers)
         }
         let head = request.method == .head
         var selection = RangeSelection.evaluate(request.headers[.range], size: size)
         // Range applies to GET only (RFC 9110 §14.2); If-Range may void it.
-        if head || !preconditions.rangeApplies(ifRange: request.headers[.ifRange], parseDate: HTTPDate.parse) {
+        if head || !preconditions.rangeApplies(ifRange: request.headers[.ifRange], parseDate: HTTPDate.seconds) {
             selection = .whole
         }
         switch selection {
@@ -122,28 +122,5 @@ struct ContentResponse {
             charactersIn: "!#$&+-.^_`|~abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
         let encoded = fileName.addingPercentEncoding(withAllowedCharacters: allowed) ?? "file"
         return "\(kind); filename=\"\(ascii)\"; filename*=UTF-8''\(encoded)"
-    }
-}
-
-/// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
-enum HTTPDate {
-    static func format(_ date: Date) -> String {
-        date.formatted(
-            Date.VerbatimFormatStyle(
-                format:
-                    "\(weekday: .abbreviated), \(day: .twoDigits) \(month: .abbreviated) \(year: .defaultDigits) \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits):\(second: .twoDigits) GMT",
-                locale: Locale(identifier: "en_US_POSIX"), timeZone: TimeZone(identifier: "GMT")!,
-                calendar: Calendar(identifier: .gregorian)))
-    }
-
-    /// Whole seconds since 1970, or nil when the text is not an IMF-fixdate.
-    static func parse(_ text: String) -> Int64? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.date(from: text.trimmingCharacters(in: .whitespaces)).map {
-            Int64($0.timeIntervalSince1970)
-        }
     }
 }

@@ -61,8 +61,7 @@ public struct FilesController: Sendable {
             v1.on("files/:id/content", method: method) { request, context in
                 let fileID = try context.parameters.id("id")
                 let file = try await authorised(request, fileID: fileID, path: FileLinks.contentPath(fileID))
-                return content(file, key: file.storageKey, mimeType: file.mimeType, tag: file.entityTag)
-                    .response(to: request)
+                return content(file).response(to: request)
             }
             v1.on("files/:id/thumbnails/:size", method: method) { request, context in
                 let fileID = try context.parameters.id("id")
@@ -85,17 +84,15 @@ public struct FilesController: Sendable {
                     context.parameters.get("name").map({ $0 == file.name || $0.removingPercentEncoding == file.name })
                         == true
                 else { throw ParleyError.notFound() }
-                return content(file, key: file.storageKey, mimeType: file.mimeType, tag: file.entityTag, isPublic: true)
-                    .response(to: request)
+                return content(file, isPublic: true).response(to: request)
             }
         }
     }
 
-    private func content(_ file: StoredFile, key: String, mimeType: String, tag: String, isPublic: Bool = false)
-        -> ContentResponse
-    {
+    private func content(_ file: StoredFile, isPublic: Bool = false) -> ContentResponse {
         ContentResponse(
-            store: store, key: key, size: file.size, mimeType: mimeType, entityTag: tag, lastModified: file.createdAt,
+            store: store, key: file.storageKey, size: file.size, mimeType: file.mimeType, entityTag: file.entityTag,
+            lastModified: file.createdAt,
             fileName: file.name, cacheControl: isPublic ? "public, max-age=86400" : "private, max-age=86400")
     }
 
@@ -177,9 +174,9 @@ public struct FilesController: Sendable {
     ) async throws -> ReceivedUpload {
         let isProtected = try Self.flag(protected)
         let sink = UploadSink(
-            writer: try await store.makeWriter(key: key), key: key, limit: uploadLimit, declaredType: declaredType)
+            writer: try await store.makeWriter(key: key), limit: uploadLimit, declaredType: declaredType)
         do {
-            for try await buffer in body { try await sink.append(buffer.readableBytesView[...].withContiguous) }
+            for try await buffer in body { try await sink.append(ArraySlice(buffer.readableBytesView)) }
             let (size, checksum, mimeType) = try await sink.finish()
             return ReceivedUpload(
                 size: size, checksum: checksum, mimeType: mimeType, name: name, isProtected: isProtected)
@@ -217,7 +214,7 @@ public struct FilesController: Sendable {
                 }
                 if sink == nil, parts.fileStarted {
                     sink = UploadSink(
-                        writer: try await store.makeWriter(key: key), key: key, limit: uploadLimit,
+                        writer: try await store.makeWriter(key: key), limit: uploadLimit,
                         declaredType: parts.fileType)
                 }
                 if let sink, !parts.pending.isEmpty {
@@ -252,9 +249,4 @@ public struct FilesController: Sendable {
 
 struct FilesResponse: Encodable, Sendable {
     let files: [FileObject]
-}
-
-extension ByteBufferView {
-    /// The bytes as one array slice (one copy per request chunk).
-    var withContiguous: ArraySlice<UInt8> { ArraySlice(self) }
 }

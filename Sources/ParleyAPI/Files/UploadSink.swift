@@ -9,7 +9,6 @@ import ParleyCore
 /// first bytes contradict fails with 400.
 final class UploadSink {
     let writer: any BlobWriter
-    let key: String
     let limit: Int64
     let declaredType: String?
     private var hasher = SHA256()
@@ -17,9 +16,8 @@ final class UploadSink {
     private(set) var size: Int64 = 0
     private(set) var mimeType: String?
 
-    init(writer: any BlobWriter, key: String, limit: Int64, declaredType: String?) {
+    init(writer: any BlobWriter, limit: Int64, declaredType: String?) {
         self.writer = writer
-        self.key = key
         self.limit = limit
         self.declaredType = declaredType
     }

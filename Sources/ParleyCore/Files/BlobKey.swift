@@ -3,7 +3,7 @@ import Foundation
 /// Blob keys: made by the server from random bytes, never from user input.
 public enum BlobKey {
     public static func generate() -> String {
-        (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        (0..<16).map { _ in UInt8.random(in: 0...255) }.hexString
     }
 
     /// Lower-case hex and dashes only (a thumbnail key is `<key>-small`), 16 to 80 characters.

@@ -44,7 +44,7 @@ public struct StoredFile: Sendable, Equatable {
         self.createdAt = createdAt
     }
 
-    public var checksumHex: String { checksum.map { String(format: "%02x", $0) }.joined() }
+    public var checksumHex: String { checksum.hexString }
 
     /// `sha256:<hex>`, as the contract writes checksums.
     public var checksumText: String { "sha256:" + checksumHex }

@@ -11,8 +11,7 @@ public struct Envelope<Payload: Encodable & Sendable>: Encodable, Sendable {
     public init(type: String, data: Payload, identity: String) {
         self.type = type
         self.data = data
-        self.hash = SHA256.hash(data: Array("\(type):\(identity)".utf8)).prefix(16)
-            .map { String(format: "%02x", $0) }.joined()
+        self.hash = SHA256.hash(data: Array("\(type):\(identity)".utf8)).prefix(16).hexString
     }
 
     public func json() -> String {
