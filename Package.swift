@@ -33,6 +33,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", exact: "1.37.0"),
         .package(url: "https://github.com/vapor/multipart-kit.git", exact: "4.7.1"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", exact: "0.2.0"),
     ],
     targets: [
         // Domain types, errors, token formats and the ports every other target implements.
@@ -194,15 +195,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // Load generator and benchmarks (`parley-load push`, ...): figures, not tests.
+        // Load generator and benchmarks (`parley-load chat`, `rest`, `fanout`, `push`): open-loop
+        // rates, latency in HDR histograms, CPU per operation; figures, not tests.
         .executableTarget(
             name: "parley-load",
             dependencies: [
-                "ParleyCore", "ParleyPush", "ParleyPushSimulator",
+                "ParleyCore", "ParleyPush", "ParleyPushSimulator", "ParleyMQTT",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -7,6 +7,10 @@ extension MQTTClient: EventPublisher {
         try await publish(topic: topic, payload: Array(payload.utf8), qos: 1, messageExpiry: .seconds(3600))
     }
 
+    public func publish(events: [(topic: String, payload: String)]) async throws {
+        try await publish(batch: events.map { ($0.topic, Array($0.payload.utf8)) }, messageExpiry: .seconds(3600))
+    }
+
     public func publishTransient(topic: String, payload: String) async throws {
         try await publish(topic: topic, payload: Array(payload.utf8), qos: 0)
     }

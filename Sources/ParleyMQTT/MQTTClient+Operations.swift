@@ -11,6 +11,32 @@ extension MQTTClient {
     public func publish(
         topic: String, payload: [UInt8], qos: Int = 1, retain: Bool = false, messageExpiry: Duration? = nil
     ) async throws {
+        let mid = try send(topic: topic, payload: payload, qos: qos, retain: retain, messageExpiry: messageExpiry)
+        if qos > 0 {
+            try await acknowledgement(of: mid)
+        } else {
+            state.withLock { $0.ignore(mid) }
+        }
+    }
+
+    /// Publishes messages at QoS 1 in this order (MQTT keeps one connection's order) and
+    /// waits for all their acknowledgements together rather than one round trip each.
+    public func publish(batch: [(topic: String, payload: [UInt8])], messageExpiry: Duration? = nil) async throws {
+        var mids: [Int32] = []
+        mids.reserveCapacity(batch.count)
+        for message in batch {
+            mids.append(try send(topic: message.topic, payload: message.payload, qos: 1, messageExpiry: messageExpiry))
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for mid in mids { group.addTask { try await self.acknowledgement(of: mid) } }
+            try await group.waitForAll()
+        }
+    }
+
+    /// Hands a message to libmosquitto's queue; returns its message id.
+    private func send(topic: String, payload: [UInt8], qos: Int, retain: Bool = false, messageExpiry: Duration?)
+        throws -> Int32
+    {
         var properties: OpaquePointer? = nil
         defer { mosquitto_property_free_all(&properties) }
         if let messageExpiry {
@@ -25,11 +51,7 @@ extension MQTTClient {
                 handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, Int32(qos), retain, properties)
         }
         try MQTTError.check(rc)
-        if qos > 0 {
-            try await acknowledgement(of: mid)
-        } else {
-            state.withLock { $0.ignore(mid) }
-        }
+        return mid
     }
 
     public func publish(topic: String, string: String, qos: Int = 1, retain: Bool = false) async throws {

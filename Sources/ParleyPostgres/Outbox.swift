@@ -12,13 +12,9 @@ enum Outbox {
         roomID: Int64, event: String?, fanout: FanoutJob?, topic: String? = nil, on connection: PostgresConnection,
         logger: Logger
     ) async throws {
-        try await connection.query(
-            """
-            INSERT INTO messenger.outbox (chat_room_id, event, fanout, topic)
-            VALUES (\(roomID), \(event), \(fanout?.json()), \(topic))
-            """, logger: logger)
-        // Delivered at commit, so the relay wakes only for committed events.
-        try await connection.query("SELECT pg_notify(\(channel), '')", logger: logger)
+        // The notification is delivered at commit, so the relay wakes only for committed events.
+        _ = try await connection.execute(
+            OutboxAddStatement(roomID: roomID, event: event, fanout: fanout?.json(), topic: topic), logger: logger)
     }
 }
 

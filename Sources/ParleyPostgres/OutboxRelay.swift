@@ -59,18 +59,18 @@ public struct OutboxRelay: Service {
                 "SELECT pg_try_advisory_xact_lock(\(Self.lockKey))", logger: logger
             ).first(Bool.self)
             guard active == true else { return 0 }
-            let rows = try await connection.query(
-                """
-                SELECT o.id, coalesce(o.topic, 'chat-room/' || c.uid), o.event, o.fanout FROM messenger.outbox o
-                JOIN messenger.chat_room c ON c.id = o.chat_room_id
-                ORDER BY o.id LIMIT \(batchSize) FOR UPDATE OF o SKIP LOCKED
-                """, logger: logger)
+            let rows = try await connection.execute(OutboxBatchStatement(limit: Int32(batchSize)), logger: logger)
             var done: [Int64] = []
-            for try await (id, topic, event, job) in rows.decode((Int64, String, String?, String?).self) {
-                if let event { try await publisher.publish(topic: topic, payload: event) }
-                if let job { try await fanout.enqueue(job) }
+            var events: [(topic: String, payload: String)] = []
+            var jobs: [String] = []
+            for try await (id, topic, event, job) in rows {
+                if let event { events.append((topic, event)) }
+                if let job { jobs.append(job) }
                 done.append(id)
             }
+            // In commit order, acknowledged together; the fan-out jobs in one round trip.
+            try await publisher.publish(events: events)
+            try await fanout.enqueue(contentsOf: jobs)
             if !done.isEmpty {
                 try await connection.query("DELETE FROM messenger.outbox WHERE id = ANY(\(done))", logger: logger)
             }

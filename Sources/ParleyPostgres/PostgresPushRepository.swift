@@ -17,35 +17,10 @@ public struct PostgresPushRepository: PushAudience, PushTokenStore, Notification
     public func recipients(roomID: Int64, userIDs: [Int64]) async throws -> [PushRecipient] {
         guard !userIDs.isEmpty else { return [] }
         // The badge counts unread messages over every room each user reads (by any path).
-        let rows = try await database.client.query(
-            """
-            WITH unread AS (
-                SELECT m.user_account_id, sum(greatest(c.last_seq - coalesce(rm.seq, 0), 0))::bigint AS count
-                FROM (SELECT DISTINCT chat_room_id, user_account_id FROM messenger.room_membership
-                      WHERE user_account_id IN (SELECT user_account_id FROM notifications.user_push_token
-                                                WHERE user_account_id = ANY(\(userIDs)))) m
-                JOIN messenger.chat_room c ON c.id = m.chat_room_id
-                LEFT JOIN messenger.read_marker rm
-                       ON rm.chat_room_id = m.chat_room_id AND rm.user_account_id = m.user_account_id
-                GROUP BY m.user_account_id
-            )
-            SELECT p.user_account_id, p.device_id, p.provider, p.token,
-                   coalesce(s.muted_until = 'infinity', false),
-                   CASE WHEN s.muted_until = 'infinity' THEN NULL ELSE s.muted_until END,
-                   coalesce(s.override_quiet_hours, false),
-                   q.start_minute, q.end_minute, q.time_zone, coalesce(u.count, 0)
-            FROM notifications.user_push_token p
-            LEFT JOIN messenger.room_notification_setting s
-                   ON s.chat_room_id = \(roomID) AND s.user_account_id = p.user_account_id
-            LEFT JOIN notifications.quiet_hours q ON q.user_account_id = p.user_account_id
-            LEFT JOIN unread u ON u.user_account_id = p.user_account_id
-            WHERE p.user_account_id = ANY(\(userIDs))
-            ORDER BY p.user_account_id, p.device_id
-            """, logger: logger)
+        let rows = try await database.client.execute(
+            PushRecipientsStatement(roomID: roomID, userIDs: userIDs), logger: logger)
         var recipients: [PushRecipient] = []
-        for try await row in rows.decode(
-            (Int64, Int64, String, String, Bool, Date?, Bool, Int16?, Int16?, String?, Int64).self)
-        {
+        for try await row in rows {
             guard let provider = PushProvider(rawValue: row.2) else { continue }
             recipients.append(
                 PushRecipient(
@@ -58,13 +33,9 @@ public struct PostgresPushRepository: PushAudience, PushTokenStore, Notification
     }
 
     public func context(roomID: Int64, actorID: Int64) async throws -> PushRoomContext? {
-        let row = try await database.client.query(
-            """
-            SELECT c.uid, c.name, c.type = 'twoparty',
-                   (SELECT trim(first_name || ' ' || last_name) FROM cloud.user_account WHERE id = \(actorID))
-            FROM messenger.chat_room c WHERE c.id = \(roomID)
-            """, logger: logger
-        ).first((String, String?, Bool, String?).self)
+        let row = try await database.client.execute(
+            PushContextStatement(roomID: roomID, actorID: actorID), logger: logger
+        ).first { _ in true }
         return row.map { PushRoomContext(roomUID: $0.0, roomName: $0.1, twoParty: $0.2, actorName: $0.3) }
     }
 

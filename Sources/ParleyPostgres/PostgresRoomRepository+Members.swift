@@ -168,12 +168,8 @@ extension PostgresRoomRepository {
 
 extension PostgresRoomRepository: RoomReaders {
     public func readerIDs(roomID: Int64, after: Int64, limit: Int) async throws -> [Int64] {
-        try await database.client.query(
-            """
-            SELECT DISTINCT user_account_id FROM messenger.room_membership
-            WHERE chat_room_id = \(roomID) AND user_account_id > \(after)
-            ORDER BY user_account_id LIMIT \(limit)
-            """, logger: logger
-        ).all(Int64.self)
+        try await database.client.execute(
+            ReaderIDsStatement(roomID: roomID, after: after, limit: Int32(clamping: limit)), logger: logger
+        ).reduce(into: []) { $0.append($1) }
     }
 }

@@ -18,28 +18,30 @@ extension PostgresRoomRepository {
     public func send(roomID: Int64, senderID: Int64, message: NewMessage) async throws -> (
         message: Message, created: Bool
     ) {
-        try await database.transaction(logger: logger) { connection in
-            try await insertMessage(roomID: roomID, senderID: senderID, message: message, on: connection)
+        do {
+            return try await database.transaction(logger: logger) { connection in
+                try await insertMessage(roomID: roomID, senderID: senderID, message: message, on: connection)
+            }
+        } catch let error as PSQLError where error.sqlState == "23505" {
+            // The same uid committed by a concurrent send while this one waited for the room:
+            // now it is there to be found.
+            return try await database.transaction(logger: logger) { connection in
+                try await insertMessage(roomID: roomID, senderID: senderID, message: message, on: connection)
+            }
         }
     }
 
-    /// Stores a message once per (room, sender, uid) with the next `seq`.
+    /// Stores a message once per (room, sender, uid) with the next `seq`, and moves the
+    /// sender's read marker to it, in one statement (the pipeline's hot path: each round
+    /// trip here is one more per message).
     ///
-    /// The room row is locked first: senders to one room queue on it, so `seq` is handed out
-    /// in commit order with no gap, and a retried uid finds the stored message.
+    /// Updating the room row locks it: senders to one room queue on it, so `seq` is handed
+    /// out in commit order with no gap. A retried uid skips the update and finds the stored
+    /// message; two sends of one uid racing end in a unique violation for the later one,
+    /// which ``send(roomID:senderID:message:)`` answers by finding the first.
     func insertMessage(roomID: Int64, senderID: Int64, message: NewMessage, on connection: PostgresConnection)
         async throws -> (message: Message, created: Bool)
     {
-        try await connection.query(
-            "SELECT 1 FROM messenger.chat_room WHERE id = \(roomID) FOR UPDATE", logger: logger)
-        let existing = try await connection.query(
-            """
-            SELECT \(unescaped: Self.messageColumns) FROM \(unescaped: Self.messageSource)
-            WHERE m.chat_room_id = \(roomID) AND m.sent_by_id = \(senderID) AND m.uid = \(message.uid)
-            """, logger: logger
-        ).first(MessageRow.self)
-        if let existing { return (try self.message(existing), false) }
-
         if let fileID = message.fileId {
             let own = try await connection.query(
                 """
@@ -51,30 +53,26 @@ extension PostgresRoomRepository {
                 throw ParleyError(.fileUnavailable, "The file is not one of the sender's uploads.", field: "fileId")
             }
         }
-        let row = try await connection.query(
-            """
-            WITH room AS (
-                UPDATE messenger.chat_room
-                SET last_seq = last_seq + 1, last_message_at = clock_timestamp(), updated_at = clock_timestamp()
-                WHERE id = \(roomID) RETURNING id, uid, last_seq, last_message_at
-            )
-            INSERT INTO messenger.message (chat_room_id, seq, sent_by_id, uid, content, file_id, created_at)
-            SELECT room.id, room.last_seq, \(senderID), \(message.uid), \(message.content), \(message.fileId),
-                   room.last_message_at
-            FROM room
-            RETURNING id, seq, chat_room_id, (SELECT uid FROM room), sent_by_id, content, uid, file_id, created_at,
-                      (SELECT \(unescaped: FileRecord.json) FROM cloud.file f WHERE f.id = file_id)
-            """, logger: logger
-        ).single(MessageRow.self)
-        let stored = try self.message(row)
-        // Sending implies having read everything before.
-        try await moveReadMarker(
-            roomID: roomID, userID: senderID, messageID: stored.id, seq: stored.seq, on: connection)
+        let inserted = try await connection.execute(
+            InsertMessageStatement(
+                roomID: roomID, senderID: senderID, uid: message.uid, content: message.content,
+                fileID: message.fileId), logger: logger
+        ).first { _ in true }
+        guard let inserted else {
+            let existing = try await connection.query(
+                """
+                SELECT \(unescaped: Self.messageColumns) FROM \(unescaped: Self.messageSource)
+                WHERE m.chat_room_id = \(roomID) AND m.sent_by_id = \(senderID) AND m.uid = \(message.uid)
+                """, logger: logger
+            ).first(MessageRow.self)
+            guard let existing else { throw ParleyError.notFound("No such room.") }
+            return (try self.message(existing), false)
+        }
+        let stored = try self.message(inserted)
+        let event = RoomEvent.newMessage(stored).json()
         try await Outbox.add(
-            roomID: roomID, event: RoomEvent.newMessage(stored).json(),
-            fanout: FanoutJob(
-                roomID: roomID, event: RoomEvent.newMessage(stored).json(), audience: .readers,
-                push: .message(stored)),
+            roomID: roomID, event: event,
+            fanout: FanoutJob(roomID: roomID, event: event, audience: .readers, push: .message(stored)),
             on: connection, logger: logger)
         return (stored, true)
     }

@@ -42,15 +42,12 @@ public struct PostgresRoomRepository: RoomRepository {
 
     /// Served by the membership view's three index-backed branches.
     func effectiveRole(roomID: Int64, userID: Int64, on connection: PostgresConnection?) async throws -> RoomRole? {
-        let query: PostgresQuery = """
-            SELECT max(r.rank) FROM messenger.room_membership m JOIN cloud.role r ON r.id = m.role_id
-            WHERE m.chat_room_id = \(roomID) AND m.user_account_id = \(userID)
-            """
+        let statement = EffectiveRoleStatement(roomID: roomID, userID: userID)
         let rank =
             if let connection {
-                try await connection.query(query, logger: logger).first(Int?.self)
+                try await connection.execute(statement, logger: logger).first { _ in true }
             } else {
-                try await database.client.query(query, logger: logger).first(Int?.self)
+                try await database.client.execute(statement, logger: logger).first { _ in true }
             }
         return (rank ?? nil).flatMap { RoomRole(rank: $0) }
     }

@@ -33,23 +33,35 @@ public struct JobConsumer: Service {
     }
 
     public func run() async throws {
-        try await queue.ensureGroup()
+        // Redis may be down or still loading its data: wait for it rather than stop the worker.
+        var backoff = Duration.milliseconds(100)
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            do {
+                try await queue.ensureGroup()
+                break
+            } catch {
+                await pause(after: error, backoff: &backoff)
+            }
+        }
         if queue.configuration.concurrency > 1 {
             await runConcurrently()
             return
         }
-        var backoff = Duration.milliseconds(100)
+        backoff = .milliseconds(100)
+        var housekeeping = Housekeeping(interval: housekeepingInterval)
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             do {
-                await promoteDue()
-                for item in try await claimDue(limit: Int.max) {
-                    await process(item.entry, deliveries: item.deliveries)
+                if housekeeping.isDue() {
+                    await promoteDue()
+                    for item in try await claimDue(limit: Int.max) {
+                        await process(item.entry, deliveries: item.deliveries)
+                    }
+                    depth.record(try await queue.depth())
                 }
                 for item in try await readNew(count: queue.configuration.batchSize, block: queue.configuration.blockFor)
                 {
                     await process(item.entry, deliveries: item.deliveries)
                 }
-                depth.record(try await queue.depth())
                 backoff = .milliseconds(100)
             } catch {
                 await pause(after: error, backoff: &backoff)
@@ -65,6 +77,7 @@ public struct JobConsumer: Service {
         let freed = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         var started = 0
         var backoff = Duration.milliseconds(100)
+        var housekeeping = Housekeeping(interval: housekeepingInterval)
         await withDiscardingTaskGroup { group in
             var slots = freed.stream.makeAsyncIterator()
             while !Task.isShuttingDownGracefully && !Task.isCancelled {
@@ -74,9 +87,10 @@ public struct JobConsumer: Service {
                     continue
                 }
                 do {
-                    await promoteDue()
+                    let due = housekeeping.isDue()
+                    if due { await promoteDue() }
                     // Never reclaim a job this consumer is still running, however long it takes.
-                    var items = try await claimDue(limit: limit - running, excluding: jobs.running)
+                    var items = due ? try await claimDue(limit: limit - running, excluding: jobs.running) : []
                     if running + items.count < limit {
                         // Wait for new jobs only when nothing runs; otherwise look again soon.
                         let block = running + items.count == 0 ? queue.configuration.blockFor : .milliseconds(50)
@@ -91,7 +105,7 @@ public struct JobConsumer: Service {
                             freed.continuation.yield()
                         }
                     }
-                    depth.record(try await queue.depth())
+                    if due { depth.record(try await queue.depth()) }
                     backoff = .milliseconds(100)
                 } catch {
                     await pause(after: error, backoff: &backoff)
@@ -99,6 +113,11 @@ public struct JobConsumer: Service {
             }
         }
     }
+
+    /// How often postponed jobs are promoted, abandoned ones claimed and the depth recorded:
+    /// once a second (or per visibility timeout, if shorter), not on every read, which at a
+    /// job per read would quadruple the round trips to Redis.
+    var housekeepingInterval: Duration { min(.seconds(1), queue.configuration.visibilityTimeout) }
 
     private func promoteDue() async {
         do {
@@ -258,4 +277,18 @@ final class RunningJobs: Sendable {
     }
     var count: Int { state.withLock { $0.finished } }
     var running: Set<String> { state.withLock { $0.running } }
+}
+
+/// Paces the consumer's periodic chores; due at once on the first ask.
+struct Housekeeping {
+    let interval: Duration
+    private var last: ContinuousClock.Instant?
+
+    init(interval: Duration) { self.interval = interval }
+
+    mutating func isDue(now: ContinuousClock.Instant = .now) -> Bool {
+        if let last, now - last < interval { return false }
+        last = now
+        return true
+    }
 }

@@ -63,6 +63,12 @@ public final class RedisConnection: @unchecked Sendable {
         try await Self.onQueue(queue) { try self.execute(arguments) }
     }
 
+    /// Sends several commands in one write and reads their replies in order (pipelining: one
+    /// round trip instead of one per command). An error reply of one command is its result.
+    public func pipeline(_ commands: [[String]]) async throws -> [Result<RedisValue, RedisError>] {
+        try await Self.onQueue(queue) { try self.executePipeline(commands.map { $0.map { Array($0.utf8) } }) }
+    }
+
     /// Waits for the next reply the server pushes (a subscription's messages).
     func nextReply() async throws -> RedisValue {
         try await Self.onQueue(queue) {
@@ -86,6 +92,46 @@ public final class RedisConnection: @unchecked Sendable {
 
     private func execute(_ arguments: [[UInt8]]) throws -> RedisValue {
         guard !isBroken else { throw RedisError.connection("connection is broken") }
+        let raw = Self.withArgv(arguments) { count, pointers, lengths in
+            redisCommandArgv(context, count, pointers, lengths)
+        }
+        guard let reply = raw?.assumingMemoryBound(to: redisReply.self) else {
+            isBroken = true
+            throw RedisError.connection(Self.errorString(context))
+        }
+        defer { freeReplyObject(raw) }
+        return try Self.value(of: reply)
+    }
+
+    private func executePipeline(_ commands: [[[UInt8]]]) throws -> [Result<RedisValue, RedisError>] {
+        guard !isBroken else { throw RedisError.connection("connection is broken") }
+        for arguments in commands {
+            let appended = Self.withArgv(arguments) { count, pointers, lengths in
+                redisAppendCommandArgv(context, count, pointers, lengths)
+            }
+            guard appended == REDIS_OK else {
+                isBroken = true
+                throw RedisError.connection(Self.errorString(context))
+            }
+        }
+        return try commands.map { _ in
+            var raw: UnsafeMutableRawPointer? = nil
+            guard redisGetReply(context, &raw) == REDIS_OK, let reply = raw?.assumingMemoryBound(to: redisReply.self)
+            else {
+                // Replies still owed would be read as answers to later commands.
+                isBroken = true
+                throw RedisError.connection(Self.errorString(context))
+            }
+            defer { freeReplyObject(raw) }
+            return Result { try Self.value(of: reply) }.mapError { $0 as? RedisError ?? .connection("\($0)") }
+        }
+    }
+
+    /// hiredis's argv form: C copies of the arguments with their lengths (binary-safe).
+    private static func withArgv<T>(
+        _ arguments: [[UInt8]],
+        _ body: (Int32, UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafeMutablePointer<Int>) -> T
+    ) -> T {
         let copies = arguments.map { argument -> UnsafeMutablePointer<CChar> in
             let copy = UnsafeMutablePointer<CChar>.allocate(capacity: max(argument.count, 1))
             argument.withUnsafeBufferPointer { source in
@@ -96,13 +142,7 @@ public final class RedisConnection: @unchecked Sendable {
         defer { for copy in copies { copy.deallocate() } }
         var pointers = copies.map { UnsafePointer<CChar>?($0) }
         var lengths = arguments.map(\.count)
-        let raw = redisCommandArgv(context, Int32(arguments.count), &pointers, &lengths)
-        guard let reply = raw?.assumingMemoryBound(to: redisReply.self) else {
-            isBroken = true
-            throw RedisError.connection(Self.errorString(context))
-        }
-        defer { freeReplyObject(raw) }
-        return try Self.value(of: reply)
+        return body(Int32(arguments.count), &pointers, &lengths)
     }
 
     private static func value(of reply: UnsafeMutablePointer<redisReply>) throws -> RedisValue {

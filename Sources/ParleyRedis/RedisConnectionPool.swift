@@ -40,6 +40,12 @@ public actor RedisConnectionPool: Service {
         return try await connection.send(arguments)
     }
 
+    /// Pipelines commands on one connection; see ``RedisConnection/pipeline(_:)``.
+    public func pipeline(_ commands: [[String]]) async throws -> [Result<RedisValue, RedisError>] {
+        guard !commands.isEmpty else { return [] }
+        return try await withConnection { try await $0.pipeline(commands) }
+    }
+
     /// Runs several commands on one connection (transactions, blocking reads). When `body`
     /// throws, the connection may be mid-transaction, so it is closed rather than reused.
     public func withConnection<Result: Sendable>(

@@ -58,6 +58,13 @@ public struct RedisJobQueue: JobQueue {
         _ = try await pool.send("XADD", stream, "*", "job", job)
     }
 
+    /// Adds jobs in one round trip (pipelined `XADD`s); fails if any was refused.
+    public func enqueue(contentsOf jobs: [String]) async throws {
+        for result in try await pool.pipeline(jobs.map { ["XADD", stream, "*", "job", $0] }) {
+            _ = try result.get()
+        }
+    }
+
     /// Jobs waiting or in flight.
     public func depth() async throws -> Int {
         Int(try await pool.send("XLEN", stream).integer ?? 0)

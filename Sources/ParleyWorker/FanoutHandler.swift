@@ -71,21 +71,8 @@ public struct FanoutHandler: Sendable {
         }
     }
 
+    /// One batch: the broker gets every copy at once and the acknowledgements overlap.
     private func publish(_ event: String, to users: [Int64]) async throws {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            // Bounded concurrency: acknowledgements overlap without flooding the broker.
-            var next = 0
-            for _ in 0..<min(32, users.count) {
-                let user = users[next]
-                next += 1
-                group.addTask { try await publisher.publish(topic: Topic.notifications(user), payload: event) }
-            }
-            while try await group.next() != nil, next < users.count {
-                let user = users[next]
-                next += 1
-                group.addTask { try await publisher.publish(topic: Topic.notifications(user), payload: event) }
-            }
-            try await group.waitForAll()
-        }
+        try await publisher.publish(events: users.map { (Topic.notifications($0), event) })
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ParleyCore
+import Synchronization
 
 /// The `ingest` role: client input from `chat-in/{roomUid}`, stored before anything reaches
 /// other members (persist before forward).
@@ -16,6 +17,8 @@ public struct IngestHandler: Sendable {
     /// Larger payloads are answered with `too-large` (64 KiB by default).
     let payloadLimit: Int
     let logger: Logger
+    /// Room ids by uid: a uid never changes rooms, so every message need not look it up.
+    let roomIDs = RoomIDCache(capacity: 10_000)
 
     public init(
         rooms: RoomService, repository: any RoomRepository, publisher: any EventPublisher, limiter: any RateLimiter,
@@ -49,9 +52,7 @@ public struct IngestHandler: Sendable {
             guard (decoded.hash?.count ?? 0) <= 128 else {
                 throw Rejection("invalid", "hash must be at most 128 characters.")
             }
-            guard let room = try await repository.roomID(uid: uid) else {
-                throw Rejection("forbidden", "No such room.")
-            }
+            guard let room = try await lookUpRoom(uid: uid) else { throw Rejection("forbidden", "No such room.") }
             roomID = room
             guard decoded.data.chatRoomId == nil || decoded.data.chatRoomId == room else {
                 throw Rejection("invalid", "chatRoomId does not match the topic's room.")
@@ -97,6 +98,13 @@ public struct IngestHandler: Sendable {
         }
     }
 
+    private func lookUpRoom(uid: String) async throws -> Int64? {
+        if let cached = roomIDs[uid] { return cached }
+        let id = try await repository.roomID(uid: uid)
+        if let id { roomIDs[uid] = id }
+        return id
+    }
+
     private func reject(sender: Int64, roomID: Int64?, envelope: ClientEnvelope?, _ rejection: Rejection) async {
         let notice = RoomEvent.rejected(
             roomID: roomID, uid: envelope?.data.uid, code: rejection.code, reason: rejection.reason,
@@ -126,6 +134,25 @@ public struct IngestHandler: Sendable {
             default: code = "invalid"
             }
             reason = error.detail
+        }
+    }
+}
+
+/// A bounded map of room uids to ids, emptied when full (a deleted room's entry is harmless:
+/// the membership check that follows fails for it).
+final class RoomIDCache: Sendable {
+    private let entries = Mutex<[String: Int64]>([:])
+    let capacity: Int
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    subscript(uid: String) -> Int64? {
+        get { entries.withLock { $0[uid] } }
+        set {
+            entries.withLock { entries in
+                if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+                entries[uid] = newValue
+            }
         }
     }
 }

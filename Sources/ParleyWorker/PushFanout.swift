@@ -20,11 +20,12 @@ public struct PushFanout: Sendable {
     func queuePushes(_ intent: PushIntent, roomID: Int64, users: [Int64], at now: Date = Date()) async throws {
         let users = users.filter { $0 != intent.actorID }
         guard !users.isEmpty else { return }
+        // Most members of most rooms have no device to push to: then nothing more is asked.
+        let recipients = try await audience.recipients(roomID: roomID, userIDs: users)
+        guard !recipients.isEmpty else { return }
         // A room deleted since the event has nobody left to tell.
         guard let context = try await audience.context(roomID: roomID, actorID: intent.actorID) else { return }
-        let recipients = try await audience.recipients(roomID: roomID, userIDs: users)
-        for job in composer.jobs(for: intent, roomID: roomID, context: context, recipients: recipients, at: now) {
-            try await queue.enqueue(job.json())
-        }
+        let jobs = composer.jobs(for: intent, roomID: roomID, context: context, recipients: recipients, at: now)
+        try await queue.enqueue(contentsOf: jobs.map { $0.json() })
     }
 }

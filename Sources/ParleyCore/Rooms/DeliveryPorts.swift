@@ -3,11 +3,27 @@ public protocol EventPublisher: Sendable {
     func publish(topic: String, payload: String) async throws
     /// QoS 0, no expiry: for what is worthless later (typing).
     func publishTransient(topic: String, payload: String) async throws
+    /// Publishes events in this order; may overlap their acknowledgements.
+    func publish(events: [(topic: String, payload: String)]) async throws
+}
+
+extension EventPublisher {
+    public func publish(events: [(topic: String, payload: String)]) async throws {
+        for event in events { try await publish(topic: event.topic, payload: event.payload) }
+    }
 }
 
 /// A durable work queue of one job type (at-least-once; handlers must be idempotent).
 public protocol JobQueue: Sendable {
     func enqueue(_ job: String) async throws
+    /// Adds several jobs, in one round trip where the queue can.
+    func enqueue(contentsOf jobs: [String]) async throws
+}
+
+extension JobQueue {
+    public func enqueue(contentsOf jobs: [String]) async throws {
+        for job in jobs { try await enqueue(job) }
+    }
 }
 
 /// Who can read a room, for fan-out in chunks.

@@ -93,7 +93,9 @@ struct WorkerCommand: AsyncParsableCommand {
                     payloadLimit: try settings.ingestPayloadLimit(),
                     logger: Runtime.logger("ingest"))
                 services.append(
-                    IngestConsumer(client: dependencies.mqtt, logger: Runtime.logger("ingest"), handle: handler.handle))
+                    IngestConsumer(
+                        client: dependencies.mqtt, logger: Runtime.logger("ingest"),
+                        lanes: try settings.ingestConcurrency(), handle: handler.handle))
             case .fanout:
                 let handler = FanoutHandler(
                     readers: rooms, publisher: dependencies.mqtt, queue: fanoutQueue,

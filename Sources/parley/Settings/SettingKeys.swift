@@ -126,7 +126,12 @@ enum SettingKeys {
         static let ingestPayloadLimit = SettingKey(
             "ingest.payloadLimit", default: "65536",
             "Largest chat-in payload in bytes; larger ones are rejected as too-large.")
-        static let all = [maxAttempts, visibilityTimeout, fanoutChunkSize, fanoutConsumers, ingestPayloadLimit]
+        static let ingestConcurrency = SettingKey(
+            "ingest.concurrency", default: "16",
+            "chat-in messages one ingest process stores at once (different rooms; one room stays in order).")
+        static let all = [
+            maxAttempts, visibilityTimeout, fanoutChunkSize, fanoutConsumers, ingestPayloadLimit, ingestConcurrency,
+        ]
     }
 
     enum Push {

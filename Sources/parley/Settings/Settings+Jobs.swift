@@ -20,6 +20,10 @@ extension Settings {
 }
 
 extension Settings {
+    func ingestConcurrency() throws -> Int {
+        try required(int(SettingKeys.Jobs.ingestConcurrency, in: 1...1024), SettingKeys.Jobs.ingestConcurrency)
+    }
+
     func ingestPayloadLimit() throws -> Int {
         try required(
             int(SettingKeys.Jobs.ingestPayloadLimit, in: 256...16_777_216), SettingKeys.Jobs.ingestPayloadLimit)

@@ -1,0 +1,142 @@
+import Foundation
+import PostgresNIO
+
+// The message pipeline's statements, prepared once per connection (PostgresNIO keeps them):
+// planning them cost more than running them. The membership view alone has three branches
+// to plan, and the pipeline asks it twice per message.
+
+/// A user's highest role in a room, by any path (direct, group, application role).
+struct EffectiveRoleStatement: PostgresPreparedStatement {
+    static let sql = """
+        SELECT max(r.rank) FROM messenger.room_membership m JOIN cloud.role r ON r.id = m.role_id
+        WHERE m.chat_room_id = $1::bigint AND m.user_account_id = $2::bigint
+        """
+    typealias Row = Int?
+    let roomID: Int64
+    let userID: Int64
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 2)
+        try bindings.append(roomID)
+        try bindings.append(userID)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int?.self) }
+}
+
+/// One page of a room's readers for the fan-out.
+struct ReaderIDsStatement: PostgresPreparedStatement {
+    static let sql = """
+        SELECT DISTINCT user_account_id FROM messenger.room_membership
+        WHERE chat_room_id = $1::bigint AND user_account_id > $2::bigint
+        ORDER BY user_account_id LIMIT $3::integer
+        """
+    typealias Row = Int64
+    let roomID: Int64
+    let after: Int64
+    let limit: Int32
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 3)
+        try bindings.append(roomID)
+        try bindings.append(after)
+        try bindings.append(limit)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int64.self) }
+}
+
+/// Stores a message with the room's next `seq` and moves the sender's read marker to it;
+/// no row when the sender's uid is already stored (see ``PostgresRoomRepository/insertMessage``).
+struct InsertMessageStatement: PostgresPreparedStatement {
+    static let sql = """
+        WITH room AS (
+            UPDATE messenger.chat_room
+            SET last_seq = last_seq + 1, last_message_at = clock_timestamp(), updated_at = clock_timestamp()
+            WHERE id = $1::bigint AND NOT EXISTS (
+                SELECT 1 FROM messenger.message
+                WHERE chat_room_id = $1::bigint AND sent_by_id = $2::bigint AND uid = $3::text)
+            RETURNING id, uid, last_seq, last_message_at
+        ), m AS (
+            INSERT INTO messenger.message (chat_room_id, seq, sent_by_id, uid, content, file_id, created_at)
+            SELECT room.id, room.last_seq, $2::bigint, $3::text, $4::text, $5::bigint, room.last_message_at
+            FROM room
+            RETURNING *
+        ), marker AS (
+            INSERT INTO messenger.read_marker (chat_room_id, user_account_id, message_id, seq)
+            SELECT m.chat_room_id, m.sent_by_id, m.id, m.seq FROM m
+            ON CONFLICT (chat_room_id, user_account_id) DO UPDATE
+            SET message_id = excluded.message_id, seq = excluded.seq, updated_at = clock_timestamp()
+            WHERE messenger.read_marker.seq < excluded.seq
+        )
+        SELECT m.id, m.seq, m.chat_room_id, room.uid, m.sent_by_id, m.content, m.uid, m.file_id, m.created_at,
+               (SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = m.file_id)
+        FROM m, room
+        """
+    typealias Row = PostgresRoomRepository.MessageRow
+    let roomID: Int64
+    let senderID: Int64
+    let uid: String
+    let content: String
+    let fileID: Int64?
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 5)
+        try bindings.append(roomID)
+        try bindings.append(senderID)
+        try bindings.append(uid)
+        try bindings.append(content)
+        try bindings.append(fileID)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
+
+/// Records an event in the outbox and wakes the relay at commit.
+struct OutboxAddStatement: PostgresPreparedStatement {
+    static let sql = """
+        WITH added AS (
+            INSERT INTO messenger.outbox (chat_room_id, event, fanout, topic)
+            VALUES ($1::bigint, $2::text, $3::text, $4::text) RETURNING id
+        )
+        SELECT pg_notify('\(Outbox.channel)', '') FROM added
+        """
+    typealias Row = ()
+    let roomID: Int64
+    let event: String?
+    let fanout: String?
+    let topic: String?
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 4)
+        try bindings.append(roomID)
+        try bindings.append(event)
+        try bindings.append(fanout)
+        try bindings.append(topic)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {}
+}
+
+/// The relay's next batch, locked; other relays skip it.
+struct OutboxBatchStatement: PostgresPreparedStatement {
+    static let sql = """
+        SELECT o.id, coalesce(o.topic, 'chat-room/' || c.uid), o.event, o.fanout FROM messenger.outbox o
+        JOIN messenger.chat_room c ON c.id = o.chat_room_id
+        ORDER BY o.id LIMIT $1::integer FOR UPDATE OF o SKIP LOCKED
+        """
+    typealias Row = (Int64, String, String?, String?)
+    let limit: Int32
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 1)
+        try bindings.append(limit)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}

@@ -1,0 +1,201 @@
+import ArgumentParser
+import Foundation
+import ParleyMQTT
+
+/// `parley-load chat`: the end-to-end message pipeline. Members publish on `chat-in`, Parley
+/// stores each message and the other members receive its canonical event on the room topic;
+/// the offered rate steps up until p99 passes the goal. The baseline is the same generator
+/// through a plugin-less mosquitto that relays publishes directly (no storage).
+struct ChatBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "chat", abstract: "Messages/s through chat-in → storage → room topic, against a plain relay.")
+
+    @OptionGroup var target: TargetOptions
+    @Option(help: "Port of a plugin-less mosquitto for the baseline (anonymous; the same host).")
+    var baselinePort: Int
+    @Option(help: "Members per room.") var members = 2
+    @Option(help: "Rooms; senders take turns over all rooms.") var rooms = 50
+    @Option(help: "Offered rates to step through, messages/s.")
+    var rates = "250,500,1000,1500,2000,3000,4000,5000,6000,8000,10000,12000,15000,20000"
+    @Option(help: "Seconds each rate is offered.") var stepSeconds = 5
+    @Option(help: "The latency goal: a step with a higher p99 (ms) ends the ladder.") var p99Limit = 50.0
+    @Option(help: "Extra processes whose CPU the baseline reports, NAME=PID.") var baselineWatch: [String] = []
+    @Flag(help: "Only Parley's side (for profiling); no baseline, no ratio.") var skipBaseline = false
+
+    func validate() throws {
+        guard members >= 2, rooms >= 1, stepSeconds >= 1 else {
+            throw ValidationError("members must be at least 2, rooms and step-seconds positive")
+        }
+    }
+
+    func run() async throws {
+        let rates = try RateLadder.parse(self.rates)
+        let tag = BenchUsers.newTag()
+        let api = ParleyRESTClient(baseURL: target.api, caFile: target.caFile)
+        print("chat: \(rooms) rooms of \(members) members; setting up \(rooms * members) users...")
+        let users = try await BenchUsers.create(rooms * members, tag: tag, api: api)
+        let roomList = try await Self.makeRooms(users: users, members: members, rooms: rooms, tag: tag, api: api)
+        await api.shutdown()
+
+        let plan = RoomPlan(members: members, rooms: roomList)
+        let parleyClients = try await ChatClients(
+            host: target.mqttHost, port: target.mqttPort,
+            credentials: users.map { ($0.login.mqtt.clientId, $0.login.mqtt.username, $0.login.mqtt.password) },
+            topics: users.map { ["chat-room/\(plan.room(of: $0.index).uid)", "messenger-notifications/\($0.id)"] },
+            steps: rates.count + 1)
+        let baselineClients =
+            skipBaseline
+            ? nil
+            : try await ChatClients(
+                host: target.mqttHost, port: baselinePort,
+                credentials: users.map { ("load-\(tag)-\($0.index)", nil, nil) },
+                topics: users.map { ["chat-room/\(plan.room(of: $0.index).uid)"] }, steps: rates.count + 1)
+
+        let stepDuration = Duration.seconds(stepSeconds)
+        let parley = RateLadder(
+            rates: rates, stepDuration: stepDuration, p99Limit: p99Limit, cpu: try ProcessCPU(watch: target.watch))
+        let baseline = RateLadder(
+            rates: rates, stepDuration: stepDuration, p99Limit: p99Limit, cpu: try ProcessCPU(watch: baselineWatch))
+        let unit = "msg/s"
+        print("baseline: plugin-less mosquitto relaying chat-room publishes")
+        let base = try await baseline.climb(label: "baseline", unit: unit, rates: skipBaseline ? [] : nil) {
+            rate, index in
+            try await plan.step(
+                rate: rate, step: index + 1, duration: stepDuration, clients: baselineClients!, direct: true,
+                warmUp: index == 0)
+        }
+        print("parley: chat-in -> ingest -> PostgreSQL -> outbox -> room topic")
+        let subject = try await parley.climb(label: "parley", unit: unit) { rate, index in
+            try await plan.step(
+                rate: rate, step: index + 1, duration: stepDuration, clients: parleyClients, direct: false,
+                warmUp: index == 0)
+        }
+        await parleyClients.shutdown()
+        await baselineClients?.shutdown()
+        let result = ScenarioResult(
+            scenario: "chat-\(members)", title: "Chat pipeline, rooms of \(members) (\(rooms) rooms)",
+            subject: subject, baseline: base,
+            notes: [
+                "latency: intended send time to the canonical event at every other member (open loop)",
+                "a step passes with p99 <= \(p99Limit) ms and every message delivered",
+            ])
+        try result.write(to: target.output)
+        print(
+            "chat-\(members): parley \(Int(subject.best?.achievedRate ?? 0)) msg/s, baseline "
+                + "\(Int(base.best?.achievedRate ?? 0)) msg/s, ratio \(result.ratio.map { String(format: "%.3f", $0) } ?? "-")"
+        )
+    }
+
+    /// Rooms of two are direct rooms; larger ones are created with their members.
+    static func makeRooms(users: [BenchUser], members: Int, rooms: Int, tag: String, api: ParleyRESTClient)
+        async throws -> [API.Room]
+    {
+        try await withThrowingTaskGroup(of: (Int, API.Room).self) { group in
+            for room in 0..<rooms {
+                let owner = users[room * members]
+                let others = users[(room * members + 1)..<((room + 1) * members)]
+                group.addTask {
+                    if members == 2 {
+                        return (
+                            room,
+                            try await api.call(
+                                .PUT, "/v1/rooms/direct/\(others.first!.id)", token: owner.login.accessToken,
+                                json: [:], as: API.Room.self)
+                        )
+                    }
+                    let body: [String: Any] = [
+                        "name": "Load \(tag) \(room)",
+                        "members": others.map { ["userId": $0.id, "role": "writer"] },
+                        "firstMessage": ["content": "Welcome", "uid": "welcome-\(tag)-\(room)"],
+                    ]
+                    return (
+                        room,
+                        try await api.call(
+                            .POST, "/v1/rooms", token: owner.login.accessToken, json: body, as: API.Room.self)
+                    )
+                }
+            }
+            var result: [Int: API.Room] = [:]
+            for try await (index, room) in group { result[index] = room }
+            return (0..<rooms).map { result[$0]! }
+        }
+    }
+}
+
+/// Who is in which room, and how one rate step is offered and counted.
+struct RoomPlan: Sendable {
+    let members: Int
+    let rooms: [API.Room]
+
+    func room(of user: Int) -> API.Room { rooms[user / members] }
+
+    /// Offers `rate` for `duration`, then waits (up to 5 s) for the deliveries.
+    ///
+    /// - Parameter direct: publish the finished event on the room topic (the baseline relay)
+    ///   instead of client input on `chat-in`.
+    func step(rate: Double, step: Int, duration: Duration, clients: ChatClients, direct: Bool, warmUp: Bool)
+        async throws -> RateLadder.Outcome
+    {
+        if warmUp {
+            // Connections, statements and caches warm up outside the figures (step 0).
+            _ = await offer(rate: min(rate, 200), step: 0, duration: .seconds(2), clients: clients, direct: direct)
+            try await Task.sleep(for: .seconds(1))
+        }
+        let sent = await offer(rate: rate, step: step, duration: duration, clients: clients, direct: direct)
+        let recorder = clients.recorders[step]
+        let expected = sent * (members - 1)
+        let deadline = Clock.nanoseconds() + 5_000_000_000
+        while recorder.count < UInt64(expected), Clock.nanoseconds() < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        // Lets the queues behind the room topic (fan-out, pushes) settle before the next step.
+        try await Task.sleep(for: .seconds(1))
+        return RateLadder.Outcome(
+            expected: sent, completed: Int(recorder.count) / (members - 1), errors: recorder.failureCount,
+            latency: recorder.summary())
+    }
+
+    private func offer(rate: Double, step: Int, duration: Duration, clients: ChatClients, direct: Bool) async -> Int {
+        let recorder = clients.recorders[step]
+        return await OpenLoop.run(rate: rate, duration: duration) { index, intended in
+            let room = index % rooms.count
+            let sender = room * members + (index / rooms.count) % members
+            let uid = SendStamp.uid(step: step, sender: sender, intended: intended, index: index)
+            let payload =
+                direct ? Self.event(room: rooms[room], sender: sender, uid: uid) : Self.input(rooms[room], uid)
+            do {
+                try await clients.clients[sender].publish(
+                    topic: (direct ? "chat-room/" : "chat-in/") + rooms[room].uid, payload: payload, qos: 1)
+            } catch {
+                recorder.recordFailure()
+            }
+        }
+    }
+
+    static let content = "Load test message: the quick brown fox jumps over the lazy dog."
+
+    /// What a client publishes on `chat-in`.
+    static func input(_ room: API.Room, _ uid: String) -> [UInt8] {
+        Array(
+            #"{"type":"new-message-notification","data":{"chatRoomId":\#(room.id),"content":"\#(content)","uid":"\#(uid)"},"hash":"\#(uid)"}"#
+                .utf8)
+    }
+
+    /// An event shaped like Parley's canonical one, for the relay baseline.
+    static func event(room: API.Room, sender: Int, uid: String) -> [UInt8] {
+        Array(
+            #"{"data":{"chatRoomId":\#(room.id),"chatRoomUid":"\#(room.uid)","content":"\#(content)","createdAt":"2026-11-22T05:00:00.000Z","id":1,"sentById":\#(sender),"seq":1,"uid":"\#(uid)"},"hash":"0123456789abcdef0123456789abcdef","type":"new-message-notification"}"#
+                .utf8)
+    }
+}
+
+/// Where Parley runs and what to report.
+struct TargetOptions: ParsableArguments {
+    @Option(help: "Parley's public HTTPS URL.") var api = "https://localhost:8443"
+    @Option(help: "CA certificate (PEM) of the server's certificate.") var caFile: String?
+    @Option(help: "MQTT broker host (with Parley's plugin).") var mqttHost = "127.0.0.1"
+    @Option(help: "MQTT broker port (plain TCP on loopback).") var mqttPort = 1883
+    @Option(help: "Processes whose CPU time is reported, NAME=PID (descendants included).")
+    var watch: [String] = []
+    @Option(help: "Write the JSON result here.") var output: String?
+}

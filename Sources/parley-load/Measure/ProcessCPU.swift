@@ -1,0 +1,63 @@
+import Foundation
+
+/// CPU time (user + system) of named processes and their descendants, from `/proc`: the cost
+/// side of a figure, per process involved.
+struct ProcessCPU: Sendable {
+    /// Name → root process id (PostgreSQL's postmaster counts with its backends).
+    let roots: [(name: String, pid: Int32)]
+
+    init(watch: [String]) throws {
+        roots = try watch.map { entry in
+            let parts = entry.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, let pid = Int32(parts[1]) else {
+                throw LoadError("--watch takes NAME=PID, not \(entry)")
+            }
+            return (String(parts[0]), pid)
+        }
+    }
+
+    /// Seconds of CPU each watched process tree has used so far; this process is `parley-load`.
+    func sample() -> [String: Double] {
+        let table = Self.processTable()
+        var result: [String: Double] = ["parley-load": table[getpid()]?.seconds ?? 0]
+        for (name, pid) in roots {
+            var total = 0.0
+            var queue = [pid]
+            while let next = queue.popLast() {
+                total += table[next]?.seconds ?? 0
+                queue += table.filter { $0.value.parent == next }.map(\.key)
+            }
+            result[name, default: 0] += total
+        }
+        return result
+    }
+
+    /// CPU seconds per operation between two samples.
+    static func perOperation(from start: [String: Double], to end: [String: Double], operations: Int) -> [String:
+        Double]
+    {
+        guard operations > 0 else { return [:] }
+        return end.reduce(into: [:]) { result, entry in
+            result[entry.key] = (entry.value - (start[entry.key] ?? 0)) / Double(operations)
+        }
+    }
+
+    private static func processTable() -> [Int32: (parent: Int32, seconds: Double)] {
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        var table: [Int32: (Int32, Double)] = [:]
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        for entry in entries {
+            guard let pid = Int32(entry),
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
+            // Fields after "(comm)": state ppid ... utime(14) stime(15), counted from 1.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 13, let parent = Int32(fields[1]), let user = Double(fields[11]),
+                let system = Double(fields[12])
+            else { continue }
+            table[pid] = (parent, (user + system) / ticks)
+        }
+        return table
+    }
+}

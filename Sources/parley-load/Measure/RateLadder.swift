@@ -1,0 +1,114 @@
+import Foundation
+
+/// Steps the offered rate up until the latency goal or delivery fails, and keeps every step:
+/// the highest passing step is the sustained figure.
+struct RateLadder: Sendable {
+    let rates: [Double]
+    let stepDuration: Duration
+    /// A step passes when p99 stays at or under this, in milliseconds, and nothing was lost.
+    let p99Limit: Double
+    let cpu: ProcessCPU
+
+    /// What one step produced.
+    struct Outcome: Sendable {
+        /// Operations that should have completed (messages offered, requests sent).
+        var expected: Int
+        var completed: Int
+        var errors: Int
+        var latency: LatencySummary
+    }
+
+    /// - Parameter rates: instead of the ladder's own (none skips this side).
+    func climb(
+        label: String, unit: String, rates: [Double]? = nil,
+        step: (_ rate: Double, _ index: Int) async throws -> Outcome
+    ) async throws -> Measurement {
+        var steps: [StepResult] = []
+        for (index, rate) in (rates ?? self.rates).enumerated() {
+            let before = cpu.sample()
+            let started = Clock.nanoseconds()
+            let outcome = try await step(rate, index)
+            let elapsed = Double(Clock.nanoseconds() - started) / 1e9
+            let result = StepResult(
+                offeredRate: rate, achievedRate: Double(outcome.completed) / seconds(stepDuration),
+                expected: outcome.expected, completed: outcome.completed, errors: outcome.errors,
+                latency: outcome.latency,
+                cpuSecondsPerOperation: ProcessCPU.perOperation(
+                    from: before, to: cpu.sample(), operations: outcome.completed),
+                passed: outcome.errors == 0 && outcome.completed >= outcome.expected && outcome.latency.p99 <= p99Limit)
+            steps.append(result)
+            let lost = max(0, outcome.expected - outcome.completed)
+            print(
+                "  \(label): \(fixed(rate, 0)) \(unit) offered, \(fixed(result.achievedRate, 0)) achieved; "
+                    + "p50 \(fixed(result.latency.p50)) p99 \(fixed(result.latency.p99)) "
+                    + "p99.9 \(fixed(result.latency.p999)) ms; lost \(lost), errors \(outcome.errors) "
+                    + "(\(fixed(elapsed, 1)) s)\(result.passed ? "" : " <- over the goal")")
+            if !result.passed { break }
+        }
+        return Measurement(label: label, unit: unit, p99Limit: p99Limit, steps: steps)
+    }
+
+    private func fixed(_ value: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f", value) }
+
+    func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// `a,b,c` → rates.
+    static func parse(_ list: String) throws -> [Double] {
+        let rates = list.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard !rates.isEmpty, rates.allSatisfy({ $0 > 0 }) else { throw LoadError("rates must be positive numbers") }
+        return rates
+    }
+}
+
+/// One offered rate and what came of it.
+struct StepResult: Codable, Sendable {
+    var offeredRate: Double
+    var achievedRate: Double
+    var expected: Int
+    var completed: Int
+    var errors: Int
+    var latency: LatencySummary
+    var cpuSecondsPerOperation: [String: Double]
+    var passed: Bool
+}
+
+/// The steps of one side (Parley or its baseline); ``best`` is its sustained figure.
+struct Measurement: Codable, Sendable {
+    var label: String
+    var unit: String
+    var p99Limit: Double
+    var steps: [StepResult]
+
+    var best: StepResult? { steps.filter(\.passed).max { $0.achievedRate < $1.achievedRate } }
+}
+
+/// A scenario's JSON result: Parley, its baseline in the same run, and their ratio.
+struct ScenarioResult: Codable, Sendable {
+    var scenario: String
+    var title: String
+    var subject: Measurement
+    var baseline: Measurement
+    /// Parley's sustained figure over the baseline's.
+    var ratio: Double?
+    var notes: [String]
+
+    init(scenario: String, title: String, subject: Measurement, baseline: Measurement, notes: [String] = []) {
+        self.scenario = scenario
+        self.title = title
+        self.subject = subject
+        self.baseline = baseline
+        self.notes = notes
+        if let parley = subject.best?.achievedRate, let base = baseline.best?.achievedRate, base > 0 {
+            ratio = parley / base
+        }
+    }
+
+    func write(to path: String?) throws {
+        guard let path else { return }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(self).write(to: URL(fileURLWithPath: path))
+    }
+}

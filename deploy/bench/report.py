@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Merges scenario results into deploy/bench/results/latest.json and renders latest.md.
+
+Each scenario's JSON has a subject (Parley) and a baseline, each either a rate ladder
+(steps; the best passing step is the figure) or a single value. A scenario run again
+replaces its earlier entry; the others stay, each with the date and machine of its run.
+"""
+import argparse, datetime, json, os
+
+ORDER = ["chat-2", "chat-100", "rest-rooms", "rest-messages", "connect-storm", "fanout", "memory-serve", "memory-broker"]
+
+
+def figure(side):
+    """The side's figure and the step it came from (None for single values)."""
+    steps = side.get("steps")
+    if steps is None:
+        return side.get("value"), None
+    passed = [s for s in steps if s["passed"]]
+    if not passed:
+        return 0, None
+    best = max(passed, key=lambda s: s["achievedRate"])
+    return best["achievedRate"], best
+
+
+def number(value, unit):
+    if value is None:
+        return "–"
+    if unit in ("MiB", "KiB/conn", "s"):
+        return f"{value:,.2f} {unit}" if value < 100 else f"{value:,.0f} {unit}"
+    return f"{value:,.0f} {unit}"
+
+
+def latency(step):
+    if not step:
+        return "–"
+    lat = step["latency"]
+    return f"{lat['p50']:.2f} / {lat['p99']:.2f} / {lat['p999']:.2f}"
+
+
+def cpu(step):
+    if not step or not step.get("cpuSecondsPerOperation"):
+        return ""
+    parts = sorted(step["cpuSecondsPerOperation"].items(), key=lambda kv: -kv[1])
+    return ", ".join(f"{name} {seconds * 1e6:,.0f}" for name, seconds in parts if seconds > 0)
+
+
+def render(entries):
+    lines = [
+        "# Latest benchmark results",
+        "",
+        "Written by `deploy/bench/run`; each row is the newest run of its scenario. Throughput is the",
+        "highest offered rate whose p99 stayed within the goal with nothing lost (open loop, latency",
+        "from the intended send time). Ratio: Parley over its baseline in the same run (for memory and",
+        "fan-out time, where less is better, baseline over Parley).",
+        "",
+        "| scenario | Parley | baseline | ratio | Parley p50 / p99 / p99.9 ms | baseline p50 / p99 / p99.9 ms | run |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    details = []
+    names = sorted(entries, key=lambda n: ORDER.index(n) if n in ORDER else len(ORDER))
+    for name in names:
+        entry = entries[name]
+        unit = entry["subject"]["unit"]
+        subject, subject_step = figure(entry["subject"])
+        base, base_step = figure(entry["baseline"])
+        ratio = entry.get("ratio")
+        lines.append(
+            f"| **{entry['title']}** | {number(subject, unit)} | {number(base, entry['baseline']['unit'])} | "
+            f"{'–' if ratio is None else f'{ratio:.2f}'} | {latency(subject_step)} | {latency(base_step)} | "
+            f"{entry['date']} |")
+        notes = list(entry.get("notes", []))
+        if cpu(subject_step):
+            notes.append(f"CPU µs per operation, Parley side: {cpu(subject_step)}")
+        if cpu(base_step):
+            notes.append(f"CPU µs per operation, baseline side: {cpu(base_step)}")
+        details.append((entry["title"], entry["machine"], notes))
+    lines += ["", "## Notes per scenario", ""]
+    for title, machine, notes in details:
+        lines.append(f"- **{title}** ({machine})")
+        lines += [f"  - {note}" for note in notes]
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--machine", required=True)
+    parser.add_argument("--results", required=True, help="directory of this run's scenario JSON files")
+    parser.add_argument("--into", required=True, help="deploy/bench/results")
+    args = parser.parse_args()
+    latest_path = os.path.join(args.into, "latest.json")
+    entries = {}
+    if os.path.exists(latest_path):
+        with open(latest_path) as f:
+            entries = json.load(f)["scenarios"]
+    today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    for file in sorted(os.listdir(args.results)):
+        if not file.endswith(".json"):
+            continue
+        with open(os.path.join(args.results, file)) as f:
+            result = json.load(f)
+        result["date"] = today
+        result["machine"] = args.machine
+        entries[result["scenario"]] = result
+    with open(latest_path, "w") as f:
+        json.dump({"scenarios": entries}, f, indent=2, sort_keys=True)
+        f.write("\n")
+    with open(os.path.join(args.into, "latest.md"), "w") as f:
+        f.write(render(entries))
+    print(render(entries))
+
+
+if __name__ == "__main__":
+    main()
