@@ -19,6 +19,14 @@ extension MQTTClient {
         }
     }
 
+    /// Hands a message to the broker without waiting for its acknowledgement (libmosquitto
+    /// still completes QoS 1): for senders whose proof of delivery is elsewhere, such as a
+    /// load generator that watches the recipients.
+    public func publishWithoutWaiting(topic: String, payload: [UInt8], qos: Int = 1) throws {
+        let mid = try send(topic: topic, payload: payload, qos: qos, messageExpiry: nil)
+        state.withLock { $0.ignore(mid) }
+    }
+
     /// Publishes messages at QoS 1 in this order (MQTT keeps one connection's order) and
     /// waits for all their acknowledgements together rather than one round trip each.
     public func publish(batch: [(topic: String, payload: [UInt8])], messageExpiry: Duration? = nil) async throws {

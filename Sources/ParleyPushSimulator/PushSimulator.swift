@@ -28,11 +28,13 @@ public final class PushSimulator: Sendable {
         public var fcmProjectID: String
         /// Added before every answer (a provider's round trip).
         public var latency: Duration
+        /// Port on 127.0.0.1; 0 picks a free one.
+        public var port: Int
 
         public init(
             certificatePath: String, keyPath: String, apnsKey: P256.Signing.PublicKey, apnsKeyID: String,
             apnsTeamID: String, apnsTopic: String, fcmKey: _RSA.Signing.PublicKey, fcmClientEmail: String,
-            fcmProjectID: String, latency: Duration = .zero
+            fcmProjectID: String, latency: Duration = .zero, port: Int = 0
         ) {
             self.certificatePath = certificatePath
             self.keyPath = keyPath
@@ -44,6 +46,7 @@ public final class PushSimulator: Sendable {
             self.fcmClientEmail = fcmClientEmail
             self.fcmProjectID = fcmProjectID
             self.latency = latency
+            self.port = port
         }
     }
 
@@ -86,7 +89,8 @@ public final class PushSimulator: Sendable {
         let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
         let application = Application(
             router: router, server: try .http2Upgrade(tlsConfiguration: tls),
-            configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "push-simulator"),
+            configuration: .init(
+                address: .hostname("127.0.0.1", port: configuration.port), serverName: "push-simulator"),
             onServerRunning: { channel in ready.continuation.yield(channel.localAddress?.port ?? 0) },
             logger: logger)
         let group = ServiceGroup(

@@ -78,8 +78,9 @@ struct ChatBenchmark: AsyncParsableCommand {
             notes: [
                 "latency: intended send time to the canonical event at every other member (open loop)",
                 "a step passes with p99 <= \(p99Limit) ms and every message delivered",
+                "ratio: Parley's sustained messages/s over the plain relay's (higher is better)",
             ])
-        try result.write(to: target.output)
+        try result.write(to: target.outputDirectory("chat-\(members)"))
         print(
             "chat-\(members): parley \(Int(subject.best?.achievedRate ?? 0)) msg/s, baseline "
                 + "\(Int(base.best?.achievedRate ?? 0)) msg/s, ratio \(result.ratio.map { String(format: "%.3f", $0) } ?? "-")"
@@ -164,7 +165,8 @@ struct RoomPlan: Sendable {
             let payload =
                 direct ? Self.event(room: rooms[room], sender: sender, uid: uid) : Self.input(rooms[room], uid)
             do {
-                try await clients.clients[sender].publish(
+                // QoS 1 as apps publish; the proof of delivery is the event coming back.
+                try clients.clients[sender].publishWithoutWaiting(
                     topic: (direct ? "chat-room/" : "chat-in/") + rooms[room].uid, payload: payload, qos: 1)
             } catch {
                 recorder.recordFailure()
@@ -197,5 +199,5 @@ struct TargetOptions: ParsableArguments {
     @Option(help: "MQTT broker port (plain TCP on loopback).") var mqttPort = 1883
     @Option(help: "Processes whose CPU time is reported, NAME=PID (descendants included).")
     var watch: [String] = []
-    @Option(help: "Write the JSON result here.") var output: String?
+    @Option(help: "Write the JSON result here (a directory: one NAME.json per scenario).") var output: String?
 }

@@ -121,9 +121,7 @@ struct PushBenchmark: AsyncParsableCommand {
     static func baseline(
         jobs: [PushJob], concurrency: Int, simulator: PushSimulator, certificate: String, key: P256.Signing.PrivateKey
     ) async throws -> Figures {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.trustRoots = .file(certificate)
-        let client = HTTPClient(configuration: HTTPClient.Configuration(tlsConfiguration: tls))
+        let client = try bareClient(certificate: certificate)
         let token = try bareProviderToken(key: key)
         let body = ByteBuffer(string: #"{"aps":{"alert":{"title":"Bench room","body":"Ada: message"},"badge":1}}"#)
         let url = simulator.baseURL
@@ -140,6 +138,13 @@ struct PushBenchmark: AsyncParsableCommand {
         }
         try await client.shutdown()
         return figures
+    }
+
+    /// An AsyncHTTPClient trusting the local server's certificate, as Parley's own client does.
+    static func bareClient(certificate: String) throws -> HTTPClient {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .file(certificate)
+        return HTTPClient(configuration: HTTPClient.Configuration(tlsConfiguration: tls))
     }
 
     static func bareProviderToken(key: P256.Signing.PrivateKey) throws -> String {

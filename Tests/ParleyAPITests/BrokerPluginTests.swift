@@ -318,6 +318,22 @@ struct BrokerPluginTests {
             let typing = try #require(await envelope(listener, type: "creating-message-info"))
             #expect((typing["data"] as? [String: Any])?["userId"] as? Int == Int(userID(users[0])))
             #expect((typing["data"] as? [String: Any])?["time"] as? String == "2026-11-22T00:00:00.000Z")
+
+            // A burst into one room is stored in its order (one lane per room), seq by seq.
+            for index in 0..<20 {
+                try writer.publishWithoutWaiting(
+                    topic: "chat-in/\(uid)",
+                    payload: Array(
+                        #"{"type":"new-message-notification","data":{"content":"burst","uid":"b-\#(index)"},"hash":"b\#(index)"}"#
+                            .utf8))
+            }
+            var burst: [(uid: String, seq: Int)] = []
+            while burst.count < 20, let event = await envelope(listener, type: "new-message-notification") {
+                let data = event["data"] as? [String: Any] ?? [:]
+                burst.append((data["uid"] as? String ?? "", data["seq"] as? Int ?? 0))
+            }
+            #expect(burst.map(\.uid) == (0..<20).map { "b-\($0)" })
+            #expect(burst.map(\.seq) == Array(3..<23))
             for client in [writer, listener, reader] { await client.shutdown() }
         }
         await broker.stop()

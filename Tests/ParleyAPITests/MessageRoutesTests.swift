@@ -50,6 +50,30 @@ struct MessageRoutesTests {
         }
     }
 
+    @Test func concurrentRetriesOfOneUIDStoreItOnceAndAllGetIt() async throws {
+        try await AccountsHarness.make().run { client in
+            let (id, users) = try await client.roomOfThree()
+            let sender = token(users[1])
+            let answers = try await withThrowingTaskGroup(of: (HTTPResponse.Status, String).self) { group in
+                for _ in 0..<12 {
+                    group.addTask {
+                        let answer = try await client.json(
+                            .post, "/v1/rooms/\(id)/messages", token: sender,
+                            body: #"{"content":"once","uid":"race-1"}"#)
+                        return (answer.status, answer.text)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            // One send stored it; every other one, racing or late, answers with the same message.
+            #expect(answers.filter { $0.0 == .created }.count == 1)
+            #expect(answers.filter { $0.0 == .ok }.count == 11)
+            #expect(Set(answers.map(\.1)).count == 1)
+            let history = try await client.json(.get, "/v1/rooms/\(id)/messages", token: sender)
+            #expect((history.json["messages"] as? [[String: Any]])?.count == 2)
+        }
+    }
+
     @Test func historyPagesInAscendingOrder() async throws {
         try await AccountsHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()

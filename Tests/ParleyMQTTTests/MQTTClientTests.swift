@@ -1,8 +1,9 @@
 import Foundation
 import ParleyCore
-import ParleyMQTT
 import ParleyTestSupport
 import Testing
+
+@testable import ParleyMQTT
 
 struct MQTTClientTests {
     func connectedClient(_ services: TestServices? = nil, tls: Bool = false) async throws -> MQTTClient {
@@ -40,6 +41,34 @@ struct MQTTClientTests {
         let message = try await next(subscriber)
         #expect(message?.payload == Array("fire and forget".utf8))
         #expect(message?.qos == 0)
+        await subscriber.shutdown()
+        await publisher.shutdown()
+    }
+
+    @Test func aBatchArrivesInItsOrderAndReturnsWhenTheBrokerAcknowledgedAll() async throws {
+        let (subscriber, publisher) = (try await connectedClient(), try await connectedClient())
+        let topic = topic()
+        try await subscriber.subscribe(topic, qos: 1)
+        let batch = (0..<200).map { (topic: topic, payload: Array("event \($0)".utf8)) }
+        try await publisher.publish(batch: batch, messageExpiry: .seconds(60))
+        let inbox = MessageInbox.of(subscriber)
+        var received: [String] = []
+        while received.count < batch.count, let message = await inbox.next(within: .seconds(5)) {
+            received.append(String(decoding: message.payload, as: UTF8.self))
+        }
+        #expect(received == (0..<200).map { "event \($0)" })
+        await subscriber.shutdown()
+        await publisher.shutdown()
+    }
+
+    @Test func publishingWithoutWaitingStillDeliversAtQoS1() async throws {
+        let (subscriber, publisher) = (try await connectedClient(), try await connectedClient())
+        let topic = topic()
+        try await subscriber.subscribe(topic, qos: 1)
+        try publisher.publishWithoutWaiting(topic: topic, payload: Array("no wait".utf8), qos: 1)
+        let message = try await next(subscriber)
+        #expect(message?.payload == Array("no wait".utf8))
+        #expect(message?.qos == 1)
         await subscriber.shutdown()
         await publisher.shutdown()
     }
@@ -123,5 +152,15 @@ struct MQTTClientTests {
         await subscriber.shutdown()
         await publisher.shutdown()
         try await services.shutdown()
+    }
+
+    @Test func ingestLanesAreStablePerTopicAndSpreadRooms() {
+        let topics = (0..<1000).map { "chat-in/room-\($0)-aaaaaaaaaaaaaaaa" }
+        let lanes = topics.map { IngestConsumer.lane(of: $0, among: 16) }
+        #expect(lanes == topics.map { IngestConsumer.lane(of: $0, among: 16) })
+        #expect(lanes.allSatisfy { (0..<16).contains($0) })
+        // Every lane gets a share: no lane idles while another queues.
+        #expect(Set(lanes).count == 16)
+        #expect(Dictionary(grouping: lanes, by: { $0 }).values.allSatisfy { $0.count > 30 })
     }
 }

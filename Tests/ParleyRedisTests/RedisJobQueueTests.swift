@@ -1,10 +1,11 @@
 import Foundation
 import ParleyCore
-import ParleyRedis
 import ParleyTestSupport
 import ServiceLifecycle
 import Synchronization
 import Testing
+
+@testable import ParleyRedis
 
 struct RedisJobQueueTests {
     func queue(maxAttempts: Int = 3, visibility: Duration = .milliseconds(300), concurrency: Int = 1) throws
@@ -29,6 +30,40 @@ struct RedisJobQueueTests {
         while await !done() && ContinuousClock.now - start < limit { try await Task.sleep(for: .milliseconds(20)) }
         await group.triggerGracefulShutdown()
         try await running.value
+    }
+
+    @Test func jobsAddedTogetherAreAllQueuedInOrder() async throws {
+        let queue = try queue()
+        try await queue.enqueue(contentsOf: (0..<50).map { "batch-\($0)" })
+        #expect(try await queue.depth() == 50)
+        let seen = Recorder()
+        try await consume(
+            queue, consumers: [JobConsumer(queue: queue, consumer: "c0", logger: .quiet) { seen.add($0) }],
+            until: { seen.values.count == 50 })
+        #expect(seen.values == (0..<50).map { "batch-\($0)" })
+    }
+
+    @Test func aPipelineAnswersEachCommandInOrderWithErrorsInPlace() async throws {
+        let pool = RedisConnectionPool(configuration: try TestServices.shared().redis(), logger: .quiet)
+        let key = "test-pipeline-\(UUID().uuidString.prefix(8))"
+        let results = try await pool.pipeline([
+            ["SET", key, "7"], ["INCR", key], ["HGET", key, "field"], ["GET", key], ["DEL", key],
+        ])
+        #expect(results.count == 5)
+        #expect(try results[1].get().integer == 8)
+        // The wrong-type error is the third command's answer alone; the rest go on.
+        #expect(throws: RedisError.self) { try results[2].get() }
+        #expect(try results[3].get().string == "8")
+        #expect(try results[4].get().integer == 1)
+        // The connection is still good for the next caller.
+        #expect(try await pool.send("PING").string == "PONG")
+    }
+
+    @Test func housekeepingIsDueFirstAndThenOncePerInterval() {
+        var housekeeping = Housekeeping(interval: .seconds(1))
+        let start = ContinuousClock.now
+        let answers = [0, 500, 1001, 1500].map { housekeeping.isDue(now: start + .milliseconds($0)) }
+        #expect(answers == [true, false, true, false])
     }
 
     @Test func everyJobIsHandledAndAcknowledged() async throws {

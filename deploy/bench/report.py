@@ -27,6 +27,8 @@ def number(value, unit):
         return "–"
     if unit in ("MiB", "KiB/conn", "s"):
         return f"{value:,.2f} {unit}" if value < 100 else f"{value:,.0f} {unit}"
+    if value < 100:
+        return f"{value:,.1f} {unit}"
     return f"{value:,.0f} {unit}"
 
 
@@ -37,10 +39,11 @@ def latency(step):
     return f"{lat['p50']:.2f} / {lat['p99']:.2f} / {lat['p999']:.2f}"
 
 
-def cpu(step):
-    if not step or not step.get("cpuSecondsPerOperation"):
+def cpu(source):
+    """CPU µs per operation of each process, from a ladder's step or a single-value side."""
+    if not source or not source.get("cpuSecondsPerOperation"):
         return ""
-    parts = sorted(step["cpuSecondsPerOperation"].items(), key=lambda kv: -kv[1])
+    parts = sorted(source["cpuSecondsPerOperation"].items(), key=lambda kv: -kv[1])
     return ", ".join(f"{name} {seconds * 1e6:,.0f}" for name, seconds in parts if seconds > 0)
 
 
@@ -48,10 +51,10 @@ def render(entries):
     lines = [
         "# Latest benchmark results",
         "",
-        "Written by `deploy/bench/run`; each row is the newest run of its scenario. Throughput is the",
-        "highest offered rate whose p99 stayed within the goal with nothing lost (open loop, latency",
-        "from the intended send time). Ratio: Parley over its baseline in the same run (for memory and",
-        "fan-out time, where less is better, baseline over Parley).",
+        "Written by `deploy/bench/run`; each row is the newest run of its scenario. A rate is the",
+        "highest offered rate whose p99 stayed within the goal with nothing lost (open loop: latency",
+        "counts from the intended send time). The baseline ran in the same run on the same machine;",
+        "each scenario's notes say how its ratio reads.",
         "",
         "| scenario | Parley | baseline | ratio | Parley p50 / p99 / p99.9 ms | baseline p50 / p99 / p99.9 ms | run |",
         "|---|---|---|---|---|---|---|",
@@ -69,10 +72,12 @@ def render(entries):
             f"{'–' if ratio is None else f'{ratio:.2f}'} | {latency(subject_step)} | {latency(base_step)} | "
             f"{entry['date']} |")
         notes = list(entry.get("notes", []))
-        if cpu(subject_step):
-            notes.append(f"CPU µs per operation, Parley side: {cpu(subject_step)}")
-        if cpu(base_step):
-            notes.append(f"CPU µs per operation, baseline side: {cpu(base_step)}")
+        subject_cpu = cpu(subject_step or entry["subject"])
+        base_cpu = cpu(base_step or entry["baseline"])
+        if subject_cpu:
+            notes.append(f"CPU µs per operation, Parley side: {subject_cpu}")
+        if base_cpu:
+            notes.append(f"CPU µs per operation, baseline side: {base_cpu}")
         details.append((entry["title"], entry["machine"], notes))
     lines += ["", "## Notes per scenario", ""]
     for title, machine, notes in details:

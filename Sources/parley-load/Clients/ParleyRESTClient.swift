@@ -61,6 +61,11 @@ enum API {
         let id: Int64
     }
 
+    /// Any answer with an id (a stored message).
+    struct Identified: Decodable, Sendable {
+        let id: Int64
+    }
+
     struct MQTTCredentials: Decodable, Sendable {
         let clientId: String
         let username: String

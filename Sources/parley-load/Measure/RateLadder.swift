@@ -74,14 +74,31 @@ struct StepResult: Codable, Sendable {
     var passed: Bool
 }
 
-/// The steps of one side (Parley or its baseline); ``best`` is its sustained figure.
+/// One side (Parley or its baseline): a rate ladder, whose ``best`` step is its sustained
+/// figure, or a single value (a time, a size).
 struct Measurement: Codable, Sendable {
     var label: String
     var unit: String
-    var p99Limit: Double
-    var steps: [StepResult]
+    var p99Limit: Double?
+    var steps: [StepResult]?
+    var value: Double?
+    var cpuSecondsPerOperation: [String: Double]?
 
-    var best: StepResult? { steps.filter(\.passed).max { $0.achievedRate < $1.achievedRate } }
+    init(label: String, unit: String, p99Limit: Double, steps: [StepResult]) {
+        self.label = label
+        self.unit = unit
+        self.p99Limit = p99Limit
+        self.steps = steps
+    }
+
+    init(label: String, unit: String, value: Double, cpuSecondsPerOperation: [String: Double]? = nil) {
+        self.label = label
+        self.unit = unit
+        self.value = value
+        self.cpuSecondsPerOperation = cpuSecondsPerOperation
+    }
+
+    var best: StepResult? { steps?.filter(\.passed).max { $0.achievedRate < $1.achievedRate } }
 }
 
 /// A scenario's JSON result: Parley, its baseline in the same run, and their ratio.
@@ -103,6 +120,16 @@ struct ScenarioResult: Codable, Sendable {
         if let parley = subject.best?.achievedRate, let base = baseline.best?.achievedRate, base > 0 {
             ratio = parley / base
         }
+    }
+
+    /// - Parameter ratio: for single values, defined by the scenario (its notes say how).
+    init(scenario: String, title: String, subject: Measurement, baseline: Measurement, ratio: Double, notes: [String]) {
+        self.scenario = scenario
+        self.title = title
+        self.subject = subject
+        self.baseline = baseline
+        self.ratio = ratio
+        self.notes = notes
     }
 
     func write(to path: String?) throws {
