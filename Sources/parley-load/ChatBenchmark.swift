@@ -38,32 +38,35 @@ struct ChatBenchmark: AsyncParsableCommand {
         await api.shutdown()
 
         let plan = RoomPlan(members: members, rooms: roomList)
+        // A recorder per step: the warm-up, the ladder and its two refinements.
+        let steps = rates.count + 3
+        let stepDuration = Duration.seconds(stepSeconds)
+        let unit = "msg/s"
+        // One side's clients at a time: libmosquitto watches its sockets with select(), which
+        // cannot see descriptors past 1023 (about 340 clients per process).
+        var base = Measurement(label: "baseline", unit: unit, p99Limit: p99Limit, steps: [])
+        if !skipBaseline {
+            let baselineClients = try await ChatClients(
+                host: target.mqttHost, port: baselinePort,
+                credentials: users.map { ("load-\(tag)-\($0.index)", nil, nil) },
+                topics: users.map { ["chat-room/\(plan.room(of: $0.index).uid)"] }, steps: steps)
+            let baseline = RateLadder(
+                rates: rates, stepDuration: stepDuration, p99Limit: p99Limit, cpu: try ProcessCPU(watch: baselineWatch))
+            print("baseline: plugin-less mosquitto relaying chat-room publishes")
+            base = try await baseline.climb(label: "baseline", unit: unit) { rate, index in
+                try await plan.step(
+                    rate: rate, step: index + 1, duration: stepDuration, clients: baselineClients, direct: true,
+                    warmUp: index == 0)
+            }
+            await baselineClients.shutdown()
+        }
         let parleyClients = try await ChatClients(
             host: target.mqttHost, port: target.mqttPort,
             credentials: users.map { ($0.login.mqtt.clientId, $0.login.mqtt.username, $0.login.mqtt.password) },
             topics: users.map { ["chat-room/\(plan.room(of: $0.index).uid)", "messenger-notifications/\($0.id)"] },
-            steps: rates.count + 1)
-        let baselineClients =
-            skipBaseline
-            ? nil
-            : try await ChatClients(
-                host: target.mqttHost, port: baselinePort,
-                credentials: users.map { ("load-\(tag)-\($0.index)", nil, nil) },
-                topics: users.map { ["chat-room/\(plan.room(of: $0.index).uid)"] }, steps: rates.count + 1)
-
-        let stepDuration = Duration.seconds(stepSeconds)
+            steps: steps)
         let parley = RateLadder(
             rates: rates, stepDuration: stepDuration, p99Limit: p99Limit, cpu: try ProcessCPU(watch: target.watch))
-        let baseline = RateLadder(
-            rates: rates, stepDuration: stepDuration, p99Limit: p99Limit, cpu: try ProcessCPU(watch: baselineWatch))
-        let unit = "msg/s"
-        print("baseline: plugin-less mosquitto relaying chat-room publishes")
-        let base = try await baseline.climb(label: "baseline", unit: unit, rates: skipBaseline ? [] : nil) {
-            rate, index in
-            try await plan.step(
-                rate: rate, step: index + 1, duration: stepDuration, clients: baselineClients!, direct: true,
-                warmUp: index == 0)
-        }
         print("parley: chat-in -> ingest -> PostgreSQL -> outbox -> room topic")
         let subject = try await parley.climb(label: "parley", unit: unit) { rate, index in
             try await plan.step(
@@ -71,7 +74,6 @@ struct ChatBenchmark: AsyncParsableCommand {
                 warmUp: index == 0)
         }
         await parleyClients.shutdown()
-        await baselineClients?.shutdown()
         let result = ScenarioResult(
             scenario: "chat-\(members)", title: "Chat pipeline, rooms of \(members) (\(rooms) rooms)",
             subject: subject, baseline: base,

@@ -101,7 +101,7 @@ struct FanoutBenchmark: AsyncParsableCommand {
                     + "\(members - 1) pushes at a local APNs-protocol server (answers at once); median of \(rounds)",
                 "baseline: one client publishes the same \(members) notifications to plugin-less mosquitto while "
                     + "the same pushes are POSTed bare, \(pushConcurrency) in flight",
-                "ratio: baseline time over Parley's (higher is better); CPU is seconds per fan-out",
+                "ratio: baseline time over Parley's (higher is better); CPU: per whole fan-out of the room",
             ])
         try result.write(to: target.outputDirectory("fanout"))
         print(String(format: "fanout: parley %.3f s, baseline %.3f s, ratio %.2f", subject, base, base / subject))

@@ -10,9 +10,11 @@ struct RestBenchmark: AsyncParsableCommand {
         commandName: "rest", abstract: "Requests/s of the REST API over HTTP/2, against /health/live.")
 
     @OptionGroup var target: TargetOptions
-    @Option(help: "Users, each with its own HTTP/2 connection.") var users = 20
-    @Option(help: "Offered rates to step through, requests/s.")
+    @Option(help: "Users, each with its own HTTP/2 connection (in two-party rooms).") var users = 40
+    @Option(help: "Offered rates to step through for the reads, requests/s.")
     var rates = "250,500,1000,1500,2000,3000,4000,5000,6000,8000,10000"
+    @Option(help: "Offered rates for the message sends (each one a stored, relayed and fanned-out message).")
+    var sendRates = "50,100,150,200,300,400,500,600,800,1000"
     @Option(help: "Seconds each rate is offered.") var stepSeconds = 5
     @Option(help: "The latency goal: a step with a higher p99 (ms) ends the ladder.") var p99Limit = 50.0
 
@@ -24,6 +26,7 @@ struct RestBenchmark: AsyncParsableCommand {
 
     func run() async throws {
         let rates = try RateLadder.parse(self.rates)
+        let sendRates = try RateLadder.parse(self.sendRates)
         let tag = BenchUsers.newTag()
         let setup = ParleyRESTClient(baseURL: target.api, caFile: target.caFile)
         print("rest: setting up \(users) users in \(users / 2) two-party rooms...")
@@ -36,10 +39,11 @@ struct RestBenchmark: AsyncParsableCommand {
             rates: rates, stepDuration: .seconds(stepSeconds), p99Limit: p99Limit,
             cpu: try ProcessCPU(watch: target.watch))
 
-        func measure(_ label: String, _ request: @escaping @Sendable (Int, Int) -> Request) async throws -> Measurement
-        {
+        func measure(
+            _ label: String, rates: [Double]? = nil, _ request: @escaping @Sendable (Int, Int) -> Request
+        ) async throws -> Measurement {
             print("\(label):")
-            return try await ladder.climb(label: label, unit: "req/s") { rate, step in
+            return try await ladder.climb(label: label, unit: "req/s", rates: rates) { rate, step in
                 if step == 0 {
                     // Connections and caches warm up outside the figures.
                     _ = try await offer(rate: min(rate, 200), seconds: 2, clients: clients, request)
@@ -51,7 +55,7 @@ struct RestBenchmark: AsyncParsableCommand {
         let list = try await measure("GET /v1/rooms") { _, user in
             Request(.GET, "/v1/rooms?limit=20", token: accounts[user].login.accessToken, expect: 200)
         }
-        let send = try await measure("POST /v1/rooms/{id}/messages") { index, user in
+        let send = try await measure("POST /v1/rooms/{id}/messages", rates: sendRates) { index, user in
             let body = #"{"content":"REST load message","uid":"r\#(tag)-\#(index)-\#(Clock.nanoseconds())"}"#
             return Request(
                 .POST, "/v1/rooms/\(rooms[user / 2].id)/messages", token: accounts[user].login.accessToken,

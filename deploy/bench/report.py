@@ -27,7 +27,7 @@ def number(value, unit):
         return "–"
     if unit in ("MiB", "KiB/conn", "s"):
         return f"{value:,.2f} {unit}" if value < 100 else f"{value:,.0f} {unit}"
-    if value < 100:
+    if value < 100 and not unit.endswith("/s"):
         return f"{value:,.1f} {unit}"
     return f"{value:,.0f} {unit}"
 

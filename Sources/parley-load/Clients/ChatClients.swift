@@ -46,9 +46,13 @@ final class ChatClients: Sendable {
         self.clients = clients
         self.recorders = recorders
         self.consumers = consumers
-        for (client, filters) in zip(clients, topics) {
-            try await client.waitUntilConnected(timeout: .seconds(30))
-            for filter in filters { try await client.subscribe(filter, qos: 1) }
+        for (index, (client, filters)) in zip(clients, topics).enumerated() {
+            do {
+                try await client.waitUntilConnected(timeout: .seconds(30))
+                for filter in filters { try await client.subscribe(filter, qos: 1) }
+            } catch {
+                throw LoadError("client \(index) (\(credentials[index].clientID)) of \(host):\(port): \(error)")
+            }
         }
     }
 

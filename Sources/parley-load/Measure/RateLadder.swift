@@ -18,34 +18,58 @@ struct RateLadder: Sendable {
         var latency: LatencySummary
     }
 
+    /// Offers each rate in turn until a step fails, then narrows the gap between the last
+    /// passing rate and the failing one by halving it `refinements` times.
+    ///
     /// - Parameter rates: instead of the ladder's own (none skips this side).
     func climb(
-        label: String, unit: String, rates: [Double]? = nil,
+        label: String, unit: String, rates: [Double]? = nil, refinements: Int = 2,
         step: (_ rate: Double, _ index: Int) async throws -> Outcome
     ) async throws -> Measurement {
         var steps: [StepResult] = []
-        for (index, rate) in (rates ?? self.rates).enumerated() {
-            let before = cpu.sample()
-            let started = Clock.nanoseconds()
-            let outcome = try await step(rate, index)
-            let elapsed = Double(Clock.nanoseconds() - started) / 1e9
-            let result = StepResult(
-                offeredRate: rate, achievedRate: Double(outcome.completed) / seconds(stepDuration),
-                expected: outcome.expected, completed: outcome.completed, errors: outcome.errors,
-                latency: outcome.latency,
-                cpuSecondsPerOperation: ProcessCPU.perOperation(
-                    from: before, to: cpu.sample(), operations: outcome.completed),
-                passed: outcome.errors == 0 && outcome.completed >= outcome.expected && outcome.latency.p99 <= p99Limit)
+        var passing: Double?
+        var failing: Double?
+        for rate in rates ?? self.rates {
+            let result = try await measure(rate: rate, index: steps.count, label: label, unit: unit, step: step)
             steps.append(result)
-            let lost = max(0, outcome.expected - outcome.completed)
-            print(
-                "  \(label): \(fixed(rate, 0)) \(unit) offered, \(fixed(result.achievedRate, 0)) achieved; "
-                    + "p50 \(fixed(result.latency.p50)) p99 \(fixed(result.latency.p99)) "
-                    + "p99.9 \(fixed(result.latency.p999)) ms; lost \(lost), errors \(outcome.errors) "
-                    + "(\(fixed(elapsed, 1)) s)\(result.passed ? "" : " <- over the goal")")
-            if !result.passed { break }
+            guard result.passed else {
+                failing = rate
+                break
+            }
+            passing = rate
+        }
+        for _ in 0..<refinements {
+            guard let low = passing, let high = failing, high - low > low * 0.05 else { break }
+            let rate = ((low + high) / 2).rounded()
+            let result = try await measure(rate: rate, index: steps.count, label: label, unit: unit, step: step)
+            steps.append(result)
+            if result.passed { passing = rate } else { failing = rate }
         }
         return Measurement(label: label, unit: unit, p99Limit: p99Limit, steps: steps)
+    }
+
+    private func measure(
+        rate: Double, index: Int, label: String, unit: String,
+        step: (_ rate: Double, _ index: Int) async throws -> Outcome
+    ) async throws -> StepResult {
+        let before = cpu.sample()
+        let started = Clock.nanoseconds()
+        let outcome = try await step(rate, index)
+        let elapsed = Double(Clock.nanoseconds() - started) / 1e9
+        let result = StepResult(
+            offeredRate: rate, achievedRate: Double(outcome.completed) / seconds(stepDuration),
+            expected: outcome.expected, completed: outcome.completed, errors: outcome.errors,
+            latency: outcome.latency,
+            cpuSecondsPerOperation: ProcessCPU.perOperation(
+                from: before, to: cpu.sample(), operations: outcome.completed),
+            passed: outcome.errors == 0 && outcome.completed >= outcome.expected && outcome.latency.p99 <= p99Limit)
+        let lost = max(0, outcome.expected - outcome.completed)
+        print(
+            "  \(label): \(fixed(rate, 0)) \(unit) offered, \(fixed(result.achievedRate, 0)) achieved; "
+                + "p50 \(fixed(result.latency.p50)) p99 \(fixed(result.latency.p99)) "
+                + "p99.9 \(fixed(result.latency.p999)) ms; lost \(lost), errors \(outcome.errors) "
+                + "(\(fixed(elapsed, 1)) s)\(result.passed ? "" : " <- over the goal")")
+        return result
     }
 
     private func fixed(_ value: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f", value) }
