@@ -273,6 +273,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "ParleyLoadTests", dependencies: ["parley-load"], swiftSettings: swiftSettings),
+        .testTarget(
             name: "ParleyExecutableTests",
             dependencies: [
                 "ParleyTestSupport", "ParleyPostgres", "ParleyMQTT", "ParleyCore", "ParleyRedis", "ParleyPushSimulator",

@@ -1,0 +1,75 @@
+import Synchronization
+import Testing
+
+@testable import parley_load
+
+/// The generator's own rules: what it measures must be what it says.
+struct LoadGeneratorTests {
+    @Test func aSendStampSurvivesTheRoundTripThroughACanonicalEvent() throws {
+        let uid = SendStamp.uid(step: 3, sender: 41, intended: 123_456_789_012, index: 7)
+        let event = RoomPlan.event(room: API.Room(id: 9, uid: "room-uid-0123456789"), sender: 41, uid: uid)
+        let stamp = try #require(SendStamp(payload: event))
+        #expect(stamp.step == 3)
+        #expect(stamp.sender == 41)
+        #expect(stamp.intended == 123_456_789_012)
+        // Client input carries it the same way; anything else is not a benchmark message.
+        #expect(SendStamp(payload: RoomPlan.input(API.Room(id: 9, uid: "r"), uid))?.sender == 41)
+        #expect(SendStamp(payload: Array(#"{"data":{"uid":"someone-else"}}"#.utf8)) == nil)
+        #expect(SendStamp(payload: Array(#"{"data":{"chatRoomUid":"s1-2-3-4"}}"#.utf8)) == nil)
+    }
+
+    @Test func theLadderStopsAtTheFirstFailureAndNarrowsTheGap() async throws {
+        let ladder = RateLadder(
+            rates: [100, 200, 400, 800], stepDuration: .seconds(1), p99Limit: 50, cpu: try ProcessCPU(watch: []))
+        let offered = Mutex<[Double]>([])
+        let measurement = try await ladder.climb(label: "test", unit: "op/s") { rate, _ in
+            offered.withLock { $0.append(rate) }
+            // Holds up to 500/s; above, p99 goes past the goal.
+            return RateLadder.Outcome(
+                expected: Int(rate), completed: Int(rate), errors: 0,
+                latency: LatencySummary(count: Int(rate), p50: 1, p99: rate <= 500 ? 10 : 80, p999: 90, max: 100))
+        }
+        #expect(offered.withLock { $0 } == [100, 200, 400, 800, 600, 500])
+        #expect(measurement.best?.offeredRate == 500)
+        #expect(measurement.best?.achievedRate == 500)
+    }
+
+    @Test func aStepWithLossOrErrorsDoesNotPassWhateverItsLatency() async throws {
+        let ladder = RateLadder(
+            rates: [100, 200], stepDuration: .seconds(1), p99Limit: 50, cpu: try ProcessCPU(watch: []))
+        let measurement = try await ladder.climb(label: "test", unit: "op/s", refinements: 0) { rate, _ in
+            RateLadder.Outcome(
+                expected: Int(rate), completed: rate == 200 ? 199 : 100, errors: 0,
+                latency: LatencySummary(count: 1, p50: 1, p99: 1, p999: 1, max: 1))
+        }
+        #expect(measurement.steps?.map(\.passed) == [true, false])
+        #expect(measurement.best?.offeredRate == 100)
+    }
+
+    @Test func percentilesComeFromTheHistogram() {
+        let recorder = LatencyRecorder()
+        let now: UInt64 = 10_000_000_000
+        for millisecond in 1...1000 { recorder.record(sinceIntended: now - UInt64(millisecond) * 1_000_000, now: now) }
+        recorder.recordFailure()
+        let summary = recorder.summary()
+        #expect(summary.count == 1000)
+        #expect(abs(summary.p50 - 500) <= 1)
+        #expect(abs(summary.p99 - 990) <= 1)
+        #expect(abs(summary.max - 1000) <= 1)
+        #expect(recorder.failureCount == 1)
+    }
+
+    @Test func theOpenLoopKeepsItsScheduleWhateverEachOperationTakes() async {
+        let intended = Mutex<[UInt64]>([])
+        let started = await OpenLoop.run(rate: 1000, duration: .milliseconds(100)) { _, time in
+            intended.withLock { $0.append(time) }
+            // A slow operation must not delay the ones after it.
+            try? await Task.sleep(for: .milliseconds(30))
+        }
+        let times = intended.withLock { $0.sorted() }
+        #expect(started == 100)
+        #expect(times.count == 100)
+        let gaps = zip(times.dropFirst(), times).map { $0 - $1 }
+        #expect(gaps.allSatisfy { (999_000...1_001_000).contains($0) })
+    }
+}
