@@ -9,15 +9,22 @@ public final class MessageInbox: Sendable {
         let messages = Mutex<[MQTTMessage]>([])
     }
 
+    /// An inbox and the client it reads, held weakly: a later client may be allocated at a
+    /// freed one's address, and must not be handed that client's finished inbox.
+    struct Entry {
+        weak var client: MQTTClient?
+        let inbox: MessageInbox
+    }
+
     private let buffer = Buffer()
-    private static let inboxes = Mutex<[ObjectIdentifier: MessageInbox]>([:])
+    private static let inboxes = Mutex<[ObjectIdentifier: Entry]>([:])
 
     /// The one inbox of `client`, created on first use.
     public static func of(_ client: MQTTClient) -> MessageInbox {
         inboxes.withLock { inboxes in
-            if let inbox = inboxes[ObjectIdentifier(client)] { return inbox }
+            if let entry = inboxes[ObjectIdentifier(client)], entry.client === client { return entry.inbox }
             let inbox = MessageInbox(client)
-            inboxes[ObjectIdentifier(client)] = inbox
+            inboxes[ObjectIdentifier(client)] = Entry(client: client, inbox: inbox)
             return inbox
         }
     }
