@@ -59,6 +59,7 @@ extension MQTTClient {
                 handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, Int32(qos), retain, properties)
         }
         try MQTTError.check(rc)
+        network.wake()
         return mid
     }
 
@@ -79,6 +80,7 @@ extension MQTTClient {
         let rc = mosquitto_subscribe(handle, &mid, filter, Int32(qos))
         if rc == MOSQ_ERR_NO_CONN.rawValue { return }  // made on reconnect
         try MQTTError.check(rc)
+        network.wake()
         try await acknowledgement(of: mid)
     }
 
@@ -87,6 +89,7 @@ extension MQTTClient {
         state.withLock { _ = $0.subscriptions.removeValue(forKey: filter) }
         let rc = mosquitto_unsubscribe(handle, nil, filter)
         if rc != MOSQ_ERR_NO_CONN.rawValue { try MQTTError.check(rc) }
+        network.wake()
     }
 
     /// Waits for the acknowledgement of `mid`, bounded by the configured timeout.

@@ -20,6 +20,8 @@ public final class MQTTClient: Service, Sendable {
     let messageSink: AsyncStream<MQTTMessage>.Continuation
     /// The libmosquitto handle; libmosquitto's threaded API may be called from any thread.
     nonisolated(unsafe) let handle: OpaquePointer
+    /// The thread that does the handle's network input and output.
+    let network: MQTTNetworkLoop
 
     public init(configuration: MQTTConfiguration, logger: Logger) throws {
         MQTTLibrary.initialise()
@@ -30,6 +32,12 @@ public final class MQTTClient: Service, Sendable {
             throw MQTTError(code: MOSQ_ERR_NOMEM.rawValue, message: "mosquitto_new failed")
         }
         self.handle = handle
+        do {
+            network = try MQTTNetworkLoop(handle: handle, logger: logger)
+        } catch {
+            mosquitto_destroy(handle)
+            throw error
+        }
         mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
         do {
             try configure()
@@ -41,15 +49,18 @@ public final class MQTTClient: Service, Sendable {
     }
 
     deinit {
+        // The loop calls back into this client: it ends before the handle goes.
+        network.stop()
         mosquitto_destroy(handle)
     }
 
     private func configure() throws {
         try MQTTError.check(mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5))
+        // Parley's own thread runs the network loop (MQTTNetworkLoop); callers on other threads.
+        try MQTTError.check(mosquitto_threaded_set(handle, true))
         // Events are small writes that must go out now: Nagle's algorithm would hold one back
         // until the broker's delayed ACK of the last (about 40 ms on Linux).
         try MQTTError.check(mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1))
-        try MQTTError.check(mosquitto_reconnect_delay_set(handle, 1, 5, true))
         if configuration.username != nil || configuration.password != nil {
             try MQTTError.check(mosquitto_username_pw_set(handle, configuration.username, configuration.password))
         }
@@ -70,12 +81,9 @@ public final class MQTTClient: Service, Sendable {
             return !state.started
         }
         guard first else { return }
-        let keepAlive = Int32(configuration.keepAlive.components.seconds)
-        let rc = mosquitto_connect_async(handle, configuration.host, Int32(configuration.port), keepAlive)
-        if rc != MOSQ_ERR_SUCCESS.rawValue {
-            logger.warning("MQTT broker not reachable yet; retrying", metadata: ["code": "\(rc)"])
-        }
-        try MQTTError.check(mosquitto_loop_start(handle))
+        network.start(
+            host: configuration.host, port: Int32(configuration.port),
+            keepAlive: Int32(configuration.keepAlive.components.seconds))
     }
 
     /// Waits until connected, or throws ``MQTTError/timeout``.
@@ -114,7 +122,7 @@ public final class MQTTClient: Service, Sendable {
         }
         guard wasRunning else { return }
         mosquitto_disconnect(handle)
-        mosquitto_loop_stop(handle, false)
+        network.stop()
         let pending = state.withLock { state in
             defer { state.pending.removeAll() }
             return state.pending.values

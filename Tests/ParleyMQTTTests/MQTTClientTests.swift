@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import ParleyCore
 import ParleyTestSupport
 import Testing
@@ -69,6 +70,26 @@ struct MQTTClientTests {
         let message = try await next(subscriber)
         #expect(message?.payload == Array("no wait".utf8))
         #expect(message?.qos == 1)
+        await subscriber.shutdown()
+        await publisher.shutdown()
+    }
+
+    @Test func worksWhenItsSocketsAreAboveDescriptor1023() async throws {
+        // As in a server holding thousands of connections: select(2) could not watch these.
+        var held: [Int32] = []
+        while held.count < 1100 {
+            // Close-on-exec: other tests start servers meanwhile, which must not inherit them.
+            let descriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { break }
+            held.append(descriptor)
+        }
+        defer { for descriptor in held { close(descriptor) } }
+        #expect((held.last ?? 0) > 1023)
+        let (subscriber, publisher) = (try await connectedClient(), try await connectedClient())
+        let topic = topic()
+        try await subscriber.subscribe(topic, qos: 1)
+        try await publisher.publish(topic: topic, string: "high descriptor")
+        #expect(try await next(subscriber)?.payload == Array("high descriptor".utf8))
         await subscriber.shutdown()
         await publisher.shutdown()
     }

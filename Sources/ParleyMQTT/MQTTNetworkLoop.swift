@@ -1,0 +1,139 @@
+import CMosquitto
+import Dispatch
+import Foundation
+import Glibc
+import Logging
+import Synchronization
+
+/// libmosquitto's network input and output on a thread of Parley's own, waiting with poll(2).
+///
+/// libmosquitto's own loop (`mosquitto_loop_start`) waits with select(2), which cannot watch
+/// a descriptor above 1023: in a process holding thousands of connections (`parley serve`
+/// with its HTTP clients), a reconnect gets such a descriptor and that loop ends for good.
+/// This one has no such limit. It connects, reconnects after a lost connection with
+/// back-off (1 s, doubling to 5 s), and sends what other threads queued as soon as they
+/// ``wake()`` it.
+final class MQTTNetworkLoop: Sendable {
+    /// The libmosquitto handle; with `mosquitto_threaded_set` its calls are thread-safe.
+    nonisolated(unsafe) let handle: OpaquePointer
+    let logger: Logger
+    private let wakeReader: Int32
+    private let wakeWriter: Int32
+    private let started = Atomic<Bool>(false)
+    private let stopping = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(handle: OpaquePointer, logger: Logger) throws {
+        var pipe: [Int32] = [-1, -1]
+        guard Glibc.pipe(&pipe) == 0 else {
+            throw MQTTError(code: MOSQ_ERR_ERRNO.rawValue, message: "pipe failed: \(errno)")
+        }
+        for end in pipe {
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        }
+        self.handle = handle
+        self.logger = logger
+        (wakeReader, wakeWriter) = (pipe[0], pipe[1])
+    }
+
+    deinit {
+        close(wakeReader)
+        close(wakeWriter)
+    }
+
+    /// Starts the thread, which connects to `host` (later connections reconnect there).
+    func start(host: String, port: Int32, keepAlive: Int32) {
+        guard !started.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        let thread = Thread { [self] in
+            run { mosquitto_connect(handle, host, port, keepAlive) }
+            finished.signal()
+        }
+        thread.name = "mosquitto loop"
+        thread.start()
+    }
+
+    /// Makes the loop look at once for packets queued by another thread.
+    func wake() {
+        var byte: UInt8 = 1
+        _ = write(wakeWriter, &byte, 1)
+    }
+
+    /// Ends the loop after it flushed what is queued (a DISCONNECT); waits up to 5 s for it.
+    func stop() {
+        guard !stopping.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        guard started.load(ordering: .sequentiallyConsistent) else { return }
+        wake()
+        _ = finished.wait(timeout: .now() + 5)
+    }
+
+    private var isStopping: Bool { stopping.load(ordering: .sequentiallyConsistent) }
+
+    private func run(connect: () -> Int32) {
+        var everConnected = false
+        var backoff = 1.0
+        while !isStopping {
+            if mosquitto_socket(handle) < 0 {
+                let rc = everConnected ? mosquitto_reconnect(handle) : connect()
+                guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+                    logger.warning("MQTT broker not reachable; retrying", metadata: ["code": "\(rc)"])
+                    pause(seconds: backoff)
+                    backoff = min(backoff * 2, 5)
+                    continue
+                }
+                everConnected = true
+                backoff = 1
+            }
+            serviceSocket()
+        }
+        // A DISCONNECT queued by the shutdown goes out before the thread ends.
+        for _ in 0..<10 where mosquitto_socket(handle) >= 0 && mosquitto_want_write(handle) {
+            _ = mosquitto_loop_write(handle, 1)
+        }
+    }
+
+    /// One wait for the socket or a wake-up, then reading, writing and keep-alive. An error
+    /// leaves the socket closed (libmosquitto reports the disconnect), to be reconnected.
+    private func serviceSocket() {
+        let socket = mosquitto_socket(handle)
+        guard socket >= 0 else { return }
+        let events = Int16(POLLIN) | (mosquitto_want_write(handle) ? Int16(POLLOUT) : 0)
+        var descriptors = [
+            pollfd(fd: socket, events: events, revents: 0), pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0),
+        ]
+        guard poll(&descriptors, 2, 1000) >= 0 || errno == EINTR else { return }
+        if descriptors[1].revents != 0 { drainWakeUps() }
+        var rc = MOSQ_ERR_SUCCESS.rawValue
+        if descriptors[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+            rc = mosquitto_loop_read(handle, 64)
+        }
+        if rc == MOSQ_ERR_SUCCESS.rawValue, mosquitto_socket(handle) >= 0, mosquitto_want_write(handle) {
+            rc = mosquitto_loop_write(handle, 64)
+        }
+        if rc == MOSQ_ERR_SUCCESS.rawValue {
+            rc = mosquitto_loop_misc(handle)
+        }
+        if rc != MOSQ_ERR_SUCCESS.rawValue, !isStopping, mosquitto_socket(handle) < 0 {
+            // Lost: a moment before reconnecting, so a broker that refuses at once is not spun on.
+            pause(seconds: 0.2)
+        }
+    }
+
+    private func drainWakeUps() {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        while read(wakeReader, &buffer, buffer.count) > 0 {}
+    }
+
+    /// Sleeps, unless a stop wakes it first.
+    private func pause(seconds: Double) {
+        var descriptor = pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0)
+        let deadline = Date().addingTimeInterval(seconds)
+        while !isStopping, Date() < deadline {
+            _ = poll(&descriptor, 1, Int32(max(1, deadline.timeIntervalSinceNow * 1000)))
+            if descriptor.revents != 0 {
+                drainWakeUps()
+                descriptor.revents = 0
+            }
+        }
+    }
+}
