@@ -49,5 +49,18 @@ extension PostgresRowSequence {
     }
 }
 
+extension AsyncThrowingMapSequence where Base == PostgresRowSequence {
+    /// The first row of a prepared statement, or nil when there is none.
+    func firstRow() async throws -> Element? {
+        for try await row in self { return row }
+        return nil
+    }
+
+    /// Every row of a prepared statement.
+    func allRows() async throws -> [Element] {
+        try await reduce(into: []) { $0.append($1) }
+    }
+}
+
 /// A statement that always returns a row (`INSERT ... RETURNING`) returned none.
 struct MissingRowError: Error {}

@@ -35,7 +35,7 @@ public struct PostgresPushRepository: PushAudience, PushTokenStore, Notification
     public func context(roomID: Int64, actorID: Int64) async throws -> PushRoomContext? {
         let row = try await database.client.execute(
             PushContextStatement(roomID: roomID, actorID: actorID), logger: logger
-        ).first { _ in true }
+        ).firstRow()
         return row.map { PushRoomContext(roomUID: $0.0, roomName: $0.1, twoParty: $0.2, actorName: $0.3) }
     }
 

@@ -170,6 +170,6 @@ extension PostgresRoomRepository: RoomReaders {
     public func readerIDs(roomID: Int64, after: Int64, limit: Int) async throws -> [Int64] {
         try await database.client.execute(
             ReaderIDsStatement(roomID: roomID, after: after, limit: Int32(clamping: limit)), logger: logger
-        ).reduce(into: []) { $0.append($1) }
+        ).allRows()
     }
 }

@@ -18,16 +18,17 @@ extension PostgresRoomRepository {
     public func send(roomID: Int64, senderID: Int64, message: NewMessage) async throws -> (
         message: Message, created: Bool
     ) {
-        do {
-            return try await database.transaction(logger: logger) { connection in
+        func attempt() async throws -> (message: Message, created: Bool) {
+            try await database.transaction(logger: logger) { connection in
                 try await insertMessage(roomID: roomID, senderID: senderID, message: message, on: connection)
             }
+        }
+        do {
+            return try await attempt()
         } catch let error as PSQLError where error.sqlState == "23505" {
             // The same uid committed by a concurrent send while this one waited for the room:
             // now it is there to be found.
-            return try await database.transaction(logger: logger) { connection in
-                try await insertMessage(roomID: roomID, senderID: senderID, message: message, on: connection)
-            }
+            return try await attempt()
         }
     }
 
@@ -57,7 +58,7 @@ extension PostgresRoomRepository {
             InsertMessageStatement(
                 roomID: roomID, senderID: senderID, uid: message.uid, content: message.content,
                 fileID: message.fileId), logger: logger
-        ).first { _ in true }
+        ).firstRow()
         guard let inserted else {
             let existing = try await connection.query(
                 """

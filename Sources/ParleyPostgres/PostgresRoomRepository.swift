@@ -45,9 +45,9 @@ public struct PostgresRoomRepository: RoomRepository {
         let statement = EffectiveRoleStatement(roomID: roomID, userID: userID)
         let rank =
             if let connection {
-                try await connection.execute(statement, logger: logger).first { _ in true }
+                try await connection.execute(statement, logger: logger).firstRow()
             } else {
-                try await database.client.execute(statement, logger: logger).first { _ in true }
+                try await database.client.execute(statement, logger: logger).firstRow()
             }
         return (rank ?? nil).flatMap { RoomRole(rank: $0) }
     }

@@ -1,5 +1,4 @@
 import ArgumentParser
-import AsyncHTTPClient
 import Crypto
 import Foundation
 import Logging
@@ -7,7 +6,6 @@ import NIOCore
 import ParleyMQTT
 import ParleyPushSimulator
 import Synchronization
-import _CryptoExtras
 
 /// `parley-load fanout`: one message into a room of many members; the time until every
 /// member's notification is on the broker and every push reached the (local) APNs server.
@@ -35,12 +33,8 @@ struct FanoutBenchmark: AsyncParsableCommand {
     func run() async throws {
         let signingKey = try P256.Signing.PrivateKey(
             pemRepresentation: String(contentsOfFile: apnsKey, encoding: .utf8))
-        let simulator = try await PushSimulator.start(
-            .init(
-                certificatePath: pushCertificate, keyPath: pushKey, apnsKey: signingKey.publicKey,
-                apnsKeyID: "BENCHKEY01", apnsTeamID: "BENCHTEAM1", apnsTopic: "app.parley.bench",
-                fcmKey: try _RSA.Signing.PrivateKey(keySize: .bits2048).publicKey, fcmClientEmail: "bench@local",
-                fcmProjectID: "bench", port: pushPort))
+        let simulator = try await BenchAPNs.simulator(
+            certificate: pushCertificate, key: pushKey, signingKey: signingKey.publicKey, port: pushPort)
         let tag = BenchUsers.newTag()
         let api = ParleyRESTClient(baseURL: target.api, caFile: target.caFile)
         print("fanout: setting up \(members) users with devices and their room...")
@@ -120,7 +114,8 @@ struct FanoutBenchmark: AsyncParsableCommand {
             logger: Logger(label: "parley-load.mqtt", factory: { _ in SwiftLogNoOpLogHandler() }))
         try publisher.start()
         try await publisher.waitUntilConnected(timeout: .seconds(10))
-        let pushes = try PushBaseline(simulator: simulator, certificate: certificate, key: key)
+        let pushes = try BareAPNsClient(baseURL: simulator.baseURL, certificate: certificate, key: key)
+        let body = ByteBuffer(string: #"{"aps":{"alert":{"title":"Fan-out","body":"Ada: hello all"},"badge":1}}"#)
         var times: [Double] = []
         for round in 0..<rounds {
             simulator.clear()
@@ -130,7 +125,7 @@ struct FanoutBenchmark: AsyncParsableCommand {
             let start = Clock.nanoseconds()
             async let published: Void = publisher.publish(
                 batch: (0..<members).map { ("messenger-notifications/\($0 + 1)", event) })
-            async let posted: Void = pushes.send(count: members - 1, concurrency: concurrency)
+            async let posted: Void = pushes.send(count: members - 1, concurrency: concurrency, body: body)
             _ = try await (published, posted)
             let notified = try await observer.waitFor(count: members, since: start)
             let pushed = try await simulator.waitFor(count: members - 1, since: start)
@@ -223,42 +218,4 @@ extension PushSimulator {
             try await Task.sleep(for: .seconds(2))
         }
     }
-}
-
-/// Bare APNs requests: a precomputed provider token and body, the same client library.
-struct PushBaseline: Sendable {
-    let client: HTTPClient
-    let url: String
-    let token: String
-
-    init(simulator: PushSimulator, certificate: String, key: P256.Signing.PrivateKey) throws {
-        client = try PushBenchmark.bareClient(certificate: certificate)
-        url = simulator.baseURL
-        token = try PushBenchmark.bareProviderToken(key: key)
-    }
-
-    func send(count: Int, concurrency: Int) async throws {
-        let body = ByteBuffer(string: #"{"aps":{"alert":{"title":"Fan-out","body":"Ada: hello all"},"badge":1}}"#)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            var next = 0
-            func add() {
-                let device = next
-                next += 1
-                group.addTask {
-                    var request = HTTPClientRequest(url: "\(url)/3/device/\(String(format: "%064x", device))")
-                    request.method = .POST
-                    request.headers.add(name: "authorization", value: "bearer \(token)")
-                    request.headers.add(name: "apns-topic", value: "app.parley.bench")
-                    request.headers.add(name: "apns-push-type", value: "alert")
-                    request.body = .bytes(body)
-                    let response = try await client.execute(request, timeout: .seconds(10))
-                    _ = try await response.body.collect(upTo: 64 * 1024)
-                }
-            }
-            while next < min(count, concurrency) { add() }
-            while try await group.next() != nil { if next < count { add() } }
-        }
-    }
-
-    func shutdown() async throws { try await client.shutdown() }
 }

@@ -1,13 +1,10 @@
 import ArgumentParser
-import AsyncHTTPClient
 import Crypto
 import Foundation
 import NIOCore
-import NIOSSL
 import ParleyCore
 import ParleyPush
 import ParleyPushSimulator
-import _CryptoExtras
 
 /// `parley-load push`: pushes per second through ``APNsSender`` to the APNs-protocol
 /// simulator with added latency, against a baseline of bare HTTP/2 POSTs of the same
@@ -37,17 +34,13 @@ struct PushBenchmark: AsyncParsableCommand {
 
     func run() async throws {
         let apnsKey = P256.Signing.PrivateKey()
-        let simulator = try await PushSimulator.start(
-            .init(
-                certificatePath: certificate, keyPath: key, apnsKey: apnsKey.publicKey, apnsKeyID: "BENCHKEY01",
-                apnsTeamID: "BENCHTEAM1", apnsTopic: "app.parley.bench",
-                fcmKey: try _RSA.Signing.PrivateKey(keySize: .bits2048).publicKey, fcmClientEmail: "bench@local",
-                fcmProjectID: "bench", latency: .milliseconds(latency)))
+        let simulator = try await BenchAPNs.simulator(
+            certificate: certificate, key: key, signingKey: apnsKey.publicKey, latency: .milliseconds(latency))
         defer { Task { await simulator.stop() } }
         let client = try PushHTTPClient(caFile: certificate)
         let sender = APNsSender(
             configuration: APNsConfiguration(
-                key: apnsKey, keyID: "BENCHKEY01", teamID: "BENCHTEAM1", topic: "app.parley.bench",
+                key: apnsKey, keyID: BenchAPNs.keyID, teamID: BenchAPNs.teamID, topic: BenchAPNs.topic,
                 baseURL: simulator.baseURL),
             client: client)
         let jobs = (0..<pushes).map { index in
@@ -121,37 +114,13 @@ struct PushBenchmark: AsyncParsableCommand {
     static func baseline(
         jobs: [PushJob], concurrency: Int, simulator: PushSimulator, certificate: String, key: P256.Signing.PrivateKey
     ) async throws -> Figures {
-        let client = try bareClient(certificate: certificate)
-        let token = try bareProviderToken(key: key)
+        let bare = try BareAPNsClient(baseURL: simulator.baseURL, certificate: certificate, key: key)
         let body = ByteBuffer(string: #"{"aps":{"alert":{"title":"Bench room","body":"Ada: message"},"badge":1}}"#)
-        let url = simulator.baseURL
         let figures = try await measure(jobs: jobs, concurrency: concurrency) { job in
-            var request = HTTPClientRequest(url: "\(url)/3/device/\(job.token)")
-            request.method = .POST
-            request.headers.add(name: "authorization", value: "bearer \(token)")
-            request.headers.add(name: "apns-topic", value: "app.parley.bench")
-            request.headers.add(name: "apns-push-type", value: "alert")
-            request.body = .bytes(body)
-            let response = try await client.execute(request, timeout: .seconds(10))
-            _ = try await response.body.collect(upTo: 64 * 1024)
-            return response.status.code == 200 ? .delivered : .rejected(reason: "\(response.status.code)")
+            let status = try await bare.post(deviceToken: job.token, body: body)
+            return status == 200 ? .delivered : .rejected(reason: "\(status)")
         }
-        try await client.shutdown()
+        try await bare.shutdown()
         return figures
-    }
-
-    /// An AsyncHTTPClient trusting the local server's certificate, as Parley's own client does.
-    static func bareClient(certificate: String) throws -> HTTPClient {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.trustRoots = .file(certificate)
-        return HTTPClient(configuration: HTTPClient.Configuration(tlsConfiguration: tls))
-    }
-
-    static func bareProviderToken(key: P256.Signing.PrivateKey) throws -> String {
-        let header = Base64URL.encode(Array(#"{"alg":"ES256","kid":"BENCHKEY01"}"#.utf8))
-        let claims = Base64URL.encode(
-            Array(#"{"iat":\#(Int(Date().timeIntervalSince1970)),"iss":"BENCHTEAM1"}"#.utf8))
-        let signature = try key.signature(for: Data("\(header).\(claims)".utf8))
-        return "\(header).\(claims).\(Base64URL.encode(Array(signature.rawRepresentation)))"
     }
 }

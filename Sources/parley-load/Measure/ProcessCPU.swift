@@ -19,13 +19,14 @@ struct ProcessCPU: Sendable {
     /// Seconds of CPU each watched process tree has used so far; this process is `parley-load`.
     func sample() -> [String: Double] {
         let table = Self.processTable()
+        let children = Dictionary(grouping: table.keys) { table[$0]!.parent }
         var result: [String: Double] = ["parley-load": table[getpid()]?.seconds ?? 0]
         for (name, pid) in roots {
             var total = 0.0
             var queue = [pid]
             while let next = queue.popLast() {
                 total += table[next]?.seconds ?? 0
-                queue += table.filter { $0.value.parent == next }.map(\.key)
+                queue += children[next] ?? []
             }
             result[name, default: 0] += total
         }
