@@ -87,25 +87,32 @@ public final class PluginBroker: Sendable {
         }
     }
 
-    /// A port the kernel just handed out and released.
+    /// A free port below the kernel's ephemeral range: a broker restarted on it cannot find
+    /// it taken as the source port of some outgoing connection.
     static func freePort() throws -> Int {
+        let ephemeralStart =
+            (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))
+            .flatMap { Int($0.split(whereSeparator: \.isWhitespace).first ?? "") } ?? 32768
+        let candidates = 10000..<max(ephemeralStart, 10001)
+        for _ in 0..<200 {
+            let port = Int.random(in: candidates)
+            if canBind(port) { return port }
+        }
+        throw TestEnvironmentError("no free port below \(ephemeralStart)")
+    }
+
+    private static func canBind(_ port: Int) -> Bool {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(socket) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) { pointer in
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
             }
         }
-        guard bound == 0 else { throw TestEnvironmentError("no free port") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 

@@ -70,9 +70,7 @@ struct WorkerCommand: AsyncParsableCommand {
         pushQueueConfiguration.concurrency = try settings.pushConcurrency()
         pushQueueConfiguration.batchSize = pushQueueConfiguration.concurrency
         pushQueueConfiguration.blockFor = .seconds(1)
-        // One push may take four 10 s requests (FCM's token refresh and a retry): another
-        // worker must not reclaim it meanwhile.
-        pushQueueConfiguration.visibilityTimeout = max(pushQueueConfiguration.visibilityTimeout, .seconds(90))
+        pushQueueConfiguration.visibilityTimeout = try settings.pushVisibilityTimeout()
         let pushQueue = RedisJobQueue(name: "push", pool: dependencies.redis, configuration: pushQueueConfiguration)
         let pushes = PostgresPushRepository(database: dependencies.postgres, logger: Runtime.logger("push"))
         let rooms = PostgresRoomRepository(

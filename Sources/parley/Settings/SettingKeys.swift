@@ -140,6 +140,9 @@ enum SettingKeys {
             "What a push shows: preview (room, sender, start of the message) or ids (nothing readable).")
         static let concurrency = SettingKey(
             "push.concurrency", default: "64", "Pushes one push worker sends at once (HTTP/2 streams).")
+        static let visibilityTimeout = SettingKey(
+            "push.visibilityTimeout", default: "90",
+            "Seconds an unacknowledged push waits before another worker sends it (one push may take 40 s of requests).")
         static let caFile = SettingKey(
             "push.caFile", "Extra CA certificate (PEM) trusted for push endpoints (a gateway with a private CA).")
         static let apnsKeyFile = SettingKey(
@@ -160,7 +163,8 @@ enum SettingKeys {
         static let webhookSecret = SettingKey(
             "webhook.secret", secret: true, "Key of the webhook's X-Parley-Signature (HMAC-SHA256 of the body).")
         static let all = [
-            content, concurrency, caFile, apnsKeyFile, apnsKeyID, apnsTeamID, apnsTopic, apnsEnvironment, apnsURL,
+            content, concurrency, visibilityTimeout, caFile, apnsKeyFile, apnsKeyID, apnsTeamID, apnsTopic,
+            apnsEnvironment, apnsURL,
             fcmServiceAccountFile, fcmURL, webhookURL, webhookSecret,
         ]
     }

@@ -16,6 +16,16 @@ extension Settings {
         try required(int(SettingKeys.Push.concurrency, in: 1...1000), SettingKeys.Push.concurrency)
     }
 
+    /// Longer than the general jobs' timeout by default: a push may take four 10 s requests
+    /// (FCM's token refresh and a retry), and another worker must not send it again meanwhile.
+    func pushVisibilityTimeout() throws -> Duration {
+        let key = SettingKeys.Push.visibilityTimeout
+        guard let visibility = try seconds(key), visibility > .zero else {
+            throw SettingsError.invalid(key, expected: "a positive number of seconds")
+        }
+        return visibility
+    }
+
     /// The providers configured here; each is off until its credentials are set.
     func pushSenders(client: PushHTTPClient) throws -> [PushProvider: any PushSender] {
         typealias K = SettingKeys.Push
