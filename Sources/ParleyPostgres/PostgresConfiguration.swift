@@ -62,7 +62,12 @@ public struct PostgresConfiguration: Sendable {
             host: host, port: port, username: user, password: password, database: database, tls: tls)
         configuration.options.maximumConnections = maximumConnections
         configuration.options.connectTimeout = connectTimeout
-        configuration.options.additionalStartupParameters = [("application_name", "parley")]
+        configuration.options.additionalStartupParameters = [
+            ("application_name", "parley"),
+            // Prepared statements are Parley's hot path, keyed by ids: left to choose, PostgreSQL
+            // kept planning some of them afresh on every execution (1 ms against 0.1 ms to run).
+            ("plan_cache_mode", "force_generic_plan"),
+        ]
         return configuration
     }
 }

@@ -68,37 +68,11 @@ public struct PostgresRoomRepository: RoomRepository {
         room: RoomView, activity: Int64
     )] {
         let cursor = try page.cursor.map(RoomCursor.decode)
-        let rows = try await database.client.query(
-            """
-            WITH mine AS (
-                SELECT m.chat_room_id, max(r.rank) AS rank
-                FROM messenger.room_membership m JOIN cloud.role r ON r.id = m.role_id
-                WHERE m.user_account_id = \(userID) AND (\(roomID)::bigint IS NULL OR m.chat_room_id = \(roomID))
-                GROUP BY m.chat_room_id
-            )
-            SELECT c.id, c.uid, c.type, c.name, c.created_at, c.last_message_at, c.last_seq, mine.rank,
-                   rm.message_id, coalesce(rm.seq, 0),
-                   p.id, p.email, p.first_name, p.last_name, p.is_admin, p.created_at,
-                   \(unescaped: RoomCursor.activitySQL)
-            FROM mine JOIN messenger.chat_room c ON c.id = mine.chat_room_id
-            LEFT JOIN messenger.read_marker rm ON rm.chat_room_id = c.id AND rm.user_account_id = \(userID)
-            LEFT JOIN cloud.user_account p ON c.type = 'twoparty' AND p.id =
-                CASE WHEN c.twoparty_low_user_id = \(userID) THEN c.twoparty_high_user_id
-                     ELSE c.twoparty_low_user_id END
-            WHERE (\(page.since)::timestamptz IS NULL OR c.updated_at > \(page.since)
-                   OR c.last_message_at > \(page.since))
-              AND (\(cursor?.activity)::bigint IS NULL
-                   OR (\(unescaped: RoomCursor.activitySQL), c.id) < (\(cursor?.activity), \(cursor?.id)))
-            ORDER BY \(unescaped: RoomCursor.activitySQL) DESC, c.id DESC
-            LIMIT \(page.limit)
-            """, logger: logger)
+        let rows = try await database.client.execute(
+            RoomViewsStatement(userID: userID, roomID: roomID, since: page.since, cursor: cursor, limit: page.limit),
+            logger: logger)
         var rooms: [(room: RoomView, activity: Int64)] = []
-        for try await row in rows.decode(
-            (
-                Int64, String, String, String?, Date, Date?, Int64, Int, Int64?, Int64, Int64?, String?, String?,
-                String?, Bool?, Date?, Int64
-            ).self)
-        {
+        for try await row in rows {
             var peer: User?
             if let id = row.10, let email = row.11, let first = row.12, let last = row.13, let created = row.15 {
                 peer = User(

@@ -1,0 +1,53 @@
+import Foundation
+import PostgresNIO
+
+/// The rooms a user can read, newest activity first, with role, read state and peer: the
+/// room list and a room's detail.
+///
+/// Prepared once per connection (see PipelineStatements.swift): planning it over the
+/// membership view took several milliseconds, many times its run.
+struct RoomViewsStatement: PostgresPreparedStatement {
+    static let sql = """
+        WITH mine AS (
+            SELECT m.chat_room_id, max(r.rank) AS rank
+            FROM messenger.room_membership m JOIN cloud.role r ON r.id = m.role_id
+            WHERE m.user_account_id = $1::bigint AND ($2::bigint IS NULL OR m.chat_room_id = $2::bigint)
+            GROUP BY m.chat_room_id
+        )
+        SELECT c.id, c.uid, c.type, c.name, c.created_at, c.last_message_at, c.last_seq, mine.rank::integer,
+               rm.message_id, coalesce(rm.seq, 0),
+               p.id, p.email, p.first_name, p.last_name, p.is_admin, p.created_at,
+               \(RoomCursor.activitySQL)
+        FROM mine JOIN messenger.chat_room c ON c.id = mine.chat_room_id
+        LEFT JOIN messenger.read_marker rm ON rm.chat_room_id = c.id AND rm.user_account_id = $1::bigint
+        LEFT JOIN cloud.user_account p ON c.type = 'twoparty' AND p.id =
+            CASE WHEN c.twoparty_low_user_id = $1::bigint THEN c.twoparty_high_user_id
+                 ELSE c.twoparty_low_user_id END
+        WHERE ($3::timestamptz IS NULL OR c.updated_at > $3::timestamptz OR c.last_message_at > $3::timestamptz)
+          AND ($4::bigint IS NULL OR (\(RoomCursor.activitySQL), c.id) < ($4::bigint, $5::bigint))
+        ORDER BY \(RoomCursor.activitySQL) DESC, c.id DESC
+        LIMIT $6::bigint
+        """
+    typealias Row = (
+        Int64, String, String, String?, Date, Date?, Int64, Int, Int64?, Int64, Int64?, String?, String?,
+        String?, Bool?, Date?, Int64
+    )
+    let userID: Int64
+    let roomID: Int64?
+    let since: Date?
+    let cursor: RoomCursor?
+    let limit: Int
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 6)
+        try bindings.append(userID)
+        try bindings.append(roomID)
+        try bindings.append(since)
+        try bindings.append(cursor?.activity)
+        try bindings.append(cursor?.id)
+        try bindings.append(Int64(limit))
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
