@@ -6,10 +6,12 @@ import ServiceLifecycle
 /// Publishes the outbox: each committed event goes to its room topic, its fan-out job to
 /// the queue, and only then is its row deleted.
 ///
-/// Several relays may run; an advisory lock lets one publish at a time, which keeps each
-/// room's events in commit order. A crash before the delete repeats an event (clients drop
-/// duplicates by hash) but loses none. The relay wakes on `NOTIFY` from committing
-/// transactions and also polls every second.
+/// Several relays may run; the one holding a session advisory lock publishes, which keeps
+/// each room's events in commit order, and the others try for it every second. The lock is
+/// held on one connection for as long as the relay runs, so a batch is two statements (read,
+/// delete) rather than a locking transaction of five. A crash before the delete repeats an
+/// event (clients drop duplicates by hash) but loses none. The relay wakes on `NOTIFY` from
+/// committing transactions and also polls every second.
 public struct OutboxRelay: Service {
     let database: PostgresPool
     let publisher: any EventPublisher
@@ -17,7 +19,7 @@ public struct OutboxRelay: Service {
     let logger: Logger
     let batchSize: Int
 
-    /// Held for each batch; any constant shared by all relays.
+    /// The active relay's lock; any constant shared by all relays.
     static let lockKey: Int64 = 0x6f75_7462_6f78  // "outbox"
 
     public init(
@@ -36,9 +38,11 @@ public struct OutboxRelay: Service {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await listen(wake) }
             group.addTask {
-                while !Task.isShuttingDownGracefully && !Task.isCancelled {
+                while !Self.stopping {
                     do {
-                        while try await relayBatch() == batchSize {}
+                        try await database.client.withConnection { connection in
+                            try await relayWhileActive(on: connection, wake: wake)
+                        }
                     } catch {
                         logger.warning("outbox relay failed; retrying", metadata: ["error": "\(error)"])
                     }
@@ -50,32 +54,54 @@ public struct OutboxRelay: Service {
         }
     }
 
-    /// Relays up to one batch; returns how many events it published.
-    func relayBatch() async throws -> Int {
-        try await database.transaction(logger: logger) { connection in
-            // One relay publishes at a time, so each room's events go out in commit order;
-            // the others stand by and take over when it stops.
-            let active = try await connection.query(
-                "SELECT pg_try_advisory_xact_lock(\(Self.lockKey))", logger: logger
-            ).first(Bool.self)
-            guard active == true else { return 0 }
-            let rows = try await connection.execute(OutboxBatchStatement(limit: Int32(batchSize)), logger: logger)
-            var done: [Int64] = []
-            var events: [(topic: String, payload: String)] = []
-            var jobs: [String] = []
-            for try await (id, topic, event, job) in rows {
-                if let event { events.append((topic, event)) }
-                if let job { jobs.append(job) }
-                done.append(id)
+    private static var stopping: Bool { Task.isShuttingDownGracefully || Task.isCancelled }
+
+    /// Publishes for as long as this relay holds the lock and runs; returns at once if
+    /// another relay holds it.
+    func relayWhileActive(on connection: PostgresConnection, wake: WakeSignal) async throws {
+        let active = try await connection.query(
+            "SELECT pg_try_advisory_lock(\(Self.lockKey))", logger: logger
+        ).first(Bool.self)
+        guard active == true else { return }
+        do {
+            while !Self.stopping {
+                while try await relayBatch(on: connection) == batchSize {}
+                await wake.wait(upTo: .seconds(1))
             }
-            // In commit order, acknowledged together; the fan-out jobs in one round trip.
-            try await publisher.publish(events: events)
-            try await fanout.enqueue(contentsOf: jobs)
-            if !done.isEmpty {
-                try await connection.query("DELETE FROM messenger.outbox WHERE id = ANY(\(done))", logger: logger)
-            }
-            return done.count
+        } catch {
+            await release(connection)
+            throw error
         }
+        await release(connection)
+    }
+
+    /// Gives the lock up before the connection goes back to the pool; a connection that
+    /// cannot is closed, which releases it too.
+    private func release(_ connection: PostgresConnection) async {
+        do {
+            _ = try await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+        } catch {
+            try? await connection.close()
+        }
+    }
+
+    /// Relays up to one batch; returns how many events it published.
+    func relayBatch(on connection: PostgresConnection) async throws -> Int {
+        let rows = try await connection.execute(OutboxBatchStatement(limit: Int32(batchSize)), logger: logger)
+        var done: [Int64] = []
+        var events: [(topic: String, payload: String)] = []
+        var jobs: [String] = []
+        for try await (id, topic, event, job) in rows {
+            if let event { events.append((topic, event)) }
+            if let job { jobs.append(job) }
+            done.append(id)
+        }
+        guard !done.isEmpty else { return 0 }
+        // In commit order, acknowledged together; the fan-out jobs in one round trip.
+        try await publisher.publish(events: events)
+        try await fanout.enqueue(contentsOf: jobs)
+        _ = try await connection.execute(OutboxDeleteStatement(ids: done), logger: logger).allRows()
+        return done.count
     }
 
     /// Signals on every NOTIFY until cancelled, re-listening after connection failures.

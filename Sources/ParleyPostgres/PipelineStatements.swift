@@ -122,12 +122,12 @@ struct OutboxAddStatement: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> Row {}
 }
 
-/// The relay's next batch, locked; other relays skip it.
+/// The relay's next batch, in commit order (only the relay holding the lock reads it).
 struct OutboxBatchStatement: PostgresPreparedStatement {
     static let sql = """
         SELECT o.id, coalesce(o.topic, 'chat-room/' || c.uid), o.event, o.fanout FROM messenger.outbox o
         JOIN messenger.chat_room c ON c.id = o.chat_room_id
-        ORDER BY o.id LIMIT $1::integer FOR UPDATE OF o SKIP LOCKED
+        ORDER BY o.id LIMIT $1::integer
         """
     typealias Row = (Int64, String, String?, String?)
     let limit: Int32
@@ -139,4 +139,19 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
+
+/// Removes the events the relay published.
+struct OutboxDeleteStatement: PostgresPreparedStatement {
+    static let sql = "DELETE FROM messenger.outbox WHERE id = ANY($1::bigint[])"
+    typealias Row = ()
+    let ids: [Int64]
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 1)
+        try bindings.append(ids)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {}
 }
