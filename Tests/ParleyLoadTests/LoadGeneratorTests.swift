@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import Testing
 
@@ -44,6 +45,31 @@ struct LoadGeneratorTests {
         }
         #expect(measurement.steps?.map(\.passed) == [true, false])
         #expect(measurement.best?.offeredRate == 100)
+    }
+
+    /// A child that ends within a step (a PostgreSQL backend whose connection closed) keeps
+    /// counting: its time moves to its parent's waited-for children, not out of the sum.
+    @Test func aWatchedTreeKeepsTheCPUOfChildrenThatEnded() async throws {
+        let marker = NSTemporaryDirectory() + "parley-load-cpu-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: marker) }
+        let parent = Process()
+        parent.executableURL = URL(fileURLWithPath: "/bin/sh")
+        parent.arguments = [
+            "-c", "/bin/sh -c 'i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done'; touch '\(marker)'; exec sleep 20",
+        ]
+        try parent.run()
+        defer {
+            parent.terminate()
+            parent.waitUntilExit()
+        }
+        let cpu = try ProcessCPU(watch: ["tree=\(parent.processIdentifier)"])
+        let start = cpu.sample()["tree"] ?? 0
+        for _ in 0..<300 where !FileManager.default.fileExists(atPath: marker) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(FileManager.default.fileExists(atPath: marker))
+        // The busy child has ended; its CPU time is still the tree's.
+        #expect((cpu.sample()["tree"] ?? 0) - start >= 0.05)
     }
 
     @Test func percentilesComeFromTheHistogram() {

@@ -1,7 +1,7 @@
 import Foundation
 
-/// CPU time (user + system) of named processes and their descendants, from `/proc`: the cost
-/// side of a figure, per process involved.
+/// CPU time (user + system) of named processes and their descendants, living or ended, from
+/// `/proc`: the cost side of a figure, per process involved.
 struct ProcessCPU: Sendable {
     /// Name → root process id (PostgreSQL's postmaster counts with its backends).
     let roots: [(name: String, pid: Int32)]
@@ -52,12 +52,16 @@ struct ProcessCPU: Sendable {
                 let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
                 let close = stat.lastIndex(of: ")")
             else { continue }
-            // Fields after "(comm)": state ppid ... utime(14) stime(15), counted from 1.
+            // Fields after "(comm)": state ppid ... utime(14) stime(15) cutime(16) cstime(17),
+            // counted from 1. The children's times are those of exited children the process
+            // waited for: a PostgreSQL backend that ends mid-step moves into the postmaster's,
+            // instead of leaving the tree's sum.
             let fields = stat[stat.index(after: close)...].split(separator: " ")
-            guard fields.count > 13, let parent = Int32(fields[1]), let user = Double(fields[11]),
-                let system = Double(fields[12])
+            guard fields.count > 14, let parent = Int32(fields[1]), let user = Double(fields[11]),
+                let system = Double(fields[12]), let children = Double(fields[13]),
+                let childrenSystem = Double(fields[14])
             else { continue }
-            table[pid] = (parent, (user + system) / ticks)
+            table[pid] = (parent, (user + system + children + childrenSystem) / ticks)
         }
         return table
     }
