@@ -46,7 +46,9 @@ public struct OutboxRelay: Service {
                     } catch {
                         logger.warning("outbox relay failed; retrying", metadata: ["error": "\(error)"])
                     }
-                    await wake.wait(upTo: .seconds(1))
+                    // A standby (or a relay that just failed) tries again in a second, however
+                    // many commits wake it meanwhile.
+                    try? await Task.sleep(for: .seconds(1))
                 }
             }
             try await group.next()

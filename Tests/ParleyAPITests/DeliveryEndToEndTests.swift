@@ -19,12 +19,8 @@ struct DeliveryEndToEndTests {
     ) async throws {
         let harness = try await AccountsHarness.make()
         let services = try TestServices.shared()
-        let publisher = try MQTTClient(configuration: services.mqtt(), logger: .quiet)
-        let subscriber = try MQTTClient(configuration: services.mqtt(), logger: .quiet)
-        for client in [publisher, subscriber] {
-            try client.start()
-            try await client.waitUntilConnected(timeout: .seconds(5))
-        }
+        let publisher = try await services.connectedMQTTClient()
+        let subscriber = try await services.connectedMQTTClient()
         let queue = RedisJobQueue(
             name: "fanout-\(UUID().uuidString.prefix(8))", pool: harness.redis,
             configuration: .init(visibilityTimeout: .seconds(1), blockFor: .milliseconds(200)))

@@ -9,139 +9,134 @@ import Synchronization
 import Testing
 
 /// Several relays on one database: one publishes at a time, each event once and in order,
-/// and a standby takes over when the active one stops.
+/// and a standby takes over when the active one stops or lets go after failing.
 struct OutboxRelayTests {
     @Test func oneOfTwoRelaysPublishesEachEventOnceInOrderAndTheOtherTakesOver() async throws {
-        let harness = try await AccountsHarness.make()
-        let services = try TestServices.shared()
-        let publisher = try MQTTClient(configuration: services.mqtt(), logger: .quiet)
-        let subscriber = try MQTTClient(configuration: services.mqtt(), logger: .quiet)
-        for client in [publisher, subscriber] {
-            try client.start()
-            try await client.waitUntilConnected(timeout: .seconds(5))
-        }
-        let topic = "relay-test/\(UUID().uuidString.prefix(8))"
-        try await subscriber.subscribe(topic)
-        let queue = RedisJobQueue(name: "relay-\(UUID().uuidString.prefix(8))", pool: harness.redis)
-        try await harness.run { client in
+        let fixture = try await RelayFixture.make()
+        try await fixture.harness.run { client in
+            let room = try await client.roomOfThree().id
             // A pool of its own per relay, as in worker processes of their own: a lock left on a
             // pooled connection must not pass for the next relay's.
             @Sendable func relay() -> ServiceGroup {
-                let database = PostgresPool(configuration: harness.database.configuration, logger: .quiet)
-                return ServiceGroup(
-                    configuration: .init(
-                        services: [
-                            .init(service: database),
-                            .init(
-                                service: OutboxRelay(
-                                    database: database, publisher: publisher, fanout: queue, logger: .quiet,
-                                    batchSize: 7)),
-                        ], logger: .quiet))
+                let database = PostgresPool(configuration: fixture.harness.database.configuration, logger: .quiet)
+                return fixture.relay(database: database, publisher: fixture.client, alsoRunning: [database])
             }
             var received: [String] = []
-            func receive(until count: Int, within limit: Duration = .seconds(10)) async {
-                let deadline = ContinuousClock.now + limit
-                while received.count < count, ContinuousClock.now < deadline {
-                    guard let message = await MessageInbox.of(subscriber).next(within: .seconds(1)) else { continue }
-                    received.append(String(decoding: message.payload, as: UTF8.self))
-                }
-            }
-            let room = try await client.roomOfThree().id
-            let database = harness.database
-            func addEvents(_ range: ClosedRange<Int>) async throws {
-                for index in range {
-                    try await database.client.query(
-                        """
-                        INSERT INTO messenger.outbox (chat_room_id, event, topic)
-                        VALUES (\(room), \("event-\(index)"), \(topic))
-                        """)
-                }
-                try await database.client.query("SELECT pg_notify('parley_outbox', '')")
-            }
-
             let first = relay()
             let firstRunning = Task { try await first.run() }
-            try await addEvents(0...49)
-            await receive(until: 50)
+            try await fixture.addEvents(0...49, room: room)
+            received += await fixture.receive(50)
             let second = relay()
             let secondRunning = Task { try await second.run() }
-            try await addEvents(50...99)
-            await receive(until: 100)
+            try await fixture.addEvents(50...99, room: room)
+            received += await fixture.receive(50)
             // The active relay stops: the standby tries for the lock within a second.
             await first.triggerGracefulShutdown()
             try await firstRunning.value
-            try await addEvents(100...149)
-            await receive(until: 150)
+            try await fixture.addEvents(100...149, room: room)
+            received += await fixture.receive(50)
             await second.triggerGracefulShutdown()
             try await secondRunning.value
             // Anything published twice would arrive now.
-            await receive(until: 151, within: .seconds(1))
+            received += await fixture.receive(1, within: .seconds(1))
             #expect(received == (0..<150).map { "event-\($0)" })
         }
-        await publisher.shutdown()
-        await subscriber.shutdown()
+        await fixture.shutdown()
     }
 
     /// A relay whose publishing fails lets go of its lock (rather than leave it on a pooled
     /// connection, where no relay could take it again) and publishes everything once the
     /// broker answers again.
     @Test func aFailingRelayLetsGoOfItsLockAndCatchesUp() async throws {
-        let harness = try await AccountsHarness.make()
-        let services = try TestServices.shared()
-        let client = try MQTTClient(configuration: services.mqtt(), logger: .quiet)
-        let subscriber = try MQTTClient(configuration: services.mqtt(), logger: .quiet)
-        for mqtt in [client, subscriber] {
-            try mqtt.start()
-            try await mqtt.waitUntilConnected(timeout: .seconds(5))
-        }
-        let topic = "relay-test/\(UUID().uuidString.prefix(8))"
-        try await subscriber.subscribe(topic)
-        let publisher = GatedPublisher(client)
+        let fixture = try await RelayFixture.make()
+        let publisher = GatedPublisher(fixture.client)
         publisher.open.withLock { $0 = false }
-        let queue = RedisJobQueue(name: "relay-\(UUID().uuidString.prefix(8))", pool: harness.redis)
-        let relay = ServiceGroup(
-            configuration: .init(
-                services: [
-                    .init(
-                        service: OutboxRelay(
-                            database: harness.database, publisher: publisher, fanout: queue, logger: .quiet))
-                ], logger: .quiet))
-
-        try await harness.run { api in
+        let relay = fixture.relay(database: fixture.harness.database, publisher: publisher)
+        try await fixture.harness.run { api in
             let room = try await api.roomOfThree().id
-            let database = harness.database
             let running = Task { try await relay.run() }
-            for index in 0..<5 {
-                try await database.client.query(
-                    "INSERT INTO messenger.outbox (chat_room_id, event, topic) VALUES (\(room), \("event-\(index)"), \(topic))"
-                )
-            }
+            try await fixture.addEvents(0...4, room: room)
             // While publishing fails, the lock is free between attempts (each a second apart).
             var freeSamples = 0
             for _ in 0..<20 {
-                let holders = try await database.client.query(
-                    """
-                    SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
-                    AND classid = 28533 AND objid = 1952608120
-                    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                    """
-                ).first(Int64.self)
-                if holders == 0 { freeSamples += 1 }
+                if try await fixture.lockHolders() == 0 { freeSamples += 1 }
                 try await Task.sleep(for: .milliseconds(100))
             }
             #expect(freeSamples > 0, "the lock stayed held while the relay kept failing")
 
             publisher.open.withLock { $0 = true }
-            var received: [String] = []
-            let deadline = ContinuousClock.now + .seconds(10)
-            while received.count < 5, ContinuousClock.now < deadline {
-                guard let message = await MessageInbox.of(subscriber).next(within: .seconds(1)) else { continue }
-                received.append(String(decoding: message.payload, as: UTF8.self))
-            }
-            #expect(received == (0..<5).map { "event-\($0)" })
+            #expect(await fixture.receive(5) == (0..<5).map { "event-\($0)" })
             await relay.triggerGracefulShutdown()
             try await running.value
         }
+        await fixture.shutdown()
+    }
+}
+
+/// A database with a room, an MQTT client for relays to publish with, and a subscriber to
+/// the topic the test's events go to.
+struct RelayFixture: Sendable {
+    let harness: AccountsHarness
+    let client: MQTTClient
+    let subscriber: MQTTClient
+    let topic = "relay-test/\(UUID().uuidString.prefix(8))"
+    let queue: RedisJobQueue
+
+    static func make() async throws -> RelayFixture {
+        let harness = try await AccountsHarness.make()
+        let services = try TestServices.shared()
+        let fixture = RelayFixture(
+            harness: harness, client: try await services.connectedMQTTClient(),
+            subscriber: try await services.connectedMQTTClient(),
+            queue: RedisJobQueue(name: "relay-\(UUID().uuidString.prefix(8))", pool: harness.redis))
+        try await fixture.subscriber.subscribe(fixture.topic)
+        return fixture
+    }
+
+    func relay(database: PostgresPool, publisher: any EventPublisher, alsoRunning: [any Service] = [])
+        -> ServiceGroup
+    {
+        let relay = OutboxRelay(database: database, publisher: publisher, fanout: queue, logger: .quiet, batchSize: 7)
+        return ServiceGroup(
+            configuration: .init(
+                services: (alsoRunning + [relay]).map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
+                logger: .quiet))
+    }
+
+    /// Events `event-N` for the test's topic, one committed row each, then the relays' wake-up.
+    func addEvents(_ range: ClosedRange<Int>, room: Int) async throws {
+        for index in range {
+            try await harness.database.client.query(
+                "INSERT INTO messenger.outbox (chat_room_id, event, topic) VALUES (\(room), \("event-\(index)"), \(topic))"
+            )
+        }
+        try await harness.database.client.query("SELECT pg_notify('parley_outbox', '')")
+    }
+
+    /// Up to `count` payloads from the test's topic.
+    func receive(_ count: Int, within limit: Duration = .seconds(10)) async -> [String] {
+        var received: [String] = []
+        let deadline = ContinuousClock.now + limit
+        while received.count < count, ContinuousClock.now < deadline {
+            guard let message = await MessageInbox.of(subscriber).next(within: .seconds(1)) else { continue }
+            received.append(String(decoding: message.payload, as: UTF8.self))
+        }
+        return received
+    }
+
+    /// Sessions holding the relays' advisory lock (`OutboxRelay.lockKey`, split as PostgreSQL
+    /// shows a bigint key) in the test's database.
+    func lockHolders() async throws -> Int64? {
+        try await harness.database.client.query(
+            """
+            SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
+            AND classid = 28533 AND objid = 1952608120
+            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+            """
+        ).first(Int64.self)
+    }
+
+    func shutdown() async {
         await client.shutdown()
         await subscriber.shutdown()
     }

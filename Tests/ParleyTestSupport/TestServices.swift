@@ -67,6 +67,14 @@ public struct TestServices: Sendable {
             acknowledgementTimeout: .seconds(5))
     }
 
+    /// A client of the broker with Parley's server credentials, started and connected.
+    public func connectedMQTTClient() async throws -> MQTTClient {
+        let client = try MQTTClient(configuration: mqtt(), logger: .quiet)
+        try client.start()
+        try await client.waitUntilConnected(timeout: .seconds(5))
+        return client
+    }
+
     /// Stops one server (`postgres`, `redis`, `mosquitto`).
     public func stop(_ service: String) async throws { try await Self.runScript(["stop", directory, service]) }
     public func start(_ service: String) async throws { try await Self.runScript(["start", directory, service]) }
