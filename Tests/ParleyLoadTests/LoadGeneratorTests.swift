@@ -35,6 +35,21 @@ struct LoadGeneratorTests {
         #expect(measurement.best?.achievedRate == 500)
     }
 
+    @Test func aFirstRateThatFailsIsHalvedUntilOnePasses() async throws {
+        let ladder = RateLadder(
+            rates: [400, 800], stepDuration: .seconds(1), p99Limit: 50, cpu: try ProcessCPU(watch: []))
+        let offered = Mutex<[Double]>([])
+        let measurement = try await ladder.climb(label: "test", unit: "op/s") { rate, _ in
+            offered.withLock { $0.append(rate) }
+            // Holds up to 150/s.
+            return RateLadder.Outcome(
+                expected: Int(rate), completed: Int(rate), errors: 0,
+                latency: LatencySummary(count: Int(rate), p50: 1, p99: rate <= 150 ? 10 : 80, p999: 90, max: 100))
+        }
+        #expect(offered.withLock { $0 } == [400, 200, 100, 150, 175])
+        #expect(measurement.best?.offeredRate == 150)
+    }
+
     @Test func aStepWithLossOrErrorsDoesNotPassWhateverItsLatency() async throws {
         let ladder = RateLadder(
             rates: [100, 200], stepDuration: .seconds(1), p99Limit: 50, cpu: try ProcessCPU(watch: []))

@@ -19,11 +19,13 @@ struct RateLadder: Sendable {
     }
 
     /// Offers each rate in turn until a step fails, then narrows the gap between the last
-    /// passing rate and the failing one by halving it `refinements` times.
+    /// passing rate and the failing one by halving it `refinements` times. When the first
+    /// rate already fails, halves it (up to `stepsDown` times) to find one that passes, so
+    /// a busy machine gives a low figure rather than none.
     ///
     /// - Parameter rates: instead of the ladder's own (none skips this side).
     func climb(
-        label: String, unit: String, rates: [Double]? = nil, refinements: Int = 2,
+        label: String, unit: String, rates: [Double]? = nil, refinements: Int = 2, stepsDown: Int = 3,
         step: (_ rate: Double, _ index: Int) async throws -> Outcome
     ) async throws -> Measurement {
         var steps: [StepResult] = []
@@ -37,6 +39,13 @@ struct RateLadder: Sendable {
                 break
             }
             passing = rate
+        }
+        for _ in 0..<stepsDown {
+            guard passing == nil, let high = failing, high >= 2 else { break }
+            let rate = (high / 2).rounded()
+            let result = try await measure(rate: rate, index: steps.count, label: label, unit: unit, step: step)
+            steps.append(result)
+            if result.passed { passing = rate } else { failing = rate }
         }
         for _ in 0..<refinements {
             guard let low = passing, let high = failing, high - low > low * 0.05 else { break }
