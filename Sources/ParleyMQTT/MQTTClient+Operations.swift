@@ -32,12 +32,29 @@ extension MQTTClient {
     public func publish(batch: [(topic: String, payload: [UInt8])], messageExpiry: Duration? = nil) async throws {
         var mids: [Int32] = []
         mids.reserveCapacity(batch.count)
-        for message in batch {
-            mids.append(try send(topic: message.topic, payload: message.payload, qos: 1, messageExpiry: messageExpiry))
+        // Acknowledgements nobody will wait for, after a failure, must not be kept.
+        func ignore(_ unawaited: ArraySlice<Int32>) {
+            state.withLock { state in for mid in unawaited { state.ignore(mid) } }
         }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for mid in mids { group.addTask { try await self.acknowledgement(of: mid) } }
-            try await group.waitForAll()
+        do {
+            for message in batch {
+                mids.append(
+                    try send(topic: message.topic, payload: message.payload, qos: 1, messageExpiry: messageExpiry))
+            }
+        } catch {
+            ignore(mids[...])
+            throw error
+        }
+        // All were sent before the first wait, so waiting in order costs no extra time; one
+        // deadline covers the batch.
+        let deadline = ContinuousClock.now + configuration.acknowledgementTimeout
+        for (index, mid) in mids.enumerated() {
+            do {
+                try await acknowledgement(of: mid, by: deadline)
+            } catch {
+                ignore(mids[(index + 1)...])
+                throw error
+            }
         }
     }
 
@@ -93,10 +110,11 @@ extension MQTTClient {
     }
 
     /// Waits for the acknowledgement of `mid`, bounded by the configured timeout.
-    private func acknowledgement(of mid: Int32) async throws {
-        let timeout = configuration.acknowledgementTimeout
+    /// - Parameter deadline: when to give up; the acknowledgement timeout from now by default.
+    private func acknowledgement(of mid: Int32, by deadline: ContinuousClock.Instant? = nil) async throws {
+        let deadline = deadline ?? .now + configuration.acknowledgementTimeout
         let timer = Task { [weak self] in
-            try await Task.sleep(for: timeout)
+            try await Task.sleep(until: deadline, clock: .continuous)
             self?.fail(mid, with: MQTTError.timeout)
         }
         defer { timer.cancel() }

@@ -20,7 +20,7 @@ public struct OutboxRelay: Service {
     let batchSize: Int
 
     /// The active relay's lock; any constant shared by all relays.
-    static let lockKey: Int64 = 0x6f75_7462_6f78  // "outbox"
+    public static let lockKey: Int64 = 0x6f75_7462_6f78  // "outbox"
 
     public init(
         database: PostgresPool, publisher: any EventPublisher, fanout: any JobQueue, logger: Logger,

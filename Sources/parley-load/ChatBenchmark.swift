@@ -34,7 +34,7 @@ struct ChatBenchmark: AsyncParsableCommand {
         let api = ParleyRESTClient(baseURL: target.api, caFile: target.caFile)
         print("chat: \(rooms) rooms of \(members) members; setting up \(rooms * members) users...")
         let users = try await BenchUsers.create(rooms * members, tag: tag, api: api)
-        let roomList = try await Self.makeRooms(users: users, members: members, rooms: rooms, tag: tag, api: api)
+        let roomList = try await BenchRooms.create(users: users, members: members, rooms: rooms, tag: tag, api: api)
         await api.shutdown()
 
         let plan = RoomPlan(members: members, rooms: roomList)
@@ -87,41 +87,6 @@ struct ChatBenchmark: AsyncParsableCommand {
             "chat-\(members): parley \(Int(subject.best?.achievedRate ?? 0)) msg/s, baseline "
                 + "\(Int(base.best?.achievedRate ?? 0)) msg/s, ratio \(result.ratio.map { String(format: "%.3f", $0) } ?? "-")"
         )
-    }
-
-    /// Rooms of two are direct rooms; larger ones are created with their members.
-    static func makeRooms(users: [BenchUser], members: Int, rooms: Int, tag: String, api: ParleyRESTClient)
-        async throws -> [API.Room]
-    {
-        try await withThrowingTaskGroup(of: (Int, API.Room).self) { group in
-            for room in 0..<rooms {
-                let owner = users[room * members]
-                let others = users[(room * members + 1)..<((room + 1) * members)]
-                group.addTask {
-                    if members == 2 {
-                        return (
-                            room,
-                            try await api.call(
-                                .PUT, "/v1/rooms/direct/\(others.first!.id)", token: owner.login.accessToken,
-                                json: [:], as: API.Room.self)
-                        )
-                    }
-                    let body: [String: Any] = [
-                        "name": "Load \(tag) \(room)",
-                        "members": others.map { ["userId": $0.id, "role": "writer"] },
-                        "firstMessage": ["content": "Welcome", "uid": "welcome-\(tag)-\(room)"],
-                    ]
-                    return (
-                        room,
-                        try await api.call(
-                            .POST, "/v1/rooms", token: owner.login.accessToken, json: body, as: API.Room.self)
-                    )
-                }
-            }
-            var result: [Int: API.Room] = [:]
-            for try await (index, room) in group { result[index] = room }
-            return (0..<rooms).map { result[$0]! }
-        }
     }
 }
 

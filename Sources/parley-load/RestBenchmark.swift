@@ -31,7 +31,7 @@ struct RestBenchmark: AsyncParsableCommand {
         let setup = ParleyRESTClient(baseURL: target.api, caFile: target.caFile)
         print("rest: setting up \(users) users in \(users / 2) two-party rooms...")
         let accounts = try await BenchUsers.create(users, tag: tag, api: setup)
-        let rooms = try await ChatBenchmark.makeRooms(
+        let rooms = try await BenchRooms.create(
             users: accounts, members: 2, rooms: users / 2, tag: tag, api: setup)
         await setup.shutdown()
         let clients = accounts.map { _ in ParleyRESTClient(baseURL: target.api, caFile: target.caFile) }

@@ -124,13 +124,15 @@ struct RelayFixture: Sendable {
         return received
     }
 
-    /// Sessions holding the relays' advisory lock (`OutboxRelay.lockKey`, split as PostgreSQL
-    /// shows a bigint key) in the test's database.
+    /// Sessions holding the relays' advisory lock in the test's database (PostgreSQL shows a
+    /// bigint key as its high and low 32 bits).
     func lockHolders() async throws -> Int64? {
-        try await harness.database.client.query(
+        let high = OutboxRelay.lockKey >> 32
+        let low = OutboxRelay.lockKey & 0xffff_ffff
+        return try await harness.database.client.query(
             """
             SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
-            AND classid = 28533 AND objid = 1952608120
+            AND classid::bigint = \(high) AND objid::bigint = \(low)
             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
             """
         ).first(Int64.self)

@@ -31,28 +31,23 @@ struct RateLadder: Sendable {
         var steps: [StepResult] = []
         var passing: Double?
         var failing: Double?
-        for rate in rates ?? self.rates {
+        /// Offers `rate` and moves the bound it falls on; true when it passed.
+        func offer(_ rate: Double) async throws -> Bool {
             let result = try await measure(rate: rate, index: steps.count, label: label, unit: unit, step: step)
             steps.append(result)
-            guard result.passed else {
-                failing = rate
-                break
-            }
-            passing = rate
+            if result.passed { passing = rate } else { failing = rate }
+            return result.passed
+        }
+        for rate in rates ?? self.rates {
+            guard try await offer(rate) else { break }
         }
         for _ in 0..<stepsDown {
             guard passing == nil, let high = failing, high >= 2 else { break }
-            let rate = (high / 2).rounded()
-            let result = try await measure(rate: rate, index: steps.count, label: label, unit: unit, step: step)
-            steps.append(result)
-            if result.passed { passing = rate } else { failing = rate }
+            _ = try await offer((high / 2).rounded())
         }
         for _ in 0..<refinements {
             guard let low = passing, let high = failing, high - low > low * 0.05 else { break }
-            let rate = ((low + high) / 2).rounded()
-            let result = try await measure(rate: rate, index: steps.count, label: label, unit: unit, step: step)
-            steps.append(result)
-            if result.passed { passing = rate } else { failing = rate }
+            _ = try await offer(((low + high) / 2).rounded())
         }
         return Measurement(label: label, unit: unit, p99Limit: p99Limit, steps: steps)
     }

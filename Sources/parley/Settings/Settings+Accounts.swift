@@ -48,11 +48,4 @@ extension Settings {
         }
         return BrokerAuthority.ServerIdentity(username: username, password: password)
     }
-
-    private func positiveSeconds(_ key: SettingKey) throws -> Duration {
-        guard let value = try seconds(key), value > .zero else {
-            throw SettingsError.invalid(key, expected: "a positive number of seconds")
-        }
-        return value
-    }
 }

@@ -28,10 +28,9 @@ extension Settings {
         guard let text = string(keyText), let secret = Data(base64Encoded: text) else {
             throw SettingsError.missing(keyText)
         }
-        guard let lifetime = try seconds(K.linkLifetime), lifetime > .zero else {
-            throw SettingsError.invalid(K.linkLifetime, expected: "a positive number of seconds")
-        }
-        return FileLinks(deriveFrom: Array(secret), baseURL: string(K.publicURL) ?? "", lifetime: lifetime)
+        return FileLinks(
+            deriveFrom: Array(secret), baseURL: string(K.publicURL) ?? "", lifetime: try positiveSeconds(K.linkLifetime)
+        )
     }
 
     func uploadLimit() throws -> Int64 {
@@ -39,10 +38,7 @@ extension Settings {
     }
 
     func orphanGrace() throws -> Duration {
-        guard let grace = try seconds(SettingKeys.Files.orphanGrace), grace > .zero else {
-            throw SettingsError.invalid(SettingKeys.Files.orphanGrace, expected: "a positive number of seconds")
-        }
-        return grace
+        try positiveSeconds(SettingKeys.Files.orphanGrace)
     }
 
     func toolRunner() throws -> ToolRunner {

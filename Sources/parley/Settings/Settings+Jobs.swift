@@ -3,11 +3,9 @@ import ParleyRedis
 extension Settings {
     func jobQueue() throws -> RedisJobQueue.Configuration {
         typealias K = SettingKeys.Jobs
-        guard let visibility = try seconds(K.visibilityTimeout), visibility > .zero else {
-            throw SettingsError.invalid(K.visibilityTimeout, expected: "a positive number of seconds")
-        }
         return RedisJobQueue.Configuration(
-            maxAttempts: try required(int(K.maxAttempts, in: 1...100), K.maxAttempts), visibilityTimeout: visibility)
+            maxAttempts: try required(int(K.maxAttempts, in: 1...100), K.maxAttempts),
+            visibilityTimeout: try positiveSeconds(K.visibilityTimeout))
     }
 
     func fanoutChunkSize() throws -> Int {

@@ -18,13 +18,7 @@ extension Settings {
 
     /// Longer than the general jobs' timeout by default: a push may take four 10 s requests
     /// (FCM's token refresh and a retry), and another worker must not send it again meanwhile.
-    func pushVisibilityTimeout() throws -> Duration {
-        let key = SettingKeys.Push.visibilityTimeout
-        guard let visibility = try seconds(key), visibility > .zero else {
-            throw SettingsError.invalid(key, expected: "a positive number of seconds")
-        }
-        return visibility
-    }
+    func pushVisibilityTimeout() throws -> Duration { try positiveSeconds(SettingKeys.Push.visibilityTimeout) }
 
     /// The providers configured here; each is off until its credentials are set.
     func pushSenders(client: PushHTTPClient) throws -> [PushProvider: any PushSender] {

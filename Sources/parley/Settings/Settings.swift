@@ -53,6 +53,14 @@ struct Settings: Sendable {
         return .milliseconds(Int64(value * 1000))
     }
 
+    /// A duration that must be set (by the environment or its default) and above zero.
+    func positiveSeconds(_ key: SettingKey) throws -> Duration {
+        guard let value = try seconds(key), value > .zero else {
+            throw SettingsError.invalid(key, expected: "a positive number of seconds")
+        }
+        return value
+    }
+
     func bool(_ key: SettingKey) throws -> Bool {
         switch string(key)?.lowercased() {
         case nil, "false", "0", "no", "off": return false
