@@ -273,7 +273,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "ParleyLoadTests", dependencies: ["parley-load"], swiftSettings: swiftSettings),
+            name: "ParleyLoadTests", dependencies: ["parley-load", "ParleyTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ParleyExecutableTests",
             dependencies: [

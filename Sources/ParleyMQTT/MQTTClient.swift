@@ -104,15 +104,10 @@ public final class MQTTClient: Service, Sendable {
 
     /// Disconnects, stops the network thread and ends ``messages``. Idempotent.
     ///
-    /// Joining libmosquitto's thread blocks, so it happens on a dispatch thread rather than
-    /// one of Swift concurrency's few cooperative threads.
+    /// Joining libmosquitto's thread blocks, so it happens on a thread of its own rather than
+    /// one of Swift concurrency's few threads (which `DispatchQueue.global()` shares on Linux).
     public func shutdown() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                self.shutdownNow()
-                continuation.resume()
-            }
-        }
+        await BlockingCall.run("parley-mqtt-shutdown") { self.shutdownNow() }
     }
 
     private func shutdownNow() {

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 import Synchronization
 
 /// Runs a media tool as a child process under limits: address space and CPU time through
@@ -47,7 +48,8 @@ public struct ToolRunner: Sendable {
         try process.run()
         child.started(process.processIdentifier)
         // Pipes are drained on threads of their own while the child runs: a chatty tool
-        // cannot block on a full pipe, and the shared task pool is not held by blocking reads.
+        // cannot block on a full pipe, and Swift concurrency's few threads are not held by
+        // blocking reads (on Linux `DispatchQueue.global()` is that same pool).
         async let stdout = Self.drain(output.fileHandleForReading, keeping: 1 << 20)
         async let stderr = Self.drain(errors.fileHandleForReading, keeping: 4096)
         let watchdog = Task {
@@ -73,18 +75,16 @@ public struct ToolRunner: Sendable {
         return text
     }
 
-    /// Reads a pipe to its end on a dispatch thread, keeping at most `limit` bytes.
+    /// Reads a pipe to its end on a thread of its own, keeping at most `limit` bytes.
     static func drain(_ handle: FileHandle, keeping limit: Int) async -> Data {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                var kept = Data()
-                while true {
-                    let chunk = handle.availableData
-                    if chunk.isEmpty { break }
-                    if kept.count < limit { kept.append(chunk.prefix(limit - kept.count)) }
-                }
-                continuation.resume(returning: kept)
+        await BlockingCall.run("parley-tool-pipe") {
+            var kept = Data()
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                if kept.count < limit { kept.append(chunk.prefix(limit - kept.count)) }
             }
+            return kept
         }
     }
 }

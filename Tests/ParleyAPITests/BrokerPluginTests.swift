@@ -362,9 +362,7 @@ struct BrokerPluginTests {
                 ], outputFile: log)
             try await Task.sleep(for: .milliseconds(500))
             kill(pid, SIGKILL)
-            _ = await withCheckedContinuation { continuation in
-                DispatchQueue.global().async { continuation.resume(returning: Subprocess.wait(for: pid)) }
-            }
+            _ = await Subprocess.exitStatus(of: pid)
             #expect(await next(server, within: .milliseconds(1500)) == nil, "the will reached chat-in")
 
             // Retained: a subscriber arriving later still learns it.

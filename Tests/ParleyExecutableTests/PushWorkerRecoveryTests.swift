@@ -76,7 +76,7 @@ struct PushWorkerRecoveryTests {
             try await Task.sleep(for: .milliseconds(20))
         }
         kill(first, SIGKILL)
-        _ = Subprocess.wait(for: first)
+        _ = await Subprocess.exitStatus(of: first)
         let atKill = delivered().count
         let heldAtKill = try await held()
         #expect(!heldAtKill.isEmpty, "the killed worker held no push; the test proved nothing")
@@ -94,9 +94,7 @@ struct PushWorkerRecoveryTests {
             try await Task.sleep(for: .milliseconds(50))
         }
         kill(second, SIGTERM)
-        let status = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: Subprocess.wait(for: second)) }
-        }
+        let status = await Subprocess.exitStatus(of: second)
         #expect(status == 0)
         #expect(delivered() == tokens)
         // What the killed worker held is sent again: it may never have left that worker.

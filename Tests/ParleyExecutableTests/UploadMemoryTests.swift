@@ -46,60 +46,59 @@ struct UploadMemoryTests {
 
         let log = "\(directory)/serve.log"
         let pid = try parley.start("serve", log: log)
-        defer {
-            kill(pid, SIGTERM)
-            _ = Subprocess.wait(for: pid)
-        }
-        var port: Int?
-        for _ in 0..<200 where port == nil {
-            try await Task.sleep(for: .milliseconds(50))
-            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            port = text.firstMatch(of: /listener=cleartext port=(\d+)/).flatMap { Int($0.output.1) }
-        }
-        let base = "http://127.0.0.1:\(try #require(port, "serve did not start: \(log)"))"
-        func curl(_ arguments: [String]) async throws -> [String: Any] {
-            let result = try await Subprocess.run("/usr/bin/curl", ["-s", "--max-time", "120"] + arguments)
-            return (try? JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8))) as? [String: Any] ?? [:]
-        }
-        let json = ["-H", "Content-Type: application/json"]
-        _ = try await curl(
-            json + [
-                "-d", #"{"email":"big@example.com","password":"correct horse","firstName":"B","lastName":"U"}"#,
-                "\(base)/v1/auth/register",
-            ])
-        let login = try await curl(
-            json + ["-d", #"{"email":"big@example.com","password":"correct horse"}"#, "\(base)/v1/auth/login"])
-        let token = try #require(login["accessToken"] as? String)
-
-        let before = Self.residentBytes(pid)
-        let peak = PeakMemory()
-        let sampling = Task {
-            while !Task.isCancelled {
-                peak.record(Self.residentBytes(pid))
-                try? await Task.sleep(for: .milliseconds(10))
+        try await Subprocess.stopping(pid) {
+            var port: Int?
+            for _ in 0..<200 where port == nil {
+                try await Task.sleep(for: .milliseconds(50))
+                let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+                port = text.firstMatch(of: /listener=cleartext port=(\d+)/).flatMap { Int($0.output.1) }
             }
-        }
-        let created = try await curl([
-            "-X", "POST", "-H", "Authorization: Bearer \(token)", "-H", "Content-Type: application/octet-stream",
-            "--data-binary", "@\(source)", "\(base)/v1/files?name=big.bin",
-        ])
-        sampling.cancel()
-        _ = await sampling.value
-        let growth = peak.value - before
-        print(
-            "upload of 50 MiB to the \(store) store: server RSS \(before >> 20) MiB before, peak growth \(growth >> 20) MiB"
-        )
-        #expect(created["size"] as? Int == Self.size, "\(created)")
-        #expect(created["checksum"] as? String == "sha256:\(checksum)")
-        // Buffering the upload would add 50 MiB or more; streaming adds a few chunks.
-        #expect(growth < 24 << 20, "the server grew by \(growth >> 20) MiB during a 50 MiB upload")
+            let base = "http://127.0.0.1:\(try #require(port, "serve did not start: \(log)"))"
+            func curl(_ arguments: [String]) async throws -> [String: Any] {
+                let result = try await Subprocess.run("/usr/bin/curl", ["-s", "--max-time", "120"] + arguments)
+                return (try? JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8))) as? [String: Any]
+                    ?? [:]
+            }
+            let json = ["-H", "Content-Type: application/json"]
+            _ = try await curl(
+                json + [
+                    "-d", #"{"email":"big@example.com","password":"correct horse","firstName":"B","lastName":"U"}"#,
+                    "\(base)/v1/auth/register",
+                ])
+            let login = try await curl(
+                json + ["-d", #"{"email":"big@example.com","password":"correct horse"}"#, "\(base)/v1/auth/login"])
+            let token = try #require(login["accessToken"] as? String)
 
-        // And it comes back whole.
-        let id = try #require(created["id"] as? Int)
-        let download = try await Subprocess.run(
-            "/usr/bin/sh",
-            ["-c", "curl -s -H 'Authorization: Bearer \(token)' \(base)/v1/files/\(id)/content | sha256sum"])
-        #expect(download.standardOutput.hasPrefix(checksum))
+            let before = Self.residentBytes(pid)
+            let peak = PeakMemory()
+            let sampling = Task {
+                while !Task.isCancelled {
+                    peak.record(Self.residentBytes(pid))
+                    try? await Task.sleep(for: .milliseconds(10))
+                }
+            }
+            let created = try await curl([
+                "-X", "POST", "-H", "Authorization: Bearer \(token)", "-H", "Content-Type: application/octet-stream",
+                "--data-binary", "@\(source)", "\(base)/v1/files?name=big.bin",
+            ])
+            sampling.cancel()
+            _ = await sampling.value
+            let growth = peak.value - before
+            print(
+                "upload of 50 MiB to the \(store) store: server RSS \(before >> 20) MiB before, peak growth \(growth >> 20) MiB"
+            )
+            #expect(created["size"] as? Int == Self.size, "\(created)")
+            #expect(created["checksum"] as? String == "sha256:\(checksum)")
+            // Buffering the upload would add 50 MiB or more; streaming adds a few chunks.
+            #expect(growth < 24 << 20, "the server grew by \(growth >> 20) MiB during a 50 MiB upload")
+
+            // And it comes back whole.
+            let id = try #require(created["id"] as? Int)
+            let download = try await Subprocess.run(
+                "/usr/bin/sh",
+                ["-c", "curl -s -H 'Authorization: Bearer \(token)' \(base)/v1/files/\(id)/content | sha256sum"])
+            #expect(download.standardOutput.hasPrefix(checksum))
+        }
     }
 }
 

@@ -65,7 +65,7 @@ struct WorkerRecoveryTests {
         let first = try parley.start("worker", "--roles", "outbox", "fanout", log: log)
         for _ in 0..<300 where delivered.count == 0 { try await Task.sleep(for: .milliseconds(20)) }
         kill(first, SIGKILL)
-        _ = Subprocess.wait(for: first)
+        _ = await Subprocess.exitStatus(of: first)
         let atKill = delivered.count
         #expect(
             atKill > 0,
@@ -75,9 +75,7 @@ struct WorkerRecoveryTests {
         let second = try parley.start("worker", "--roles", "outbox", "fanout", log: log)
         for _ in 0..<600 where delivered.count < memberCount { try await Task.sleep(for: .milliseconds(50)) }
         kill(second, SIGTERM)
-        let status = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: Subprocess.wait(for: second)) }
-        }
+        let status = await Subprocess.exitStatus(of: second)
         #expect(status == 0)
         #expect(delivered.users == members)
         listening.cancel()

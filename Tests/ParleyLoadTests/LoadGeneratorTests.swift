@@ -1,4 +1,5 @@
 import Foundation
+import ParleyTestSupport
 import Synchronization
 import Testing
 
@@ -67,24 +68,22 @@ struct LoadGeneratorTests {
     @Test func aWatchedTreeKeepsTheCPUOfChildrenThatEnded() async throws {
         let marker = NSTemporaryDirectory() + "parley-load-cpu-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: marker) }
-        let parent = Process()
-        parent.executableURL = URL(fileURLWithPath: "/bin/sh")
-        parent.arguments = [
-            "-c", "/bin/sh -c 'i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done'; touch '\(marker)'; exec sleep 20",
-        ]
-        try parent.run()
-        defer {
-            parent.terminate()
-            parent.waitUntilExit()
+        let parent = try Subprocess.start(
+            "/bin/sh",
+            [
+                "-c",
+                "/bin/sh -c 'i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done'; touch '\(marker)'; exec sleep 20",
+            ], outputFile: "/dev/null")
+        try await Subprocess.stopping(parent) {
+            let cpu = try ProcessCPU(watch: ["tree=\(parent)"])
+            let start = cpu.sample()["tree"] ?? 0
+            for _ in 0..<300 where !FileManager.default.fileExists(atPath: marker) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(FileManager.default.fileExists(atPath: marker))
+            // The busy child has ended; its CPU time is still the tree's.
+            #expect((cpu.sample()["tree"] ?? 0) - start >= 0.05)
         }
-        let cpu = try ProcessCPU(watch: ["tree=\(parent.processIdentifier)"])
-        let start = cpu.sample()["tree"] ?? 0
-        for _ in 0..<300 where !FileManager.default.fileExists(atPath: marker) {
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        #expect(FileManager.default.fileExists(atPath: marker))
-        // The busy child has ended; its CPU time is still the tree's.
-        #expect((cpu.sample()["tree"] ?? 0) - start >= 0.05)
     }
 
     @Test func percentilesComeFromTheHistogram() {

@@ -23,23 +23,50 @@ public final class PluginBroker: Sendable {
     public init(
         tokenKeyBase64: String, serverUsername: String, serverPassword: String, aclURL: String, valgrind: Bool = false
     ) async throws {
-        port = try Self.freePort()
         let work = ProcessInfo.processInfo.environment["PARLEY_TEST_WORK_DIR"] ?? NSTemporaryDirectory()
         directory = "\(work)/broker-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         // Under valgrind the plugin runs many times slower: a lookup must not time out into a denial.
-        let configuration = """
-            per_listener_settings false
-            allow_anonymous false
-            persistence false
-            listener \(port) 127.0.0.1
+        let options = """
             plugin \(try Self.pluginPath)
             plugin_opt_token_key \(tokenKeyBase64)
             plugin_opt_server_username \(serverUsername)
             plugin_opt_server_password \(serverPassword)
             plugin_opt_acl_url \(aclURL)
             plugin_opt_timeout_ms \(valgrind ? 5000 : 500)
+            """
+        // mosquitto cannot listen on port 0 and report it, so a port taken between the check
+        // and mosquitto's bind (by anything on the machine) means a new port and a new start.
+        var attempt = 0
+        while true {
+            attempt += 1
+            let port = try Self.freePort()
+            let pid = try Self.start(port: port, in: directory, options: options, valgrind: valgrind)
+            switch await Self.waitUntilListening(pid: pid, port: port, valgrind: valgrind) {
+            case .listening:
+                self.port = port
+                self.pid = pid
+                return
+            case .exited where attempt < 5 && Self.log(in: directory).contains("Address already in use"):
+                continue
+            case .exited, .timedOut:
+                kill(pid, SIGKILL)
+                _ = await Subprocess.exitStatus(of: pid)
+                throw TestEnvironmentError("mosquitto with the plugin did not start: \(Self.log(in: directory))")
+            }
+        }
+    }
+
+    private enum Start { case listening, exited, timedOut }
+
+    private static func start(port: Int, in directory: String, options: String, valgrind: Bool) throws -> Int32 {
+        let configuration = """
+            per_listener_settings false
+            allow_anonymous false
+            persistence false
+            listener \(port) 127.0.0.1
+            \(options)
             log_dest stdout
             log_type error
             log_type warning
@@ -48,43 +75,55 @@ public final class PluginBroker: Sendable {
             """
         try configuration.write(toFile: "\(directory)/mosquitto.conf", atomically: true, encoding: .utf8)
         chmod("\(directory)/mosquitto.conf", 0o644)
+        try? FileManager.default.removeItem(atPath: "\(directory)/broker.log")
         let command =
             valgrind
             ? ("/usr/bin/valgrind", ["--leak-check=full", "--show-leak-kinds=definite", "/usr/sbin/mosquitto", "-c"])
             : ("/usr/sbin/mosquitto", ["-c"])
-        pid = try Subprocess.start(
+        return try Subprocess.start(
             command.0, command.1 + ["\(directory)/mosquitto.conf"], outputFile: "\(directory)/broker.log")
-        for _ in 0..<(valgrind ? 300 : 100) where !Self.accepts(port: port) {
-            try await Task.sleep(for: .milliseconds(50))
+    }
+
+    /// Listening means this broker's own process holds the listening socket: a port that
+    /// answers may belong to whoever took it first, and mosquitto's log to a file is buffered.
+    private static func waitUntilListening(pid: Int32, port: Int, valgrind: Bool) async -> Start {
+        for _ in 0..<(valgrind ? 300 : 100) {
+            if Subprocess.exitStatusIfEnded(pid) != nil { return .exited }
+            if process(pid, listensOn: port) { return .listening }
+            try? await Task.sleep(for: .milliseconds(50))
         }
-        guard Self.accepts(port: port) else {
-            throw TestEnvironmentError("mosquitto with the plugin did not start: \(log)")
+        return .timedOut
+    }
+
+    /// Whether `pid` has a descriptor on the socket listening on 127.0.0.1:`port` (found by
+    /// its inode in `/proc/net/tcp`).
+    static func process(_ pid: Int32, listensOn port: Int) -> Bool {
+        let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
+        let address = String(format: "0100007F:%04X", port)
+        let inodes = table.split(separator: "\n").compactMap { line -> String? in
+            let fields = line.split(separator: " ")
+            guard fields.count > 9, fields[1] == address, fields[3] == "0A" else { return nil }
+            return "socket:[\(fields[9])]"
+        }
+        guard !inodes.isEmpty else { return false }
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+        return descriptors.contains { descriptor in
+            let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(descriptor)")
+            return target.map(inodes.contains) ?? false
         }
     }
 
-    public var log: String { (try? String(contentsOfFile: "\(directory)/broker.log", encoding: .utf8)) ?? "" }
+    private static func log(in directory: String) -> String {
+        (try? String(contentsOfFile: "\(directory)/broker.log", encoding: .utf8)) ?? ""
+    }
+
+    public var log: String { Self.log(in: directory) }
 
     /// Stops the broker (SIGTERM) and returns its exit status.
     @discardableResult
     public func stop() async -> Int32 {
         kill(pid, SIGTERM)
-        return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: Subprocess.wait(for: self.pid)) }
-        }
-    }
-
-    static func accepts(port: Int) -> Bool {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
+        return await Subprocess.exitStatus(of: self.pid)
     }
 
     /// A free port below the kernel's ephemeral range: a broker restarted on it cannot find

@@ -1,5 +1,5 @@
-import Dispatch
 import Foundation
+import ParleyCore
 
 #if canImport(Glibc)
     import Glibc
@@ -22,9 +22,7 @@ public enum Subprocess {
     ) async throws -> Result {
         let files = try TemporaryFiles(input: input ?? "")
         let pid = try spawn(executable, arguments, environment: environment, files: files)
-        let status = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: wait(for: pid)) }
-        }
+        let status = await exitStatus(of: pid)
         return Result(status: status, standardOutput: files.read(1), standardError: files.read(2))
     }
 
@@ -37,9 +35,46 @@ public enum Subprocess {
     }
 
     /// Waits for `pid` to end and returns its exit status (128 + signal when killed).
-    public static func wait(for pid: Int32) -> Int32 {
+    ///
+    /// `waitpid` blocks, so it runs on a thread of its own: on Swift concurrency's few
+    /// threads (or `DispatchQueue.global()`, the same pool on Linux) a handful of waits
+    /// stalled the whole test process for seconds.
+    public static func exitStatus(of pid: Int32) async -> Int32 {
+        await BlockingCall.run("parley-test-waitpid") { waitBlocking(for: pid) }
+    }
+
+    /// Runs `body` while the program `pid` runs, then stops it (SIGTERM) and waits for it,
+    /// whether `body` returned or threw.
+    public static func stopping<Result>(_ pid: Int32, after body: () async throws -> Result) async throws -> Result {
+        let result: Result
+        do {
+            result = try await body()
+        } catch {
+            kill(pid, SIGTERM)
+            _ = await exitStatus(of: pid)
+            throw error
+        }
+        kill(pid, SIGTERM)
+        _ = await exitStatus(of: pid)
+        return result
+    }
+
+    /// The exit status of `pid` if it has ended, without waiting; nil while it runs.
+    public static func exitStatusIfEnded(_ pid: Int32) -> Int32? {
+        var status: Int32 = 0
+        var result: Int32
+        repeat { result = waitpid(pid, &status, WNOHANG) } while result == -1 && errno == EINTR
+        guard result == pid else { return nil }
+        return decode(status)
+    }
+
+    private static func waitBlocking(for pid: Int32) -> Int32 {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        return decode(status)
+    }
+
+    private static func decode(_ status: Int32) -> Int32 {
         let signal = status & 0x7F
         return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
     }

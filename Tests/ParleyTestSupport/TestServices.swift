@@ -25,8 +25,7 @@ public struct TestServices: Sendable {
     public static func makePrivate() async throws -> TestServices {
         let work = ProcessInfo.processInfo.environment["PARLEY_TEST_WORK_DIR"] ?? NSTemporaryDirectory()
         let directory = "\(work)/private-\(UUID().uuidString.prefix(8))"
-        try await runScript(["init", directory, "--free-ports"])
-        try await runScript(["start", directory])
+        try await runScript(["up", directory])
         return try TestServices(directory: directory)
     }
 
@@ -77,6 +76,8 @@ public struct TestServices: Sendable {
 
     /// Stops one server (`postgres`, `redis`, `mosquitto`).
     public func stop(_ service: String) async throws { try await Self.runScript(["stop", directory, service]) }
+    /// Stops one server as a crash would (PostgreSQL's immediate mode, SIGKILL for the others).
+    public func crash(_ service: String) async throws { try await Self.runScript(["crash", directory, service]) }
     public func start(_ service: String) async throws { try await Self.runScript(["start", directory, service]) }
     public func shutdown() async throws { try await Self.runScript(["stop", directory]) }
 

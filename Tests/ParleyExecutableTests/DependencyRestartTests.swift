@@ -1,0 +1,198 @@
+import Foundation
+import ParleyPostgres
+import ParleyTestSupport
+import PostgresNIO
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `parley serve` and `parley worker` under a steady load of REST sends while one dependency
+/// restarts or crashes: afterwards a new message reaches the room's subscriber within 5 s, with
+/// no restart by hand; every acknowledged message is stored once and published, and an event
+/// published twice carries the same `hash` both times.
+struct DependencyRestartTests {
+    enum Fault: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case postgresRestart, postgresCrash, redisRestart, brokerRestart
+        var testDescription: String { rawValue }
+
+        var service: String {
+            switch self {
+            case .postgresRestart, .postgresCrash: "postgres"
+            case .redisRestart: "redis"
+            case .brokerRestart: "mosquitto"
+            }
+        }
+    }
+
+    @Test(arguments: Fault.allCases)
+    func deliveryRecoversAfter(_ fault: Fault) async throws {
+        let services = try await TestServices.makePrivate()
+        do {
+            try await exercise(fault, services: services)
+        } catch {
+            try? await services.shutdown()
+            throw error
+        }
+        try await services.shutdown()
+    }
+
+    private func exercise(_ fault: Fault, services: TestServices) async throws {
+        let database = try await services.makeDatabase(migrated: true)
+        let parley = ParleyCommand(database: database, services: services)
+        let stack = try await LiveStack.start(parley)
+        let reader = try RoomReader(services: services)
+        do {
+            try await exercise(fault, services: services, database: database, stack: stack, reader: reader)
+        } catch {
+            await reader.stop()
+            await stack.stop()
+            throw error
+        }
+        await reader.stop()
+        await stack.stop()
+    }
+
+    private func exercise(
+        _ fault: Fault, services: TestServices, database: PostgresConfiguration, stack: LiveStack, reader: RoomReader
+    ) async throws {
+        let alice = try await stack.signUp("alice")
+        let bob = try await stack.signUp("bob")
+        let room = try await stack.request("PUT", "/v1/rooms/direct/\(bob.id)", token: alice.token).json
+        let roomID = try #require(room["id"] as? Int, "\(room)")
+        let roomUID = try #require(room["uid"] as? String)
+        try await reader.subscribe(to: "chat-room/\(roomUID)")
+
+        func send(_ uid: String) async -> Int {
+            let response = try? await stack.request(
+                "POST", "/v1/rooms/\(roomID)/messages", body: ["content": "message \(uid)", "uid": uid],
+                token: alice.token)
+            return response?.status ?? 0
+        }
+        // The reader is subscribed once a first message reaches it.
+        #expect(await send("warm-up") == 201)
+        #expect(await reader.waitFor("warm-up", within: .seconds(10)), "\(stack.log("worker.log"))")
+
+        // Ten sends a second, each in its own task, for the whole fault.
+        let load = Task {
+            var sends: [Task<(String, Int), Never>] = []
+            var index = 0
+            while !Task.isCancelled {
+                let uid = "\(fault.rawValue)-\(index)"
+                sends.append(Task { (uid, await send(uid)) })
+                index += 1
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+            var answers: [String: Int] = [:]
+            for send in sends {
+                let (uid, status) = await send.value
+                answers[uid] = status
+            }
+            return answers
+        }
+        try await Task.sleep(for: .seconds(1))
+        if fault == .postgresCrash {
+            try await services.crash(fault.service)
+        } else {
+            try await services.stop(fault.service)
+        }
+        try await Task.sleep(for: .seconds(5))
+        try await services.start(fault.service)
+        try await Task.sleep(for: .seconds(2))
+
+        let probe = "probe-\(fault.rawValue)"
+        let probeStatus = await send(probe)
+        #expect(probeStatus == 201, "the send 2 s after \(fault.service) came back got \(probeStatus)")
+        #expect(
+            await reader.waitFor(probe, within: .seconds(5)),
+            "a message sent 2 s after \(fault.service) came back did not arrive within 5 s: \(stack.log("worker.log"))"
+        )
+        try await Task.sleep(for: .seconds(1))
+        load.cancel()
+        let answers = await load.value
+        let acknowledged = Set(answers.filter { $0.value == 200 || $0.value == 201 }.keys)
+        #expect(!acknowledged.isEmpty)
+
+        // Every acknowledged send is published (the backlog drains), each uid with one hash.
+        for uid in acknowledged.sorted() {
+            guard await reader.waitFor(uid, within: .seconds(15)) else {
+                Issue.record("acknowledged message \(uid) was never published: \(stack.log("worker.log"))")
+                break
+            }
+        }
+        for (uid, hashes) in reader.hashesByUID() where hashes.count > 1 {
+            Issue.record("message \(uid) was published with different hashes: \(hashes)")
+        }
+
+        // And stored once each.
+        let pool = PostgresPool(configuration: database, logger: .quiet)
+        let stored = try await pool.withRunningClient { pool in
+            var counts: [String: Int] = [:]
+            let rows = try await pool.client.query(
+                "SELECT uid, count(*)::int FROM messenger.message WHERE chat_room_id = \(roomID) GROUP BY uid",
+                logger: .quiet)
+            for try await (uid, count) in rows.decode((String, Int).self) { counts[uid] = count }
+            return counts
+        }
+        #expect(acknowledged.subtracting(stored.keys).isEmpty, "acknowledged but not stored")
+        #expect(stored.values.allSatisfy { $0 == 1 })
+    }
+}
+
+/// A stock MQTT client (`mosquitto_sub`) with a persistent session on the room topic, as a
+/// phone would hold it: it reconnects by itself and gets what was published while it was away.
+final class RoomReader: Sendable {
+    let services: TestServices
+    let log: String
+    let pid = Mutex<Int32?>(nil)
+
+    init(services: TestServices) throws {
+        self.services = services
+        log = NSTemporaryDirectory() + "parley-reader-\(UUID().uuidString.prefix(8)).log"
+    }
+
+    func subscribe(to topic: String) async throws {
+        let started = try Subprocess.start(
+            "/usr/bin/mosquitto_sub",
+            [
+                "-h", "127.0.0.1", "-p", String(services.port("MQTT")), "-u", "parley-server", "-P",
+                services.secret("MQTT"), "-V", "mqttv311", "-i", "reader-\(UUID().uuidString.prefix(8))", "-c",
+                "-q", "1", "-t", topic,
+            ], outputFile: log)
+        pid.withLock { $0 = started }
+    }
+
+    /// Events received so far, as (uid, hash).
+    func events() -> [(uid: String, hash: String)] {
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { line in
+            guard let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let data = event["data"] as? [String: Any], let uid = data["uid"] as? String,
+                let hash = event["hash"] as? String
+            else { return nil }
+            return (uid, hash)
+        }
+    }
+
+    func hashesByUID() -> [String: Set<String>] {
+        events().reduce(into: [:]) { $0[$1.uid, default: []].insert($1.hash) }
+    }
+
+    func waitFor(_ uid: String, within limit: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            if events().contains(where: { $0.uid == uid }) { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return events().contains { $0.uid == uid }
+    }
+
+    func stop() async {
+        guard let pid = pid.withLock({ $0 }) else { return }
+        kill(pid, SIGTERM)
+        _ = await Subprocess.exitStatus(of: pid)
+        try? FileManager.default.removeItem(atPath: log)
+    }
+}

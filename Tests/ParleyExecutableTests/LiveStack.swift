@@ -1,0 +1,103 @@
+import Foundation
+import ParleyTestSupport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `parley serve` and `parley worker` running as processes against a set of services, with
+/// a small REST client: what a mobile app and an operator see.
+struct LiveStack {
+    let serve: Int32
+    let worker: Int32
+    let base: String
+    let workerBase: String
+    let directory: String
+
+    /// Starts both processes and waits until each reports its listener.
+    static func start(_ parley: ParleyCommand, workerRoles: [String] = []) async throws -> LiveStack {
+        let directory = NSTemporaryDirectory() + "parley-stack-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let serve = try Subprocess.start(
+            try ParleyCommand.binary, ["serve"], environment: parley.environment,
+            outputFile: "\(directory)/serve.log")
+        let worker = try Subprocess.start(
+            try ParleyCommand.binary, ["worker"] + (workerRoles.isEmpty ? [] : ["--roles"] + workerRoles),
+            environment: parley.environment, outputFile: "\(directory)/worker.log")
+        let stack = LiveStack(serve: serve, worker: worker, base: "", workerBase: "", directory: directory)
+        do {
+            let servePort = try await stack.port(in: "serve.log", listener: "cleartext")
+            let workerPort = try await stack.port(in: "worker.log", listener: "internal")
+            return LiveStack(
+                serve: serve, worker: worker, base: "http://127.0.0.1:\(servePort)",
+                workerBase: "http://127.0.0.1:\(workerPort)", directory: directory)
+        } catch {
+            await stack.stop()
+            throw error
+        }
+    }
+
+    private func port(in log: String, listener: String) async throws -> Int {
+        let pattern = try Regex("listener=\(listener) port=(\\d+)")
+        for _ in 0..<300 {
+            if let match = self.log(log).firstMatch(of: pattern), let port = Int(match.output[1].substring ?? "") {
+                return port
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw TestEnvironmentError("no \(listener) listener in \(log): \(self.log(log))")
+    }
+
+    func log(_ name: String) -> String {
+        (try? String(contentsOfFile: "\(directory)/\(name)", encoding: .utf8)) ?? ""
+    }
+
+    /// Stops both processes (SIGTERM) and waits for them.
+    func stop() async {
+        kill(serve, SIGTERM)
+        kill(worker, SIGTERM)
+        _ = await Subprocess.exitStatus(of: serve)
+        _ = await Subprocess.exitStatus(of: worker)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    struct Response {
+        let status: Int
+        let json: [String: Any]
+    }
+
+    /// One request through curl; status 0 when no answer came within `timeout`.
+    func request(
+        _ method: String, _ path: String, body: [String: Any]? = nil, token: String? = nil, on base: String? = nil,
+        timeout: Int = 10
+    ) async throws -> Response {
+        var arguments = ["-s", "--max-time", String(timeout), "-X", method, "-w", "\n%{http_code}"]
+        if let token { arguments += ["-H", "Authorization: Bearer \(token)"] }
+        if let body {
+            let data = try JSONSerialization.data(withJSONObject: body)
+            arguments += [
+                "-H", "Content-Type: application/json", "--data-binary", String(decoding: data, as: UTF8.self),
+            ]
+        }
+        let result = try await Subprocess.run("/usr/bin/curl", arguments + [(base ?? self.base) + path])
+        let lines = result.standardOutput.split(separator: "\n", omittingEmptySubsequences: false)
+        let status = Int(lines.last ?? "") ?? 0
+        let text = lines.dropLast().joined(separator: "\n")
+        let json = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+        return Response(status: status, json: json)
+    }
+
+    /// Registers a user and logs in; returns the user's id and access token.
+    func signUp(_ name: String) async throws -> (id: Int, token: String) {
+        let email = "\(name)-\(UUID().uuidString.prefix(8))@example.com"
+        let registered = try await request(
+            "POST", "/v1/auth/register",
+            body: ["email": email, "password": "correct horse battery", "firstName": name, "lastName": "Test"])
+        let login = try await request(
+            "POST", "/v1/auth/login", body: ["email": email, "password": "correct horse battery"])
+        guard let id = registered.json["id"] as? Int, let token = login.json["accessToken"] as? String else {
+            throw TestEnvironmentError("sign-up failed: \(registered.json) \(login.json)")
+        }
+        return (id, token)
+    }
+}
