@@ -16,6 +16,26 @@ public func withTimeout<Result: Sendable>(
     _ duration: Duration,
     operation: @escaping @Sendable () async throws -> Result
 ) async throws -> Result {
+    try await withAbandonment(
+        when: { abandon in
+            let timer = Task {
+                try? await Task.sleep(for: duration)
+                abandon(TimeoutError(duration: duration))
+            }
+            return { timer.cancel() }
+        }, operation: operation)
+}
+
+/// Runs `operation` until it finishes or `watch` reports a reason to give up on it first,
+/// whichever comes first; on giving up, the operation is cancelled and left to finish on its
+/// own (it may never: a client library waiting for an answer that cannot come).
+///
+/// - Parameter watch: starts watching; calls `abandon` with the error to throw, and returns
+///   what stops the watching once the race is decided (or nil).
+public func withAbandonment<Result: Sendable>(
+    when watch: @Sendable (_ abandon: @escaping @Sendable (any Error) -> Void) -> (@Sendable () -> Void)?,
+    operation: @escaping @Sendable () async throws -> Result
+) async throws -> Result {
     let outcome = OneShot<Result>()
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
@@ -25,13 +45,10 @@ public func withTimeout<Result: Sendable>(
                     outcome.resume(with: .failure(error))
                 }
             }
-            let timer = Task {
-                try? await Task.sleep(for: duration)
-                outcome.resume(with: .failure(TimeoutError(duration: duration)))
-            }
+            let stopWatching = watch { error in outcome.resume(with: .failure(error)) }
             outcome.onResume {
                 work.cancel()
-                timer.cancel()
+                stopWatching?()
             }
         }
     } onCancel: {

@@ -11,7 +11,12 @@ import ServiceLifecycle
 /// held on one connection for as long as the relay runs, so a batch is two statements (read,
 /// delete) rather than a locking transaction of five. A crash before the delete repeats an
 /// event (clients drop duplicates by hash) but loses none. The relay wakes on `NOTIFY` from
-/// committing transactions and also polls every second.
+/// committing transactions and also polls every second, so a missed `NOTIFY` costs a second.
+///
+/// Every statement on the held connections fails as soon as the connection closes or stops
+/// answering (``PostgresNIO/PostgresConnection/whileOpen(within:_:)``): after a PostgreSQL
+/// restart the relay lets go, leases a new connection, takes the lock again and catches up
+/// from the table, in order.
 public struct OutboxRelay: Service {
     let database: PostgresPool
     let publisher: any EventPublisher
@@ -21,6 +26,8 @@ public struct OutboxRelay: Service {
 
     /// The active relay's lock; any constant shared by all relays.
     public static let lockKey: Int64 = 0x6f75_7462_6f78  // "outbox"
+    /// How long one statement of the relay may take before its connection is given up.
+    static let statementLimit: Duration = .seconds(10)
 
     public init(
         database: PostgresPool, publisher: any EventPublisher, fanout: any JobQueue, logger: Logger,
@@ -61,10 +68,11 @@ public struct OutboxRelay: Service {
     /// Publishes for as long as this relay holds the lock and runs; returns at once if
     /// another relay holds it.
     func relayWhileActive(on connection: PostgresConnection, wake: WakeSignal) async throws {
-        let active = try await connection.query(
-            "SELECT pg_try_advisory_lock(\(Self.lockKey))", logger: logger
-        ).first(Bool.self)
+        let active = try await connection.whileOpen(within: Self.statementLimit) {
+            try await connection.query("SELECT pg_try_advisory_lock(\(Self.lockKey))", logger: logger).first(Bool.self)
+        }
         guard active == true else { return }
+        logger.info("outbox relay active")
         do {
             while !Self.stopping {
                 while try await relayBatch(on: connection) == batchSize {}
@@ -81,7 +89,9 @@ public struct OutboxRelay: Service {
     /// cannot is closed, which releases it too.
     private func release(_ connection: PostgresConnection) async {
         do {
-            _ = try await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+            _ = try await connection.whileOpen(within: .seconds(2)) {
+                try await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+            }
         } catch {
             try? await connection.close()
         }
@@ -89,20 +99,25 @@ public struct OutboxRelay: Service {
 
     /// Relays up to one batch; returns how many events it published.
     func relayBatch(on connection: PostgresConnection) async throws -> Int {
-        let rows = try await connection.execute(OutboxBatchStatement(limit: Int32(batchSize)), logger: logger)
-        var done: [Int64] = []
-        var events: [(topic: String, payload: String)] = []
-        var jobs: [String] = []
-        for try await (id, topic, event, job) in rows {
-            if let event { events.append((topic, event)) }
-            if let job { jobs.append(job) }
-            done.append(id)
+        let (done, events, jobs) = try await connection.whileOpen(within: Self.statementLimit) {
+            let rows = try await connection.execute(OutboxBatchStatement(limit: Int32(batchSize)), logger: logger)
+            var done: [Int64] = []
+            var events: [OutboxEvent] = []
+            var jobs: [String] = []
+            for try await (id, topic, event, job) in rows {
+                if let event { events.append(OutboxEvent(topic: topic, payload: event)) }
+                if let job { jobs.append(job) }
+                done.append(id)
+            }
+            return (done, events, jobs)
         }
         guard !done.isEmpty else { return 0 }
         // In commit order, acknowledged together; the fan-out jobs in one round trip.
-        try await publisher.publish(events: events)
+        try await publisher.publish(events: events.map { ($0.topic, $0.payload) })
         try await fanout.enqueue(contentsOf: jobs)
-        _ = try await connection.execute(OutboxDeleteStatement(ids: done), logger: logger).allRows()
+        _ = try await connection.whileOpen(within: Self.statementLimit) {
+            try await connection.execute(OutboxDeleteStatement(ids: done), logger: logger).allRows().count
+        }
         return done.count
     }
 
@@ -111,8 +126,10 @@ public struct OutboxRelay: Service {
         while !Task.isCancelled {
             do {
                 try await database.client.withConnection { connection in
-                    try await connection.listen(on: Outbox.channel) { notifications in
-                        for try await _ in notifications { wake.signal() }
+                    try await connection.whileOpen {
+                        try await connection.listen(on: Outbox.channel) { notifications in
+                            for try await _ in notifications { wake.signal() }
+                        }
                     }
                 }
             } catch {
@@ -121,4 +138,10 @@ public struct OutboxRelay: Service {
             }
         }
     }
+}
+
+/// One event read from the outbox, to publish on its topic.
+private struct OutboxEvent: Sendable {
+    let topic: String
+    let payload: String
 }

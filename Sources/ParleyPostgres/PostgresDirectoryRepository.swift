@@ -129,7 +129,7 @@ public struct PostgresDirectoryRepository: DirectoryRepository {
     /// Runs a change of a user's groups or roles, and records the membership events of every
     /// room linked to that group or role whose access for the user changed.
     private func changingRooms(
-        of userID: Int64, linkedTo link: Link, _ change: (PostgresConnection) async throws -> Bool
+        of userID: Int64, linkedTo link: Link, _ change: @escaping @Sendable (PostgresConnection) async throws -> Bool
     ) async throws -> Bool {
         try await database.transaction(logger: logger) { connection in
             let rooms: [Int64] =

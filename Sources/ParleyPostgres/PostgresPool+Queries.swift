@@ -3,14 +3,26 @@ import PostgresNIO
 
 extension PostgresPool {
     /// Runs `body` in a transaction, reporting the error that happened inside it.
+    ///
+    /// The transaction fails as soon as its connection closes: PostgresNIO would otherwise
+    /// send the `ROLLBACK` after a failed statement into a closed connection and wait for its
+    /// answer forever, holding the pool's lease (see ``PostgresNIO/PostgresConnection/whileOpen(within:_:)``).
     public func transaction<Result: Sendable>(
-        logger: Logger, isolation: isolated (any Actor)? = #isolation,
-        _ body: (PostgresConnection) async throws -> sending Result
-    ) async throws -> sending Result {
-        do {
-            return try await client.withTransaction(logger: logger, isolation: isolation, body)
-        } catch let error as PostgresTransactionError {
-            throw error.closureError ?? error.commitError ?? error.beginError ?? error
+        logger: Logger, _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await client.withConnection { connection in
+            try await connection.whileOpen {
+                try await connection.query("BEGIN", logger: logger)
+                let result: Result
+                do {
+                    result = try await body(connection)
+                } catch {
+                    if !connection.isClosed { _ = try? await connection.query("ROLLBACK", logger: logger) }
+                    throw error
+                }
+                try await connection.query("COMMIT", logger: logger)
+                return result
+            }
         }
     }
 }

@@ -122,7 +122,7 @@ extension PostgresRoomRepository {
     /// Runs a membership change in a transaction and records its events: `members` on the
     /// room topic, and `added`/`removed` to each user who gained or lost the room.
     private func changeMembership(
-        roomID: Int64, by editorID: Int64, _ change: (PostgresConnection) async throws -> Bool
+        roomID: Int64, by editorID: Int64, _ change: @escaping @Sendable (PostgresConnection) async throws -> Bool
     ) async throws -> Bool {
         try await database.transaction(logger: logger) { connection in
             // Serialises membership changes of one room, so the before/after sets are exact.

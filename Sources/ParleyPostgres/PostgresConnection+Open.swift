@@ -1,0 +1,43 @@
+import ParleyCore
+import PostgresNIO
+
+/// A statement was given up on because its connection closed (a server restart, a cut
+/// connection) or did not answer in time.
+public struct ConnectionLostError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+extension PostgresConnection {
+    /// Runs `operation` on this connection, failing as soon as the connection closes and, with
+    /// a `limit`, when it takes longer than that.
+    ///
+    /// PostgresNIO 1.33.2 writes each statement into the channel without a write promise: once
+    /// the connection has closed and its handlers are gone, the statement is dropped and its
+    /// result never arrives. A held connection (the relay's lock, `LISTEN`) and a `ROLLBACK`
+    /// after a failed statement hit exactly that after a PostgreSQL restart and waited forever.
+    /// See <doc:DependencyFailures>.
+    public func whileOpen<Result: Sendable>(
+        within limit: Duration? = nil, _ operation: @escaping @Sendable () async throws -> Result
+    ) async throws -> Result {
+        guard !isClosed else { throw ConnectionLostError(description: "the PostgreSQL connection is closed") }
+        return try await withAbandonment(
+            when: { abandon in
+                // Polled rather than a callback on `closeFuture`: a held connection runs
+                // thousands of statements, and each callback would stay until it closes.
+                let watcher = Task {
+                    let deadline = limit.map { ContinuousClock.now + $0 }
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: .milliseconds(100))
+                        if isClosed {
+                            return abandon(ConnectionLostError(description: "the PostgreSQL connection closed"))
+                        }
+                        if let deadline, let limit, ContinuousClock.now >= deadline {
+                            return abandon(
+                                ConnectionLostError(description: "PostgreSQL did not answer within \(limit)"))
+                        }
+                    }
+                }
+                return { watcher.cancel() }
+            }, operation: operation)
+    }
+}
