@@ -27,7 +27,9 @@ public struct OperationsController: Sendable {
         guard report.isReady else {
             var problem = ProblemDetails(
                 status: .serviceUnavailable, code: ParleyError.Code.unavailable.rawValue,
-                detail: "Not ready: \(report.failing.joined(separator: ", ")) unreachable.")
+                detail:
+                    "Not ready: \(report.failing.map { "\($0) \(report.checks[$0]?.rawValue ?? "down")" }.joined(separator: ", "))."
+            )
             problem.checks = report.checks
             return problem.response(headers: [.cacheControl: "no-store"])
         }

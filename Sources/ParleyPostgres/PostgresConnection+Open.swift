@@ -15,7 +15,7 @@ extension PostgresConnection {
     /// the connection has closed and its handlers are gone, the statement is dropped and its
     /// result never arrives. A held connection (the relay's lock, `LISTEN`) and a `ROLLBACK`
     /// after a failed statement hit exactly that after a PostgreSQL restart and waited forever.
-    /// See <doc:DependencyFailures>.
+    /// See the ParleyCore article *Dependency failures and recovery*.
     public func whileOpen<Result: Sendable>(
         within limit: Duration? = nil, _ operation: @escaping @Sendable () async throws -> Result
     ) async throws -> Result {

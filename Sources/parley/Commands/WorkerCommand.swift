@@ -44,13 +44,16 @@ struct WorkerCommand: AsyncParsableCommand {
         var http = try settings.http(internalPortKey: SettingKeys.HTTP.workerInternalPort)
         http.port = nil
         http.tlsPort = nil
+        let pushClient = try PushHTTPClient(caFile: settings.string(SettingKeys.Push.caFile))
+        let (workers, roleProbes) = try roleServices(
+            settings: settings, dependencies: dependencies, pushClient: pushClient)
+        // Readiness covers the roles too: a relay or queue that stopped moving is named.
         let api = APIServer(
-            configuration: http, probes: dependencies.probes, registry: Runtime.metrics, logger: Runtime.logger("http"))
+            configuration: http, probes: dependencies.probes + roleProbes, registry: Runtime.metrics,
+            logger: Runtime.logger("http"))
         let listeners = try api.services { listener, port in
             logger.notice("listening", metadata: ["listener": "\(listener.rawValue)", "port": "\(port)"])
         }
-        let pushClient = try PushHTTPClient(caFile: settings.string(SettingKeys.Push.caFile))
-        let workers = try roleServices(settings: settings, dependencies: dependencies, pushClient: pushClient)
         logger.notice("worker roles", metadata: ["roles": "\(roles.map(\.rawValue))"])
         do {
             try await dependencies.run(with: workers + listeners, logger: logger)
@@ -61,8 +64,9 @@ struct WorkerCommand: AsyncParsableCommand {
         try await pushClient.shutdown()
     }
 
+    /// The services of the chosen roles, and the readiness probes that watch them.
     private func roleServices(settings: Settings, dependencies: Dependencies, pushClient: PushHTTPClient) throws
-        -> [any Service]
+        -> (services: [any Service], probes: [any DependencyProbe])
     {
         let fanoutQueue = RedisJobQueue(
             name: "fanout", pool: dependencies.redis, configuration: try settings.jobQueue())
@@ -76,14 +80,20 @@ struct WorkerCommand: AsyncParsableCommand {
         let rooms = PostgresRoomRepository(
             database: dependencies.postgres, logger: Runtime.logger("rooms"), fileLinks: try settings.fileLinks())
         var services: [any Service] = []
+        var probes: [any DependencyProbe] = []
         let process = "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
         for role in Set(roles) {
             switch role {
             case .outbox:
+                let logger = Runtime.logger("outbox")
                 services.append(
                     OutboxRelay(
                         database: dependencies.postgres, publisher: dependencies.mqtt, fanout: fanoutQueue,
-                        logger: Runtime.logger("outbox")))
+                        logger: logger))
+                services.append(OutboxMonitor(database: dependencies.postgres, logger: logger))
+                probes.append(
+                    OutboxRelayProbe(
+                        database: dependencies.postgres, stallLimit: try settings.outboxStallLimit(), logger: logger))
             case .ingest:
                 let handler = IngestHandler(
                     rooms: RoomService(rooms: rooms), repository: rooms, publisher: dependencies.mqtt,
@@ -101,6 +111,7 @@ struct WorkerCommand: AsyncParsableCommand {
                     pushes: PushFanout(
                         audience: pushes, queue: pushQueue, composer: PushComposer(content: try settings.pushContent())),
                     logger: Runtime.logger("fanout"))
+                probes.append(JobQueueProbe(queue: fanoutQueue))
                 for index in 0..<(try settings.fanoutConsumers()) {
                     services.append(
                         JobConsumer(
@@ -114,6 +125,7 @@ struct WorkerCommand: AsyncParsableCommand {
                     logger.warning("no push provider is configured; push jobs will be dropped")
                 }
                 let handler = PushHandler(senders: senders, tokens: pushes, logger: logger)
+                probes.append(JobQueueProbe(queue: pushQueue))
                 services.append(
                     JobConsumer(queue: pushQueue, consumer: "\(process)-push", logger: logger, handler: handler.handle))
             case .media:
@@ -128,14 +140,14 @@ struct WorkerCommand: AsyncParsableCommand {
                 var mediaQueue = try settings.jobQueue()
                 // Tools may take their whole time limit: the job must not be reclaimed meanwhile.
                 mediaQueue.visibilityTimeout = max(mediaQueue.visibilityTimeout, .seconds(300))
+                let queue = RedisJobQueue(name: "media", pool: dependencies.redis, configuration: mediaQueue)
+                probes.append(JobQueueProbe(queue: queue))
                 services.append(
-                    JobConsumer(
-                        queue: RedisJobQueue(name: "media", pool: dependencies.redis, configuration: mediaQueue),
-                        consumer: "\(process)-media", logger: logger, handler: handler.handle))
+                    JobConsumer(queue: queue, consumer: "\(process)-media", logger: logger, handler: handler.handle))
                 services.append(
                     OrphanSweeper(files: files, store: store, grace: try settings.orphanGrace(), logger: logger))
             }
         }
-        return services
+        return (services, probes)
     }
 }

@@ -129,8 +129,12 @@ enum SettingKeys {
         static let ingestConcurrency = SettingKey(
             "ingest.concurrency", default: "16",
             "chat-in messages one ingest process stores at once (different rooms; one room stays in order).")
+        static let outboxStall = SettingKey(
+            "outbox.stallSeconds", default: "30",
+            "Seconds the oldest unpublished room event may wait before the worker's readiness names the relay.")
         static let all = [
             maxAttempts, visibilityTimeout, fanoutChunkSize, fanoutConsumers, ingestPayloadLimit, ingestConcurrency,
+            outboxStall,
         ]
     }
 

@@ -8,6 +8,10 @@ extension Settings {
             visibilityTimeout: try positiveSeconds(K.visibilityTimeout))
     }
 
+    func outboxStallLimit() throws -> Duration {
+        try positiveSeconds(SettingKeys.Jobs.outboxStall)
+    }
+
     func fanoutChunkSize() throws -> Int {
         try required(int(SettingKeys.Jobs.fanoutChunkSize, in: 1...100_000), SettingKeys.Jobs.fanoutChunkSize)
     }

@@ -1,0 +1,24 @@
+import Logging
+import ServiceLifecycle
+
+/// Records the outbox backlog every few seconds, so `/metrics` shows a relay falling behind
+/// even when nobody asks `/health/ready`.
+public struct OutboxMonitor: Service {
+    let database: PostgresPool
+    let interval: Duration
+    let logger: Logger
+
+    public init(database: PostgresPool, interval: Duration = .seconds(5), logger: Logger) {
+        self.database = database
+        self.interval = interval
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            // A failed reading leaves the last one; readiness reports PostgreSQL itself.
+            _ = try? await OutboxBacklog.measure(database, logger: logger)
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+        }
+    }
+}
