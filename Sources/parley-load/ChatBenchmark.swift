@@ -11,6 +11,7 @@ struct ChatBenchmark: AsyncParsableCommand {
         commandName: "chat", abstract: "Messages/s through chat-in → storage → room topic, against a plain relay.")
 
     @OptionGroup var target: TargetOptions
+    @OptionGroup var health: HealthOptions
     @Option(help: "Port of a plugin-less mosquitto for the baseline (anonymous; the same host).")
     var baselinePort: Int
     @Option(help: "Members per room.") var members = 2
@@ -65,14 +66,23 @@ struct ChatBenchmark: AsyncParsableCommand {
             credentials: users.map { ($0.login.mqtt.clientId, $0.login.mqtt.username, $0.login.mqtt.password) },
             topics: users.map { ["chat-room/\(plan.room(of: $0.index).uid)", "messenger-notifications/\($0.id)"] },
             steps: steps)
+        let sampler = try health.sampler()
         let parley = RateLadder(
-            rates: rates, stepDuration: stepDuration, p99Limit: p99Limit, cpu: try ProcessCPU(watch: target.watch))
+            rates: rates, stepDuration: stepDuration, p99Limit: p99Limit, cpu: try ProcessCPU(watch: target.watch),
+            health: sampler)
         print("parley: chat-in -> ingest -> PostgreSQL -> outbox -> room topic")
-        let subject = try await parley.climb(label: "parley", unit: unit) { rate, index in
-            try await plan.step(
-                rate: rate, step: index + 1, duration: stepDuration, clients: parleyClients, direct: false,
-                warmUp: index == 0)
+        let subject: Measurement
+        do {
+            subject = try await parley.climb(label: "parley", unit: unit) { rate, index in
+                try await plan.step(
+                    rate: rate, step: index + 1, duration: stepDuration, clients: parleyClients, direct: false,
+                    warmUp: index == 0)
+            }
+        } catch {
+            await sampler?.shutdown()
+            throw error
         }
+        await sampler?.shutdown()
         await parleyClients.shutdown()
         let result = ScenarioResult(
             scenario: "chat-\(members)", title: "Chat pipeline, rooms of \(members) (\(rooms) rooms)",
@@ -81,12 +91,24 @@ struct ChatBenchmark: AsyncParsableCommand {
                 "latency: intended send time to the canonical event at every other member (open loop)",
                 "a step passes with p99 <= \(p99Limit) ms and every message delivered",
                 "ratio: Parley's sustained messages/s over the plain relay's (higher is better)",
-            ])
+            ] + healthNotes(sampler))
         try result.write(to: target.outputDirectory("chat-\(members)"))
         print(
             "chat-\(members): parley \(Int(subject.best?.achievedRate ?? 0)) msg/s, baseline "
                 + "\(Int(base.best?.achievedRate ?? 0)) msg/s, ratio \(result.ratio.map { String(format: "%.3f", $0) } ?? "-")"
         )
+        if let best = subject.best, let healthAtBest = result.healthAtBest {
+            print("chat-\(members): " + health.verdict(healthAtBest, rate: best.offeredRate, unit: unit))
+        }
+    }
+
+    private func healthNotes(_ sampler: HealthSampler?) -> [String] {
+        guard let sampler else { return [] }
+        return [
+            "/health/live of \(sampler.targets.map(\.name).joined(separator: " and ")) probed every "
+                + "\(health.healthIntervalMs) ms during each step, one kept-alive HTTP/1.1 connection each; latency "
+                + "from each probe's due time (goal: p99 <= \(Int(health.healthP99Limit)) ms; reported, not a pass rule)"
+        ]
     }
 }
 

@@ -77,18 +77,18 @@ struct DependencyRestartTests {
 
         // Ten sends a second, each in its own task, for the whole fault.
         let load = Task {
-            var sends: [Task<(String, Int), Never>] = []
+            var sends: [Task<(String, Int, Date), Never>] = []
             var index = 0
             while !Task.isCancelled {
                 let uid = "\(fault.rawValue)-\(index)"
-                sends.append(Task { (uid, await send(uid)) })
+                sends.append(Task { (uid, await send(uid), Date()) })
                 index += 1
                 try? await Task.sleep(for: .milliseconds(100))
             }
-            var answers: [String: Int] = [:]
+            var answers: [String: (status: Int, answered: Date)] = [:]
             for send in sends {
-                let (uid, status) = await send.value
-                answers[uid] = status
+                let (uid, status, answered) = await send.value
+                answers[uid] = (status, answered)
             }
             return answers
         }
@@ -99,7 +99,9 @@ struct DependencyRestartTests {
             try await services.stop(fault.service)
         }
         try await Task.sleep(for: .seconds(5))
+        let stopped = Date()
         try await services.start(fault.service)
+        let restarted = Date()
         try await Task.sleep(for: .seconds(2))
 
         let probe = "probe-\(fault.rawValue)"
@@ -112,8 +114,17 @@ struct DependencyRestartTests {
         try await Task.sleep(for: .seconds(1))
         load.cancel()
         let answers = await load.value
-        let acknowledged = Set(answers.filter { $0.value == 200 || $0.value == 201 }.keys)
+        let acknowledged = Set(answers.filter { $0.value.status == 200 || $0.value.status == 201 }.keys)
         #expect(!acknowledged.isEmpty)
+        // What a client saw, for the README's table of restarts.
+        let answeredAgain = answers.values.filter { $0.answered > restarted && $0.status == 201 }.map(\.answered).min()
+        let deliveredAgain = reader.events().filter { $0.arrived > restarted }.map(\.arrived).min()
+        let during = answers.values.filter { $0.answered > stopped && $0.answered < restarted }
+        print(
+            "recovery after \(fault.rawValue): sends during the outage answered "
+                + "\(Dictionary(grouping: during, by: \.status).mapValues(\.count).sorted { $0.key < $1.key }); "
+                + "first 201 \(Self.seconds(answeredAgain, after: restarted)) and first delivery "
+                + "\(Self.seconds(deliveredAgain, after: restarted)) after the service was back")
 
         // Every acknowledged send is published (the backlog drains), each uid with one hash.
         for uid in acknowledged.sorted() {
@@ -141,6 +152,13 @@ struct DependencyRestartTests {
     }
 }
 
+extension DependencyRestartTests {
+    static func seconds(_ date: Date?, after start: Date) -> String {
+        guard let date else { return "never" }
+        return String(format: "%.2f s", date.timeIntervalSince(start))
+    }
+}
+
 /// A stock MQTT client (`mosquitto_sub`) with a persistent session on the room topic, as a
 /// phone would hold it: it reconnects by itself and gets what was published while it was away.
 final class RoomReader: Sendable {
@@ -159,20 +177,23 @@ final class RoomReader: Sendable {
             [
                 "-h", "127.0.0.1", "-p", String(services.port("MQTT")), "-u", "parley-server", "-P",
                 services.secret("MQTT"), "-V", "mqttv311", "-i", "reader-\(UUID().uuidString.prefix(8))", "-c",
-                "-q", "1", "-t", topic,
+                "-q", "1", "-t", topic, "-F", "%U %p",
             ], outputFile: log)
         pid.withLock { $0 = started }
     }
 
-    /// Events received so far, as (uid, hash).
-    func events() -> [(uid: String, hash: String)] {
+    /// Events received so far, as (uid, hash, when it arrived); each line is
+    /// `<unix time with nanoseconds> <payload>`.
+    func events() -> [(uid: String, hash: String, arrived: Date)] {
         let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
-            guard let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            let parts = line.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, let time = Double(parts[0]),
+                let event = try? JSONSerialization.jsonObject(with: Data(parts[1].utf8)) as? [String: Any],
                 let data = event["data"] as? [String: Any], let uid = data["uid"] as? String,
                 let hash = event["hash"] as? String
             else { return nil }
-            return (uid, hash)
+            return (uid, hash, Date(timeIntervalSince1970: time))
         }
     }
 

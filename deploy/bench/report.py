@@ -39,6 +39,31 @@ def latency(step):
     return f"{lat['p50']:.2f} / {lat['p99']:.2f} / {lat['p999']:.2f}"
 
 
+def health(step):
+    """`/health/live` p50 / p99 / max ms of each sampled process during a ladder step."""
+    if not step or not step.get("health"):
+        return "–"
+    parts = []
+    for name, probes in sorted(step["health"].items()):
+        lat = probes["latency"]
+        failed = f" ({probes['failures']} failed)" if probes.get("failures") else ""
+        parts.append(f"{name} {lat['p50']:.2f} / {lat['p99']:.2f} / {lat['max']:.2f}{failed}")
+    return "; ".join(parts)
+
+
+def health_per_step(side):
+    """One note: the p99 of each sampled `/health/live` at every offered rate of a ladder."""
+    steps = [s for s in side.get("steps") or [] if s.get("health")]
+    if not steps:
+        return None
+    names = sorted(steps[0]["health"])
+    rates = ", ".join(
+        f"{s['offeredRate']:,.0f}{'' if s['passed'] else ' (failed)'}: "
+        + " / ".join(f"{s['health'][n]['latency']['p99']:.2f}" for n in names if n in s["health"])
+        for s in steps)
+    return f"/health/live p99 ms ({' / '.join(names)}) per offered {side['unit']}: {rates}"
+
+
 def cpu(source):
     """CPU µs per operation of each process, from a ladder's step or a single-value side."""
     if not source or not source.get("cpuSecondsPerOperation"):
@@ -56,8 +81,9 @@ def render(entries):
         "counts from the intended send time). The baseline ran in the same run on the same machine;",
         "each scenario's notes say how its ratio reads.",
         "",
-        "| scenario | Parley | baseline | ratio | Parley p50 / p99 / p99.9 ms | baseline p50 / p99 / p99.9 ms | run |",
-        "|---|---|---|---|---|---|---|",
+        "| scenario | Parley | baseline | ratio | Parley p50 / p99 / p99.9 ms | baseline p50 / p99 / p99.9 ms "
+        "| Parley's /health/live p50 / p99 / max ms at that rate | run |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     details = []
     names = sorted(entries, key=lambda n: ORDER.index(n) if n in ORDER else len(ORDER))
@@ -70,8 +96,11 @@ def render(entries):
         lines.append(
             f"| **{entry['title']}** | {number(subject, unit)} | {number(base, entry['baseline']['unit'])} | "
             f"{'–' if ratio is None else f'{ratio:.2f}'} | {latency(subject_step)} | {latency(base_step)} | "
-            f"{entry['date']} |")
+            f"{health(subject_step)} | {entry['date']} |")
         notes = list(entry.get("notes", []))
+        per_step = health_per_step(entry["subject"])
+        if per_step:
+            notes.append(per_step)
         subject_cpu = cpu(subject_step or entry["subject"])
         base_cpu = cpu(base_step or entry["baseline"])
         if subject_cpu:

@@ -8,6 +8,8 @@ struct RateLadder: Sendable {
     /// A step passes when p99 stays at or under this, in milliseconds, and nothing was lost.
     let p99Limit: Double
     let cpu: ProcessCPU
+    /// Liveness endpoints probed during every step (none when nil).
+    var health: HealthSampler?
 
     /// What one step produced.
     struct Outcome: Sendable {
@@ -58,7 +60,7 @@ struct RateLadder: Sendable {
     ) async throws -> StepResult {
         let before = cpu.sample()
         let started = Clock.nanoseconds()
-        let outcome = try await step(rate, index)
+        let (outcome, health) = try await sampleHealth { try await step(rate, index) }
         let elapsed = Double(Clock.nanoseconds() - started) / 1e9
         let result = StepResult(
             offeredRate: rate, achievedRate: Double(outcome.completed) / seconds(stepDuration),
@@ -66,14 +68,24 @@ struct RateLadder: Sendable {
             latency: outcome.latency,
             cpuSecondsPerOperation: ProcessCPU.perOperation(
                 from: before, to: cpu.sample(), operations: outcome.completed),
-            passed: outcome.errors == 0 && outcome.completed >= outcome.expected && outcome.latency.p99 <= p99Limit)
+            passed: outcome.errors == 0 && outcome.completed >= outcome.expected && outcome.latency.p99 <= p99Limit,
+            health: health)
         let lost = max(0, outcome.expected - outcome.completed)
         print(
             "  \(label): \(fixed(rate, 0)) \(unit) offered, \(fixed(result.achievedRate, 0)) achieved; "
                 + "p50 \(fixed(result.latency.p50)) p99 \(fixed(result.latency.p99)) "
                 + "p99.9 \(fixed(result.latency.p999)) ms; lost \(lost), errors \(outcome.errors) "
                 + "(\(fixed(elapsed, 1)) s)\(result.passed ? "" : " <- over the goal")")
+        if let health { print("    /health/live: \(HealthSampler.describe(health))") }
         return result
+    }
+
+    /// Runs the step with ``health`` probing alongside, when there is one.
+    private func sampleHealth(_ step: () async throws -> Outcome) async throws -> (
+        Outcome, [String: HealthSampler.Summary]?
+    ) {
+        guard let health else { return (try await step(), nil) }
+        return try await health.sampling(during: step)
     }
 
     private func fixed(_ value: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f", value) }
@@ -100,6 +112,8 @@ struct StepResult: Codable, Sendable {
     var latency: LatencySummary
     var cpuSecondsPerOperation: [String: Double]
     var passed: Bool
+    /// `/health/live` of each sampled process during the step, by name.
+    var health: [String: HealthSampler.Summary]?
 }
 
 /// One side (Parley or its baseline): a rate ladder, whose ``best`` step is its sustained
@@ -137,6 +151,8 @@ struct ScenarioResult: Codable, Sendable {
     var baseline: Measurement
     /// Parley's sustained figure over the baseline's.
     var ratio: Double?
+    /// The sampled `/health/live` latencies at Parley's sustained figure (its best step).
+    var healthAtBest: [String: HealthSampler.Summary]?
     var notes: [String]
 
     init(scenario: String, title: String, subject: Measurement, baseline: Measurement, notes: [String] = []) {
@@ -148,6 +164,7 @@ struct ScenarioResult: Codable, Sendable {
         if let parley = subject.best?.achievedRate, let base = baseline.best?.achievedRate, base > 0 {
             ratio = parley / base
         }
+        healthAtBest = subject.best?.health
     }
 
     /// - Parameter ratio: for single values, defined by the scenario (its notes say how).
