@@ -27,7 +27,9 @@ struct DependencyRestartTests {
         }
     }
 
-    @Test(arguments: Fault.allCases)
+    /// One fault at a time: four stacks of five processes at once, each under load, would
+    /// starve the rest of the suite on a two-core machine.
+    @Test(.serialized, arguments: Fault.allCases)
     func deliveryRecoversAfter(_ fault: Fault) async throws {
         let services = try await TestServices.makePrivate()
         do {

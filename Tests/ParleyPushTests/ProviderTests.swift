@@ -17,14 +17,7 @@ struct ProviderTests {
     }
 
     func withFixture(_ body: (PushFixture, [PushProvider: any PushSender]) async throws -> Void) async throws {
-        let fixture = try await PushFixture.start()
-        do {
-            try await body(fixture, try fixture.senders())
-        } catch {
-            await fixture.stop()
-            throw error
-        }
-        await fixture.stop()
+        try await PushFixture.with { fixture in try await body(fixture, try fixture.senders()) }
     }
 
     @Test func apnsSendsASignedProviderTokenTheHeadersAndThePayload() async throws {
@@ -65,14 +58,14 @@ struct ProviderTests {
     }
 
     @Test func concurrentPushesShareOneHTTP2Connection() async throws {
-        let fixture = try await PushFixture.start(latency: .milliseconds(200))
-        let apns = APNsSender(configuration: fixture.apnsConfiguration, client: fixture.client)
-        let outcomes = try await withThrowingTaskGroup(of: PushOutcome.self) { group in
-            for index in 0..<40 { group.addTask { try await apns.send(Self.job(.apns, token: "many-\(index)")) } }
-            return try await group.reduce(into: [PushOutcome]()) { $0.append($1) }
+        let (outcomes, opened) = try await PushFixture.with(latency: .milliseconds(200)) { fixture in
+            let apns = APNsSender(configuration: fixture.apnsConfiguration, client: fixture.client)
+            let outcomes = try await withThrowingTaskGroup(of: PushOutcome.self) { group in
+                for index in 0..<40 { group.addTask { try await apns.send(Self.job(.apns, token: "many-\(index)")) } }
+                return try await group.reduce(into: [PushOutcome]()) { $0.append($1) }
+            }
+            return (outcomes, fixture.client.http2ConnectionsOpened)
         }
-        let opened = fixture.client.http2ConnectionsOpened
-        await fixture.stop()
         #expect(outcomes.count == 40 && outcomes.allSatisfy { $0 == .delivered })
         // Streams of one connection, not a connection per push (nor HTTP/1.1).
         #expect(opened == 1)

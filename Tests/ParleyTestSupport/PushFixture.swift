@@ -36,6 +36,23 @@ public struct PushFixture: Sendable {
             client: try PushHTTPClient(caFile: services.certificatePath), certificatePath: services.certificatePath)
     }
 
+    /// Runs `body` with a started fixture and stops it afterwards, also when `body` throws:
+    /// an HTTP client that is not shut down stops the whole test process when it is freed.
+    public static func with<Result>(
+        latency: Duration = .zero, _ body: (PushFixture) async throws -> Result
+    ) async throws -> Result {
+        let fixture = try await start(latency: latency)
+        let result: Result
+        do {
+            result = try await body(fixture)
+        } catch {
+            await fixture.stop()
+            throw error
+        }
+        await fixture.stop()
+        return result
+    }
+
     public func stop() async {
         try? await client.shutdown()
         await simulator.stop()
