@@ -13,21 +13,30 @@ struct HealthSamplingTests {
         }
     }
 
+    /// Waits until `calls` reaches `count` (a busy machine may take a while; never forever).
+    static func wait(for count: Int, _ calls: borrowing Atomic<Int>) async throws {
+        for _ in 0..<1000 where calls.load(ordering: .relaxed) < count { try await Task.sleep(for: .milliseconds(10)) }
+    }
+
     @Test func probesKeepTheirScheduleAndStopWithTheirTask() async throws {
         let recorder = LatencyRecorder()
         let calls = Atomic<Int>(0)
+        let started = ContinuousClock.now
         let probe = Task {
             await HealthProbe.run(every: .milliseconds(10), into: recorder) {
                 calls.add(1, ordering: .relaxed)
                 return true
             }
         }
-        try await Task.sleep(for: .milliseconds(200))
+        try await Self.wait(for: 20, calls)
         probe.cancel()
         await probe.value
+        let elapsed = ContinuousClock.now - started
         let stopped = calls.load(ordering: .relaxed)
-        // About 20 probes in 200 ms, none after the task ended.
-        #expect((10...40).contains(recorder.summary().count))
+        // Never ahead of the schedule (one probe per 10 ms from the start), none after the end.
+        #expect(stopped >= 20)
+        #expect(Double(stopped - 1) * 10 <= Double(elapsed / .milliseconds(1)) + 1)
+        #expect(recorder.summary().count == stopped)
         try await Task.sleep(for: .milliseconds(50))
         #expect(calls.load(ordering: .relaxed) == stopped)
     }
@@ -44,27 +53,30 @@ struct HealthSamplingTests {
                 return call != 40
             }
         }
-        try await Task.sleep(for: .milliseconds(600))
+        try await Self.wait(for: 60, calls)
         probe.cancel()
         await probe.value
         let summary = recorder.summary()
         #expect(summary.max >= 300)
         #expect(summary.p99 >= 250)
-        // The probes due during the stall went out after it (about 60 in all); waiting an
-        // interval after each answer would have sent about 30.
-        #expect(summary.count + recorder.failureCount >= 45)
+        // The probes due during the stall (about 30) went out right after it, each recording
+        // its wait; waiting an interval after each answer would have recorded the stall once.
+        #expect(summary.count + recorder.failureCount >= 60)
         #expect(recorder.failureCount == 1)
     }
 
     /// The step ends while a probe waits: its wait so far still counts.
     @Test func aProbeUnansweredAtTheEndOfTheStepCountsItsWait() async throws {
         let recorder = LatencyRecorder()
+        let calls = Atomic<Int>(0)
         let probe = Task {
             await HealthProbe.run(every: .milliseconds(10), into: recorder) {
+                calls.add(1, ordering: .relaxed)
                 try? await Task.sleep(for: .seconds(10))
                 return true
             }
         }
+        try await Self.wait(for: 1, calls)
         try await Task.sleep(for: .milliseconds(200))
         probe.cancel()
         await probe.value

@@ -43,7 +43,9 @@ final class HealthSampler: Sendable {
         let probes = Task {
             await withTaskGroup(of: Void.self) { group in
                 for (target, recorder) in zip(targets, recorders) {
-                    group.addTask { await HealthProbe.run(every: interval, into: recorder) { try await get(target) } }
+                    group.addTask {
+                        await HealthProbe.run(every: self.interval, into: recorder) { try await self.get(target) }
+                    }
                 }
             }
         }
