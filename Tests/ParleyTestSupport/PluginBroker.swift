@@ -27,9 +27,15 @@ public final class PluginBroker: Sendable {
         directory = "\(work)/broker-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        // mosquitto loads its plugin after dropping to user `mosquitto`, who cannot read a build
+        // directory inside a private checkout (a clone into `mktemp -d` is mode 0700): the
+        // broker gets its own readable copy.
+        let plugin = "\(directory)/libParleyMosquittoPlugin.so"
+        try FileManager.default.copyItem(atPath: try Self.pluginPath, toPath: plugin)
+        chmod(plugin, 0o755)
         // Under valgrind the plugin runs many times slower: a lookup must not time out into a denial.
         let options = """
-            plugin \(try Self.pluginPath)
+            plugin \(plugin)
             plugin_opt_token_key \(tokenKeyBase64)
             plugin_opt_server_username \(serverUsername)
             plugin_opt_server_password \(serverPassword)
