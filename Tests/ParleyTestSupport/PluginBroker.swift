@@ -90,12 +90,14 @@ public final class PluginBroker: Sendable {
             command.0, command.1 + ["\(directory)/mosquitto.conf"], outputFile: "\(directory)/broker.log")
     }
 
-    /// Listening means this broker's own process holds the listening socket: a port that
-    /// answers may belong to whoever took it first, and mosquitto's log to a file is buffered.
+    /// Listening means this broker's process still runs and holds the listening socket (or,
+    /// where `/proc` does not show it, the port answers); a port taken by someone else makes
+    /// mosquitto exit, which the next start sees. mosquitto's log to a file is buffered.
     private static func waitUntilListening(pid: Int32, port: Int, valgrind: Bool) async -> Start {
         for _ in 0..<(valgrind ? 300 : 100) {
             if Subprocess.exitStatusIfEnded(pid) != nil { return .exited }
-            if process(pid, listensOn: port) { return .listening }
+            // Its own socket, when /proc shows it; else a port that answers while it runs.
+            if process(pid, listensOn: port) || accepts(port: port) { return .listening }
             try? await Task.sleep(for: .milliseconds(50))
         }
         return .timedOut
@@ -130,6 +132,20 @@ public final class PluginBroker: Sendable {
     public func stop() async -> Int32 {
         kill(pid, SIGTERM)
         return await Subprocess.exitStatus(of: self.pid)
+    }
+
+    static func accepts(port: Int) -> Bool {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
     }
 
     /// A free port below the kernel's ephemeral range: a broker restarted on it cannot find
