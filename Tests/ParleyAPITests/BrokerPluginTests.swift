@@ -265,7 +265,7 @@ struct BrokerPluginTests {
             /// The next envelope of this type (and, when given, for this message uid).
             func envelope(_ client: MQTTClient, type: String, uid: String? = nil) async -> [String: Any]? {
                 for _ in 0..<20 {
-                    guard let message = await next(client, within: .seconds(3)) else { return nil }
+                    guard let message = await next(client, within: .seconds(10)) else { return nil }
                     let json = (try? JSONSerialization.jsonObject(with: Data(message.payload))) as? [String: Any]
                     let messageUID = (json?["data"] as? [String: Any])?["uid"] as? String
                     if json?["type"] as? String == type, uid == nil || messageUID == uid { return json }

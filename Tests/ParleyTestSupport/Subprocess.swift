@@ -17,13 +17,27 @@ public enum Subprocess {
         public let standardError: String
     }
 
+    /// Runs a program and returns its status and output.
+    ///
+    /// - Parameter timeLimit: a program still running then is killed (status 137, and its
+    ///   standard error says so): a test must end by itself even when a program it runs hangs.
     public static func run(
-        _ executable: String, _ arguments: [String], input: String? = nil, environment: [String: String]? = nil
+        _ executable: String, _ arguments: [String], input: String? = nil, environment: [String: String]? = nil,
+        timeLimit: Duration = .seconds(180)
     ) async throws -> Result {
         let files = try TemporaryFiles(input: input ?? "")
         let pid = try spawn(executable, arguments, environment: environment, files: files)
+        let killer = Task { () -> Bool in
+            guard (try? await Task.sleep(for: timeLimit)) != nil else { return false }
+            kill(pid, SIGKILL)
+            return true
+        }
         let status = await exitStatus(of: pid)
-        return Result(status: status, standardOutput: files.read(1), standardError: files.read(2))
+        killer.cancel()
+        let overran = await killer.value
+        var standardError = files.read(2)
+        if overran { standardError += "\n\(executable) killed: still running after \(timeLimit)" }
+        return Result(status: status, standardOutput: files.read(1), standardError: standardError)
     }
 
     /// Starts a program in the background; the caller signals and waits for it.
