@@ -62,6 +62,11 @@ extension MQTTClient {
     private func send(topic: String, payload: [UInt8], qos: Int, retain: Bool = false, messageExpiry: Duration?)
         throws -> Int32
     {
+        // libmosquitto queues a publish whenever its socket is open, also while its CONNECT
+        // waits for an answer (a refused login included); without a session it must fail now.
+        let (connected, shutDown) = state.withLock { ($0.connected, $0.shutDown) }
+        guard !shutDown else { throw MQTTError.closed }
+        guard connected else { throw MQTTError.notConnected }
         var properties: OpaquePointer? = nil
         defer { mosquitto_property_free_all(&properties) }
         if let messageExpiry {
