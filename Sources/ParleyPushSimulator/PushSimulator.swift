@@ -93,13 +93,24 @@ public final class PushSimulator: Sendable {
                 address: .hostname("127.0.0.1", port: configuration.port), serverName: "push-simulator"),
             onServerRunning: { channel in ready.continuation.yield(channel.localAddress?.port ?? 0) },
             logger: logger)
-        let group = ServiceGroup(
-            configuration: .init(services: [.init(service: application)], gracefulShutdownSignals: [], logger: logger))
-        let running = Task { try await group.run() }
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: [.init(service: application)], gracefulShutdownSignals: [], logger: logger)
+        // A client that never acknowledges the HTTP/2 close must not hold up stop().
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(10)
+        let group = ServiceGroup(configuration: groupConfiguration)
+        let running = Task {
+            // A server that fails to start ends the wait for its port below.
+            defer { ready.continuation.finish() }
+            try await group.run()
+        }
         var port = 0
         for await value in ready.stream {
             port = value
             break
+        }
+        guard port != 0 else {
+            try await running.value
+            throw PushSimulatorError.didNotStart
         }
         return PushSimulator(configuration: configuration, state: state, group: group, running: running, port: port)
     }
@@ -146,4 +157,9 @@ public final class PushSimulator: Sendable {
             $0.attempts = [:]
         }
     }
+}
+
+/// The simulator's server ended before it listened.
+public enum PushSimulatorError: Error {
+    case didNotStart
 }

@@ -30,11 +30,13 @@ struct Dependencies {
     /// Runs `services` after the dependencies, until SIGTERM or SIGINT, then drains and stops.
     func run(with services: [any Service], logger: Logger) async throws {
         let all = self.services + services
-        let group = ServiceGroup(
-            configuration: .init(
-                services: all.map { .init(service: $0) },
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger))
-        try await group.run()
+        var configuration = ServiceGroupConfiguration(
+            services: all.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // A request or job stuck on a dead connection must not keep a stopping process alive
+        // (an orchestrator would wait, then kill it without a word): after 30 s what still
+        // runs is cancelled, and work that ignores cancellation ends the process 10 s later.
+        configuration.maximumGracefulShutdownDuration = .seconds(30)
+        configuration.maximumCancellationDuration = .seconds(10)
+        try await ServiceGroup(configuration: configuration).run()
     }
 }

@@ -27,8 +27,10 @@ final class LiveServer: Sendable {
         let listeners = try server.services(publicRouter: server.publicRouter(extend: extend)) { listener, port in
             ports.set(listener, port)
         }
-        group = ServiceGroup(
-            configuration: .init(services: listeners.map { .init(service: $0) }, logger: .quiet))
+        var configuration = ServiceGroupConfiguration(services: listeners.map { .init(service: $0) }, logger: .quiet)
+        // As in `parley serve`: a stop ends even if a connection hangs.
+        configuration.maximumGracefulShutdownDuration = .seconds(30)
+        group = ServiceGroup(configuration: configuration)
         let group = self.group
         running = Task { try await group.run() }
         for _ in 0..<200 where ports.count < 3 { try await Task.sleep(for: .milliseconds(10)) }

@@ -92,8 +92,7 @@ struct CommandLineTests {
         }
         #expect(listening, "\(subcommand) did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
         let stopping = ContinuousClock.now
-        kill(pid, SIGTERM)
-        let status = await Subprocess.exitStatus(of: pid)
+        let status = await Subprocess.terminate(pid)
         #expect(status == 0)
         // Every role stops promptly: no loop sleeps through a graceful shutdown.
         #expect(stopping.duration(to: .now) < .seconds(15))

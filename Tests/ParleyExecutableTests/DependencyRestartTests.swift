@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 import ParleyPostgres
 import ParleyTestSupport
 import PostgresNIO
@@ -141,13 +142,16 @@ struct DependencyRestartTests {
 
         // And stored once each.
         let pool = PostgresPool(configuration: database, logger: .quiet)
-        let stored = try await pool.withRunningClient { pool in
-            var counts: [String: Int] = [:]
-            let rows = try await pool.client.query(
-                "SELECT uid, count(*)::int FROM messenger.message WHERE chat_room_id = \(roomID) GROUP BY uid",
-                logger: .quiet)
-            for try await (uid, count) in rows.decode((String, Int).self) { counts[uid] = count }
-            return counts
+        // Bounded: a statement PostgresNIO writes into a connection closed by the restart never ends.
+        let stored = try await withTimeout(.seconds(60)) {
+            try await pool.withRunningClient { pool in
+                var counts: [String: Int] = [:]
+                let rows = try await pool.client.query(
+                    "SELECT uid, count(*)::int FROM messenger.message WHERE chat_room_id = \(roomID) GROUP BY uid",
+                    logger: .quiet)
+                for try await (uid, count) in rows.decode((String, Int).self) { counts[uid] = count }
+                return counts
+            }
         }
         #expect(acknowledged.subtracting(stored.keys).isEmpty, "acknowledged but not stored")
         #expect(stored.values.allSatisfy { $0 == 1 })
@@ -214,8 +218,7 @@ final class RoomReader: Sendable {
 
     func stop() async {
         guard let pid = pid.withLock({ $0 }) else { return }
-        kill(pid, SIGTERM)
-        _ = await Subprocess.exitStatus(of: pid)
+        await Subprocess.terminate(pid)
         try? FileManager.default.removeItem(atPath: log)
     }
 }

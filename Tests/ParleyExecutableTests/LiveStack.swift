@@ -54,10 +54,9 @@ struct LiveStack {
 
     /// Stops both processes (SIGTERM) and waits for them.
     func stop() async {
-        kill(serve, SIGTERM)
-        kill(worker, SIGTERM)
-        _ = await Subprocess.exitStatus(of: serve)
-        _ = await Subprocess.exitStatus(of: worker)
+        async let serveEnded = Subprocess.terminate(serve)
+        async let workerEnded = Subprocess.terminate(worker)
+        _ = await (serveEnded, workerEnded)
         try? FileManager.default.removeItem(atPath: directory)
     }
 

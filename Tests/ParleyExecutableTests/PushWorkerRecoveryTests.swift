@@ -95,8 +95,7 @@ struct PushWorkerRecoveryTests {
             for _ in 0..<600 where delivered().count < tokens.count || !heldAtKill.isSubset(of: sentAgain()) {
                 try await Task.sleep(for: .milliseconds(50))
             }
-            kill(second, SIGTERM)
-            let status = await Subprocess.exitStatus(of: second)
+            let status = await Subprocess.terminate(second)
             #expect(status == 0)
             #expect(delivered() == tokens)
             // What the killed worker held is sent again: it may never have left that worker.

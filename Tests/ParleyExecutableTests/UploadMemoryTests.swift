@@ -96,7 +96,10 @@ struct UploadMemoryTests {
             let id = try #require(created["id"] as? Int)
             let download = try await Subprocess.run(
                 "/usr/bin/sh",
-                ["-c", "curl -s -H 'Authorization: Bearer \(token)' \(base)/v1/files/\(id)/content | sha256sum"])
+                [
+                    "-c",
+                    "curl -s --max-time 120 -H 'Authorization: Bearer \(token)' \(base)/v1/files/\(id)/content | sha256sum",
+                ])
             #expect(download.standardOutput.hasPrefix(checksum))
         }
     }

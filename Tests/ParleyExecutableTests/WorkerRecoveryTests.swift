@@ -74,8 +74,7 @@ struct WorkerRecoveryTests {
 
         let second = try parley.start("worker", "--roles", "outbox", "fanout", log: log)
         for _ in 0..<600 where delivered.count < memberCount { try await Task.sleep(for: .milliseconds(50)) }
-        kill(second, SIGTERM)
-        let status = await Subprocess.exitStatus(of: second)
+        let status = await Subprocess.terminate(second)
         #expect(status == 0)
         #expect(delivered.users == members)
         listening.cancel()

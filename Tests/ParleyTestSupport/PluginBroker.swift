@@ -130,8 +130,7 @@ public final class PluginBroker: Sendable {
     /// Stops the broker (SIGTERM) and returns its exit status.
     @discardableResult
     public func stop() async -> Int32 {
-        kill(pid, SIGTERM)
-        return await Subprocess.exitStatus(of: self.pid)
+        await Subprocess.terminate(pid)
     }
 
     static func accepts(port: Int) -> Bool {

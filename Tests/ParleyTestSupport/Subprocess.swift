@@ -27,14 +27,7 @@ public enum Subprocess {
     ) async throws -> Result {
         let files = try TemporaryFiles(input: input ?? "")
         let pid = try spawn(executable, arguments, environment: environment, files: files)
-        let killer = Task { () -> Bool in
-            guard (try? await Task.sleep(for: timeLimit)) != nil else { return false }
-            kill(pid, SIGKILL)
-            return true
-        }
-        let status = await exitStatus(of: pid)
-        killer.cancel()
-        let overran = await killer.value
+        let (status, overran) = await exitStatus(of: pid, killingAfter: timeLimit)
         var standardError = files.read(2)
         if overran { standardError += "\n\(executable) killed: still running after \(timeLimit)" }
         return Result(status: status, standardOutput: files.read(1), standardError: standardError)
@@ -57,19 +50,42 @@ public enum Subprocess {
         await BlockingCall.run("parley-test-waitpid") { waitBlocking(for: pid) }
     }
 
-    /// Runs `body` while the program `pid` runs, then stops it (SIGTERM) and waits for it,
+    /// Waits for `pid` like ``exitStatus(of:)``, killing it (SIGKILL) if it still runs after
+    /// `limit`; says whether it had to.
+    public static func exitStatus(of pid: Int32, killingAfter limit: Duration) async -> (
+        status: Int32, killed: Bool
+    ) {
+        let killer = Task { () -> Bool in
+            guard (try? await Task.sleep(for: limit)) != nil else { return false }
+            kill(pid, SIGKILL)
+            return true
+        }
+        let status = await exitStatus(of: pid)
+        killer.cancel()
+        return (status, await killer.value)
+    }
+
+    /// Stops `pid` (SIGTERM) and returns its exit status; a program still running after
+    /// `grace` is killed (status 137), so a test ends even when a program hangs in shutdown.
+    @discardableResult
+    public static func terminate(_ pid: Int32, grace: Duration = .seconds(60)) async -> Int32 {
+        kill(pid, SIGTERM)
+        let (status, killed) = await exitStatus(of: pid, killingAfter: grace)
+        if killed { print("process \(pid) still ran \(grace) after SIGTERM and was killed") }
+        return status
+    }
+
+    /// Runs `body` while the program `pid` runs, then stops it with ``terminate(_:grace:)``,
     /// whether `body` returned or threw.
     public static func stopping<Result>(_ pid: Int32, after body: () async throws -> Result) async throws -> Result {
         let result: Result
         do {
             result = try await body()
         } catch {
-            kill(pid, SIGTERM)
-            _ = await exitStatus(of: pid)
+            await terminate(pid)
             throw error
         }
-        kill(pid, SIGTERM)
-        _ = await exitStatus(of: pid)
+        await terminate(pid)
         return result
     }
 
@@ -103,6 +119,9 @@ public enum Subprocess {
         // Appending: stdout and stderr may share one file.
         posix_spawn_file_actions_addopen(&actions, 1, files.paths[1], O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, files.paths[2], O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        // Nothing else of the test process: a daemon the program starts would keep another
+        // test's pipe open (its reader waiting for the end) for as long as the daemon runs.
+        _ = addCloseFrom?(&actions, 3)
 
         let environment = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
@@ -128,6 +147,14 @@ public enum Subprocess {
             throw TestEnvironmentError("cannot start \(executable): \(String(cString: strerror(rc)))")
         }
         return pid
+    }
+
+    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34), which its header declares
+    /// only for C compiled with `_GNU_SOURCE`.
+    private static let addCloseFrom: AddCloseFrom? = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
+        unsafeBitCast($0, to: AddCloseFrom.self)
     }
 
     /// stdin, stdout and stderr of one run as files.
