@@ -40,7 +40,7 @@ public struct MigrationRunner: Sendable {
     }
 
     private func applyPending() async throws -> [Migration] {
-        try await database.client.withTransaction(logger: logger) { connection in
+        try await database.client.pool.withTransaction(logger: logger) { connection in
             _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.lockKey))", logger: logger)
             try await connection.query(
                 """

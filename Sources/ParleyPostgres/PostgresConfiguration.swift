@@ -23,6 +23,9 @@ public struct PostgresConfiguration: Sendable {
     /// Most connections one process keeps open.
     public var maximumConnections: Int
     public var connectTimeout: Duration
+    /// How long a statement may take to start answering before it is given up on (a
+    /// connection closed under it never answers).
+    public var answerTimeout: Duration
 
     public init(
         host: String = "127.0.0.1",
@@ -32,7 +35,8 @@ public struct PostgresConfiguration: Sendable {
         database: String = "parley",
         tls: TLSMode = .prefer,
         maximumConnections: Int = 20,
-        connectTimeout: Duration = .seconds(5)
+        connectTimeout: Duration = .seconds(5),
+        answerTimeout: Duration = .seconds(30)
     ) {
         self.host = host
         self.port = port
@@ -42,6 +46,7 @@ public struct PostgresConfiguration: Sendable {
         self.tls = tls
         self.maximumConnections = maximumConnections
         self.connectTimeout = connectTimeout
+        self.answerTimeout = answerTimeout
     }
 
     /// The same server and credentials, another database (tests, and creating databases).

@@ -7,18 +7,20 @@ import ServiceLifecycle
 ///
 /// Repositories take this type; the pool's connections live as long as `run()` does.
 public struct PostgresPool: Service {
-    public let client: PostgresClient
+    public let client: BoundedPostgresClient
     public let configuration: PostgresConfiguration
     let logger: Logger
 
     public init(configuration: PostgresConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        self.client = PostgresClient(configuration: configuration.clientConfiguration, backgroundLogger: logger)
+        self.client = BoundedPostgresClient(
+            pool: PostgresClient(configuration: configuration.clientConfiguration, backgroundLogger: logger),
+            answerTimeout: configuration.answerTimeout)
     }
 
     public func run() async throws {
-        await client.run()
+        await client.pool.run()
     }
 
     /// Runs `body` with the pool running, for commands that do one job and exit
@@ -28,7 +30,7 @@ public struct PostgresPool: Service {
     ) async throws -> Result {
         try await withThrowingTaskGroup(of: Result?.self) { group in
             group.addTask {
-                await client.run()
+                await client.pool.run()
                 return nil
             }
             defer { group.cancelAll() }

@@ -21,7 +21,10 @@ enum SettingKeys {
             "postgres.maxConnections", default: "20", "Most PostgreSQL connections per process.")
         static let connectTimeout = SettingKey(
             "postgres.connectTimeout", default: "5", "Seconds to wait for a PostgreSQL connection.")
-        static let all = [host, port, user, password, database, tls, maxConnections, connectTimeout]
+        static let answerTimeout = SettingKey(
+            "postgres.answerTimeout", default: "30",
+            "Seconds a statement may take to start answering before its request or job fails.")
+        static let all = [host, port, user, password, database, tls, maxConnections, connectTimeout, answerTimeout]
     }
 
     enum Redis {

@@ -20,7 +20,8 @@ extension Settings {
             database: string(K.database, default: "parley"),
             tls: tls,
             maximumConnections: try required(int(K.maxConnections, in: 1...1000), K.maxConnections),
-            connectTimeout: try seconds(K.connectTimeout) ?? .seconds(5))
+            connectTimeout: try seconds(K.connectTimeout) ?? .seconds(5),
+            answerTimeout: try seconds(K.answerTimeout) ?? .seconds(30))
     }
 
     func redis() throws -> RedisConfiguration {
