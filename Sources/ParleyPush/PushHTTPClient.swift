@@ -21,8 +21,11 @@ public final class PushHTTPClient: Sendable {
     let timeout: Duration
     private let openedHTTP2 = ConnectionCounter()
 
-    /// - Parameter caFile: extra trust root (PEM), for gateways with a private CA.
-    public init(caFile: String? = nil, timeout: Duration = .seconds(10)) throws {
+    /// - Parameters:
+    ///   - caFile: extra trust root (PEM), for gateways with a private CA.
+    ///   - connectTimeout: for the TCP connection and its TLS handshake.
+    public init(caFile: String? = nil, timeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(5)) throws
+    {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile {
             // In addition to the system's roots: Apple's and Google's must stay trusted.
@@ -31,7 +34,7 @@ public final class PushHTTPClient: Sendable {
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         // A redirected POST would become a GET without the push, and count as delivered.
         configuration.redirectConfiguration = .disallow
-        configuration.timeout.connect = .seconds(5)
+        configuration.timeout.connect = .seconds(connectTimeout.components.seconds)
         configuration.httpVersion = .automatic
         let counter = openedHTTP2
         configuration.http2ConnectionDebugInitializer = { channel in
