@@ -20,7 +20,9 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             let settings = try await options.settings()
-            let password = try PasswordInput.read()
+            // A terminal read waits on a person: a thread of its own, not Swift concurrency's.
+            let password = try await BlockingCall.run("parley-password-input") { Result { try PasswordInput.read() } }
+                .get()
             let hash = Bcrypt.hash(password, cost: UInt8(try settings.bcryptCost()))
             let newUser = try NewUser(
                 email: email, firstName: firstName, lastName: lastName, passwordHash: hash, isAdmin: admin
