@@ -252,7 +252,7 @@ let package = Package(
             name: "ParleyMediaTests",
             dependencies: [
                 "ParleyMedia", "ParleyCore", "ParleyPostgres", "ParleyWorker", "ParleyRedis", "ParleyTestSupport",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings

@@ -34,7 +34,8 @@ public final class PushHTTPClient: Sendable {
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         // A redirected POST would become a GET without the push, and count as delivered.
         configuration.redirectConfiguration = .disallow
-        configuration.timeout.connect = .seconds(connectTimeout.components.seconds)
+        let (seconds, attoseconds) = connectTimeout.components
+        configuration.timeout.connect = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         configuration.httpVersion = .automatic
         let counter = openedHTTP2
         configuration.http2ConnectionDebugInitializer = { channel in

@@ -33,14 +33,19 @@ public final class PluginBroker: Sendable {
         let plugin = "\(directory)/libParleyMosquittoPlugin.so"
         try FileManager.default.copyItem(atPath: try Self.pluginPath, toPath: plugin)
         chmod(plugin, 0o755)
-        // Under valgrind the plugin runs many times slower: a lookup must not time out into a denial.
+        // A lookup that times out is denied (the plugin fails closed), and these tests assert
+        // answers, not latency: the product's 500 ms is a budget for a server of its own, while
+        // here the whole suite shares two cores with stress-ng or a build, and three tests once
+        // got 0x87 from lookups past 500 ms while the 50 MiB upload test ran (no thread of the
+        // process was held: SchedulingWatchdogTests passed). Under valgrind the plugin also runs
+        // many times slower.
         let options = """
             plugin \(plugin)
             plugin_opt_token_key \(tokenKeyBase64)
             plugin_opt_server_username \(serverUsername)
             plugin_opt_server_password \(serverPassword)
             plugin_opt_acl_url \(aclURL)
-            plugin_opt_timeout_ms \(valgrind ? 5000 : 500)
+            plugin_opt_timeout_ms 5000
             """
         // mosquitto cannot listen on port 0 and report it, so a port taken between the check
         // and mosquitto's bind (by anything on the machine) means a new port and a new start.

@@ -33,10 +33,7 @@ public struct PushFixture: Sendable {
                 fcmClientEmail: fcmClientEmail, fcmProjectID: fcmProjectID, latency: latency))
         return PushFixture(
             simulator: simulator, apnsKey: apnsKey, fcmKey: fcmKey,
-            // Connecting is a TLS handshake with unoptimised BoringSSL on both ends (a debug
-            // build) while the whole suite starts at once on two cores: twice in eight runs it
-            // exceeded the product's 5 s there, though the suite alone connects in under a second.
-            client: try PushHTTPClient(caFile: services.certificatePath, connectTimeout: .seconds(30)),
+            client: try PushHTTPClient(caFile: services.certificatePath),
             certificatePath: services.certificatePath)
     }
 
