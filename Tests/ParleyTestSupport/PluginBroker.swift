@@ -19,9 +19,12 @@ public final class PluginBroker: Sendable {
         }
     }
 
-    /// - Parameter valgrind: run the broker under valgrind's leak checker.
+    /// - Parameters:
+    ///   - valgrind: run the broker under valgrind's leak checker.
+    ///   - lookupTimeout: the plugin's `timeout_ms` for an ACL lookup.
     public init(
-        tokenKeyBase64: String, serverUsername: String, serverPassword: String, aclURL: String, valgrind: Bool = false
+        tokenKeyBase64: String, serverUsername: String, serverPassword: String, aclURL: String, valgrind: Bool = false,
+        lookupTimeout: Duration = .seconds(5)
     ) async throws {
         let work = ProcessInfo.processInfo.environment["PARLEY_TEST_WORK_DIR"] ?? NSTemporaryDirectory()
         directory = "\(work)/broker-\(UUID().uuidString.prefix(8))"
@@ -38,14 +41,14 @@ public final class PluginBroker: Sendable {
         // here the whole suite shares two cores with stress-ng or a build, and three tests once
         // got 0x87 from lookups past 500 ms while the 50 MiB upload test ran (no thread of the
         // process was held: SchedulingWatchdogTests passed). Under valgrind the plugin also runs
-        // many times slower.
+        // many times slower. The plugin's denial on a timeout has a test of its own.
         let options = """
             plugin \(plugin)
             plugin_opt_token_key \(tokenKeyBase64)
             plugin_opt_server_username \(serverUsername)
             plugin_opt_server_password \(serverPassword)
             plugin_opt_acl_url \(aclURL)
-            plugin_opt_timeout_ms 5000
+            plugin_opt_timeout_ms \(Int(lookupTimeout / .milliseconds(1)))
             """
         // mosquitto cannot listen on port 0 and report it, so a port taken between the check
         // and mosquitto's bind (by anything on the machine) means a new port and a new start.
