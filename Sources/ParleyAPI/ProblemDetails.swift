@@ -46,10 +46,19 @@ public struct ProblemDetails: Codable, Sendable, Equatable {
         }
     }
 
+    /// Seconds a client waits before retrying what a dependency could not serve: recovery
+    /// takes seconds (pools reconnecting, a restarted server starting up).
+    static let unavailableRetryAfter = 5
+
     /// The problem for an error that is not a `ParleyError`: framework errors keep their
-    /// status with a generic text; anything else is an internal error with no detail.
+    /// status with a generic text; a dependency that is down or did not answer is 503
+    /// `unavailable`; anything else is an internal error with no detail.
     init(unexpected error: any Error) {
-        if let error = error as? any HTTPResponseError {
+        if let error = error as? any DependencyError, error.isUnavailability {
+            self.init(
+                status: .serviceUnavailable, code: ParleyError.Code.unavailable.rawValue,
+                detail: "A service Parley depends on is unavailable. Try again shortly.")
+        } else if let error = error as? any HTTPResponseError {
             let status = error.status
             self.init(status: status, code: Self.code(for: status), detail: Self.detail(for: status))
         } else {

@@ -29,7 +29,9 @@ public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             if problem.status >= 500 {
                 context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
             }
-            return problem.response()
+            var headers: HTTPFields = [:]
+            if problem.status == 503 { headers[.retryAfter] = String(ProblemDetails.unavailableRetryAfter) }
+            return problem.response(headers: headers)
         }
     }
 }

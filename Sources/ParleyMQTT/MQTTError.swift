@@ -1,4 +1,5 @@
 import CMosquitto
+import ParleyCore
 
 /// A failure reported by libmosquitto or by waiting on the broker.
 public struct MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -24,5 +25,12 @@ public struct MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
         guard code != MOSQ_ERR_SUCCESS.rawValue else { return }
         if code == MOSQ_ERR_NO_CONN.rawValue { throw notConnected }
         throw MQTTError(code: code, message: String(cString: mosquitto_strerror(code)))
+    }
+}
+
+extension MQTTError: DependencyError {
+    /// No broker session, no acknowledgement in time, or a client shut down; not a refusal.
+    public var isUnavailability: Bool {
+        [Self.notConnected.code, Self.timeout.code, Self.closed.code].contains(code)
     }
 }

@@ -1,3 +1,5 @@
+import ParleyCore
+
 /// A failure talking to Redis.
 public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The server could not be reached or the connection broke (I/O error, timeout).
@@ -12,6 +14,16 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
         case .connection(let reason): "Redis connection failed: \(reason)"
         case .server(let message): "Redis error: \(message)"
         case .closed: "Redis pool is closed"
+        }
+    }
+}
+
+extension RedisError: DependencyError {
+    /// A broken or unreachable connection, or a closed pool; not an error reply.
+    public var isUnavailability: Bool {
+        switch self {
+        case .connection, .closed: true
+        case .server: false
         }
     }
 }

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import ParleyAPI
 import ParleyCore
+import ParleyRedis
 import Testing
 
 struct ProblemResponseTests {
@@ -16,6 +17,8 @@ struct ProblemResponseTests {
             throw ParleyError.invalidRequest("limit must be 1 to 200", field: "limit")
         }
         router.get("/test/internal") { _, _ -> Response in throw Secret() }
+        router.get("/test/unavailable") { _, _ -> Response in throw RedisError.connection("db-internal-7 refused") }
+        router.get("/test/refused") { _, _ -> Response in throw RedisError.server("WRONGTYPE db-internal-7") }
         router.get("/test/too-large") { _, _ -> Response in throw HTTPError(.contentTooLarge) }
         router.post("/test/echo") { request, context -> Response in
             struct Body: Decodable { let name: String }
@@ -45,6 +48,24 @@ struct ProblemResponseTests {
                 #expect(body.code == "invalid-request")
                 #expect(body.detail == "limit must be 1 to 200")
                 #expect(body.field == "limit")
+            }
+        }
+    }
+
+    @Test func aDependencyThatIsDownIsA503WithRetryAfterAndWithoutItsText() async throws {
+        try await withPublicRouter(extend: routes) { client in
+            try await client.execute(uri: "/test/unavailable", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+                #expect(response.headers[.retryAfter] == "5")
+                #expect(!String(buffer: response.body).contains("db-internal"))
+                let code = try problem(response).code
+                #expect(code == "unavailable")
+            }
+            // A dependency that answered with an error is not down: still an internal error.
+            try await client.execute(uri: "/test/refused", method: .get) { response in
+                #expect(response.status == .internalServerError)
+                #expect(response.headers[.retryAfter] == nil)
+                #expect(!String(buffer: response.body).contains("db-internal"))
             }
         }
     }

@@ -44,7 +44,12 @@ struct DependencyRestartTests {
 
     private func exercise(_ fault: Fault, services: TestServices) async throws {
         let database = try await services.makeDatabase(migrated: true)
-        let parley = ParleyCommand(database: database, services: services)
+        // Statements PostgreSQL does not start answering fail after 3 s (30 s by default), so a
+        // request during its outage is answered 503 while the outage lasts.
+        let parley = ParleyCommand(
+            environment: ParleyCommand(database: database, services: services).environment.merging([
+                "PARLEY_POSTGRES_ANSWER_TIMEOUT": "3"
+            ]) { $1 })
         let stack = try await LiveStack.start(parley)
         let reader = try RoomReader(services: services)
         do {
@@ -101,8 +106,16 @@ struct DependencyRestartTests {
         } else {
             try await services.stop(fault.service)
         }
-        try await Task.sleep(for: .seconds(5))
         let stopped = Date()
+        if fault.service == "postgres" {
+            // Not a 500 and not a wait: 503 `unavailable` with Retry-After, within the bound.
+            let refused = try await stack.request("GET", "/v1/rooms", token: alice.token)
+            #expect(refused.status == 503, "a request during the outage got \(refused.status) \(refused.json)")
+            #expect(refused.json["code"] as? String == "unavailable")
+            #expect(Date().timeIntervalSince(stopped) < 5, "the 503 took \(Date().timeIntervalSince(stopped)) s")
+        }
+        let outage = Date().timeIntervalSince(stopped)
+        if outage < 5 { try await Task.sleep(for: .seconds(5 - outage)) }
         try await services.start(fault.service)
         let restarted = Date()
         try await Task.sleep(for: .seconds(2))

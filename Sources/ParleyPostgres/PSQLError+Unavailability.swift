@@ -1,0 +1,24 @@
+import ParleyCore
+import PostgresNIO
+
+extension ConnectionLostError: DependencyError {
+    public var isUnavailability: Bool { true }
+}
+
+extension PSQLError: DependencyError {
+    /// A connection that could not be made or broke, a closed pool, or a server that is
+    /// shutting down, starting up or out of connections — not a statement PostgreSQL refused.
+    public var isUnavailability: Bool {
+        switch code {
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
+            return true
+        case .server:
+            // Class 08: connection exception; 57P0x: shutdown, crash, not yet accepting;
+            // 53300: too many connections.
+            guard let state = sqlState else { return false }
+            return state.hasPrefix("08") || state.hasPrefix("57P") || state == "53300"
+        default:
+            return false
+        }
+    }
+}
