@@ -24,8 +24,11 @@ public final class PushHTTPClient: Sendable {
     /// - Parameters:
     ///   - caFile: extra trust root (PEM), for gateways with a private CA.
     ///   - connectTimeout: for the TCP connection and its TLS handshake.
-    public init(caFile: String? = nil, timeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(5)) throws
-    {
+    ///   - eventLoopGroup: where connections run (NIO's shared loops unless given).
+    public init(
+        caFile: String? = nil, timeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(5),
+        eventLoopGroup: any EventLoopGroup = HTTPClient.defaultEventLoopGroup
+    ) throws {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile {
             // In addition to the system's roots: Apple's and Google's must stay trusted.
@@ -42,7 +45,7 @@ public final class PushHTTPClient: Sendable {
             counter.increment()
             return channel.eventLoop.makeSucceededVoidFuture()
         }
-        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        client = HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration)
         self.timeout = timeout
     }
 

@@ -3,6 +3,8 @@ import Foundation
 import Hummingbird
 import HummingbirdHTTP2
 import Logging
+import NIOCore
+import NIOPosix
 import NIOSSL
 import ParleyCore
 import ServiceLifecycle
@@ -75,7 +77,12 @@ public final class PushSimulator: Sendable {
     public var fcmTokenURI: String { "\(baseURL)/token" }
     public var webhookURL: String { "\(baseURL)/webhook" }
 
-    public static func start(_ configuration: Configuration, logger: Logger? = nil) async throws -> PushSimulator {
+    /// - Parameter eventLoopGroup: where the simulator's connections run; a test gives it loops
+    ///   of its own, as a provider's servers are machines of their own.
+    public static func start(
+        _ configuration: Configuration, logger: Logger? = nil,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws -> PushSimulator {
         let logger = logger ?? Logger(label: "push-simulator", factory: { _ in SwiftLogNoOpLogHandler() })
         let ready = AsyncStream<Int>.makeStream()
         let state = SimulatorState()
@@ -92,7 +99,7 @@ public final class PushSimulator: Sendable {
             configuration: .init(
                 address: .hostname("127.0.0.1", port: configuration.port), serverName: "push-simulator"),
             onServerRunning: { channel in ready.continuation.yield(channel.localAddress?.port ?? 0) },
-            logger: logger)
+            eventLoopGroupProvider: .shared(eventLoopGroup), logger: logger)
         var groupConfiguration = ServiceGroupConfiguration(
             services: [.init(service: application)], gracefulShutdownSignals: [], logger: logger)
         // A client that never acknowledges the HTTP/2 close must not hold up stop().
