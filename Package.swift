@@ -50,6 +50,8 @@ let package = Package(
             dependencies: [
                 "ParleyCore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                // Only to mark the pool's own errors (ConnectionPoolError) as unavailability.
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

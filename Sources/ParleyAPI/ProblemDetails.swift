@@ -99,6 +99,7 @@ public struct ProblemDetails: Codable, Sendable, Equatable {
         let body = (try? encoder.encode(self)) ?? Data()
         var headers = extra
         headers[.contentType] = "application/problem+json"
+        if status == 503 && headers[.retryAfter] == nil { headers[.retryAfter] = String(Self.unavailableRetryAfter) }
         headers[.contentLength] = String(body.count)
         return Response(
             status: .init(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))

@@ -29,9 +29,7 @@ public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             if problem.status >= 500 {
                 context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
             }
-            var headers: HTTPFields = [:]
-            if problem.status == 503 { headers[.retryAfter] = String(ProblemDetails.unavailableRetryAfter) }
-            return problem.response(headers: headers)
+            return problem.response()
         }
     }
 }

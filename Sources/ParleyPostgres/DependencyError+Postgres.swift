@@ -1,8 +1,18 @@
 import ParleyCore
 import PostgresNIO
+import _ConnectionPoolModule
+
+// Which PostgreSQL failures mean the database is down or did not answer (503), rather than
+// that it refused a statement (500).
 
 extension ConnectionLostError: DependencyError {
     public var isUnavailability: Bool { true }
+}
+
+/// A lease the pool gave up on: PostgresNIO's circuit breaker trips after a minute of failed
+/// connects (transactions wait for their connection that long), or the pool was shut down.
+extension ConnectionPoolError: DependencyError {
+    public var isUnavailability: Bool { self != .requestCancelled }
 }
 
 extension PSQLError: DependencyError {
