@@ -190,15 +190,25 @@ final class RoomReader: Sendable {
         log = NSTemporaryDirectory() + "parley-reader-\(UUID().uuidString.prefix(8)).log"
     }
 
+    /// Starts the subscriber and returns once the broker acknowledged the subscription: a
+    /// message published before that is not queued for a session that did not exist yet, and
+    /// under load the REST warm-up send once reached the broker first (the reader waited 10 s
+    /// for a message that was never going to come).
     func subscribe(to topic: String) async throws {
         let started = try Subprocess.start(
             "/usr/bin/mosquitto_sub",
             [
                 "-h", "127.0.0.1", "-p", String(services.port("MQTT")), "-u", "parley-server", "-P",
                 services.secret("MQTT"), "-V", "mqttv311", "-i", "reader-\(UUID().uuidString.prefix(8))", "-c",
-                "-q", "1", "-t", topic, "-F", "%U %p",
+                "-q", "1", "-t", topic, "-F", "%U %p", "-d",
             ], outputFile: log)
         pid.withLock { $0 = started }
+        // `-d` logs the protocol's steps beside the messages (which `events()` tells apart).
+        for _ in 0..<300 {
+            if ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("received SUBACK") { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw TestEnvironmentError("mosquitto_sub was not subscribed within 15 s")
     }
 
     /// Events received so far, as (uid, hash, when it arrived); each line is
