@@ -1,49 +1,53 @@
 import Logging
+import ParleyCore
 import ServiceLifecycle
 
 /// Feeds `chat-in` messages from the shared subscription `$share/parley-ingest/chat-in/+`
 /// to a handler; several ingest processes share the input.
 ///
 /// Messages are handled in `lanes` concurrent lanes chosen by topic: one room's input stays
-/// in one lane, in arrival order, while different rooms are stored in parallel (each store
-/// is a transaction whose commit waits for the disk; one at a time would cap the whole
-/// process at one commit per fsync).
+/// in one lane, in arrival order, while different rooms are stored in parallel. Each lane
+/// hands over everything queued for it at once (up to `batchLimit`), so the handler stores
+/// a burst in one transaction (a group commit) instead of one commit per message.
 public struct IngestConsumer: Service {
     public static let subscription = "$share/parley-ingest/chat-in/+"
     let client: MQTTClient
     let logger: Logger
     let lanes: Int
-    let handle: @Sendable (_ topic: String, _ payload: [UInt8], _ sender: String?) async -> Void
+    let batchLimit: Int
+    let handle: @Sendable (_ batch: [ChatInput]) async -> Void
 
     public init(
-        client: MQTTClient, logger: Logger, lanes: Int = 16,
-        handle: @escaping @Sendable (_ topic: String, _ payload: [UInt8], _ sender: String?) async -> Void
+        client: MQTTClient, logger: Logger, lanes: Int = 16, batchLimit: Int = 256,
+        handle: @escaping @Sendable (_ batch: [ChatInput]) async -> Void
     ) {
-        precondition(lanes > 0, "at least one lane")
+        precondition(lanes > 0 && batchLimit > 0, "at least one lane and one message per batch")
         self.client = client
         self.logger = logger
         self.lanes = lanes
+        self.batchLimit = batchLimit
         self.handle = handle
     }
 
     public func run() async throws {
         try await client.subscribe(Self.subscription, qos: 1)
-        let queues = (0..<lanes).map { _ in AsyncStream.makeStream(of: MQTTMessage.self) }
+        let queues = (0..<lanes).map { _ in BatchQueue<ChatInput>() }
         try await withThrowingDiscardingTaskGroup { group in
             for queue in queues {
                 group.addTask {
-                    for await message in queue.stream {
-                        await handle(message.topic, message.payload, message.userProperties["parley-user"])
-                    }
+                    while let batch = await queue.next(upTo: batchLimit) { await handle(batch) }
                 }
             }
             // On shutdown the subscription goes first (the group shares the input without us),
             // then the lanes finish what they were given (the broker has it acknowledged).
-            defer { for queue in queues { queue.continuation.finish() } }
+            defer { for queue in queues { queue.finish() } }
             try await withGracefulShutdownHandler {
                 try await cancelWhenGracefulShutdown {
                     for await message in client.messages where message.topic.hasPrefix("chat-in/") {
-                        queues[Self.lane(of: message.topic, among: queues.count)].continuation.yield(message)
+                        queues[Self.lane(of: message.topic, among: queues.count)].append(
+                            ChatInput(
+                                topic: message.topic, payload: message.payload,
+                                sender: message.userProperties["parley-user"]))
                     }
                 }
             } onGracefulShutdown: {

@@ -15,12 +15,15 @@ extension PostgresRoomRepository {
         """
     typealias MessageRow = (Int64, Int64, Int64, String, Int64?, String, String, Int64?, Date, String?)
 
-    public func send(roomID: Int64, senderID: Int64, message: NewMessage) async throws -> (
-        message: Message, created: Bool
-    ) {
-        func attempt() async throws -> (message: Message, created: Bool) {
+    /// Stores one message in a transaction of its own (a batch of one, or a batch's sends
+    /// one by one after the batch failed).
+    func sendAlone(_ submission: MessageSubmission) async throws -> SentMessage {
+        func attempt() async throws -> SentMessage {
             try await database.transaction(logger: logger) { connection in
-                try await insertMessage(roomID: roomID, senderID: senderID, message: message, on: connection)
+                let (message, created) = try await insertMessage(
+                    roomID: submission.roomID, senderID: submission.senderID, message: submission.message,
+                    on: connection)
+                return SentMessage(message: message, created: created)
             }
         }
         do {
@@ -39,7 +42,7 @@ extension PostgresRoomRepository {
     /// Updating the room row locks it: senders to one room queue on it, so `seq` is handed
     /// out in commit order with no gap. A retried uid skips the update and finds the stored
     /// message; two sends of one uid racing end in a unique violation for the later one,
-    /// which ``send(roomID:senderID:message:)`` answers by finding the first.
+    /// which ``sendAlone(_:)`` answers by finding the first.
     func insertMessage(roomID: Int64, senderID: Int64, message: NewMessage, on connection: PostgresConnection)
         async throws -> (message: Message, created: Bool)
     {

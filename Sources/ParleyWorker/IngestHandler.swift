@@ -32,54 +32,85 @@ public struct IngestHandler: Sendable {
         self.logger = logger
     }
 
-    /// - Parameter sender: the `parley-user` property; input without it is dropped.
-    public func handle(topic: String, payload: [UInt8], sender: String?) async {
-        guard let sender = sender.flatMap(Int64.init) else {
-            logger.warning("chat-in message without a stamped sender dropped", metadata: ["topic": "\(topic)"])
-            return
+    /// Handles a lane's batch in arrival order: new messages are stored together in one
+    /// transaction (a group commit); read markers and typing notices one by one.
+    public func handle(_ batch: [ChatInput]) async {
+        var sends: [PendingSend] = []
+        for input in batch {
+            guard let sender = input.sender.flatMap(Int64.init) else {
+                logger.warning(
+                    "chat-in message without a stamped sender dropped", metadata: ["topic": "\(input.topic)"])
+                continue
+            }
+            let uid = input.topic.hasPrefix("chat-in/") ? String(input.topic.dropFirst("chat-in/".count)) : ""
+            var roomID: Int64?
+            var envelope: ClientEnvelope?
+            do {
+                guard input.payload.count <= payloadLimit else {
+                    throw Rejection("too-large", "The payload exceeds \(payloadLimit) bytes.")
+                }
+                guard let decoded = try? JSONCoding.decoder.decode(ClientEnvelope.self, from: Data(input.payload))
+                else {
+                    throw Rejection("invalid", "The payload is not a {type, data, hash} envelope.")
+                }
+                envelope = decoded
+                guard (decoded.hash?.count ?? 0) <= 128 else {
+                    throw Rejection("invalid", "hash must be at most 128 characters.")
+                }
+                guard let room = try await lookUpRoom(uid: uid) else { throw Rejection("forbidden", "No such room.") }
+                roomID = room
+                guard decoded.data.chatRoomId == nil || decoded.data.chatRoomId == room else {
+                    throw Rejection("invalid", "chatRoomId does not match the topic's room.")
+                }
+                if decoded.type == "new-message-notification" {
+                    let message = try NewMessage(
+                        content: decoded.data.content ?? "", uid: decoded.data.uid ?? "", fileId: decoded.data.fileId)
+                    sends.append(
+                        PendingSend(
+                            submission: MessageSubmission(roomID: room, senderID: sender, message: message),
+                            roomUID: uid, envelope: decoded))
+                } else {
+                    try await handleNotice(decoded, roomID: room, uid: uid, sender: sender)
+                }
+            } catch {
+                await reject(sender: sender, roomID: roomID, envelope: envelope, rejection(for: error))
+            }
         }
-        let uid = topic.hasPrefix("chat-in/") ? String(topic.dropFirst("chat-in/".count)) : ""
-        var roomID: Int64?
-        var envelope: ClientEnvelope?
+        if !sends.isEmpty { await store(sends) }
+    }
+
+    /// Stores the batch's new messages in one transaction; a retry is answered with the
+    /// canonical event (the outbox sent it once), a refused message alone with `message-rejected`.
+    private func store(_ sends: [PendingSend]) async {
+        let outcomes: [SendOutcome]
         do {
-            guard payload.count <= payloadLimit else {
-                throw Rejection("too-large", "The payload exceeds \(payloadLimit) bytes.")
-            }
-            guard let decoded = try? JSONCoding.decoder.decode(ClientEnvelope.self, from: Data(payload)) else {
-                throw Rejection("invalid", "The payload is not a {type, data, hash} envelope.")
-            }
-            envelope = decoded
-            guard (decoded.hash?.count ?? 0) <= 128 else {
-                throw Rejection("invalid", "hash must be at most 128 characters.")
-            }
-            guard let room = try await lookUpRoom(uid: uid) else { throw Rejection("forbidden", "No such room.") }
-            roomID = room
-            guard decoded.data.chatRoomId == nil || decoded.data.chatRoomId == room else {
-                throw Rejection("invalid", "chatRoomId does not match the topic's room.")
-            }
-            try await handle(decoded, roomID: room, uid: uid, sender: sender)
-        } catch let rejection as Rejection {
-            await reject(sender: sender, roomID: roomID, envelope: envelope, rejection)
-        } catch let error as ParleyError {
-            await reject(sender: sender, roomID: roomID, envelope: envelope, Rejection(error))
+            outcomes = try await rooms.send(sends.map(\.submission))
         } catch {
-            logger.error("chat-in message failed", metadata: ["error": "\(error)"])
-            await reject(
-                sender: sender, roomID: roomID, envelope: envelope,
-                Rejection("unavailable", "The server could not store this now; publish it again."))
+            outcomes = Array(repeating: .failure(error), count: sends.count)
+        }
+        var retries: [(topic: String, payload: String)] = []
+        for (send, outcome) in zip(sends, outcomes) {
+            switch outcome {
+            case .success(let sent):
+                if !sent.created {
+                    retries.append((Topic.room(send.roomUID), RoomEvent.newMessage(sent.message).json()))
+                }
+            case .failure(let error):
+                await reject(
+                    sender: send.submission.senderID, roomID: send.submission.roomID, envelope: send.envelope,
+                    rejection(for: error))
+            }
+        }
+        guard !retries.isEmpty else { return }
+        do {
+            try await publisher.publish(events: retries)
+        } catch {
+            logger.warning("could not answer retried messages", metadata: ["error": "\(error)"])
         }
     }
 
-    private func handle(_ envelope: ClientEnvelope, roomID: Int64, uid: String, sender: Int64) async throws {
+    private func handleNotice(_ envelope: ClientEnvelope, roomID: Int64, uid: String, sender: Int64) async throws {
         switch envelope.type {
-        case "new-message-notification":
-            let message = try NewMessage(
-                content: envelope.data.content ?? "", uid: envelope.data.uid ?? "", fileId: envelope.data.fileId)
-            let (stored, created) = try await rooms.send(roomID: roomID, message: message, by: sender)
-            if !created {
-                // A retry: answer it with the same canonical event (the outbox sent it once).
-                try await publisher.publish(topic: Topic.room(uid), payload: RoomEvent.newMessage(stored).json())
-            }
         case "read-message-notification":
             guard let messageID = envelope.data.messageId else { throw Rejection("invalid", "messageId is required.") }
             try await rooms.markRead(roomID: roomID, messageID: messageID, by: sender)
@@ -95,6 +126,17 @@ public struct IngestHandler: Sendable {
             try await publisher.publishTransient(topic: Topic.room(uid), payload: typing.json())
         default:
             throw Rejection("invalid", "Unknown type \(envelope.type.prefix(64)).")
+        }
+    }
+
+    /// What the sender is told: the refusal's own code, or `unavailable` for a failure.
+    private func rejection(for error: any Error) -> Rejection {
+        switch error {
+        case let rejection as Rejection: return rejection
+        case let error as ParleyError: return Rejection(error)
+        default:
+            logger.error("chat-in message failed", metadata: ["error": "\(error)"])
+            return Rejection("unavailable", "The server could not store this now; publish it again.")
         }
     }
 
@@ -114,6 +156,13 @@ public struct IngestHandler: Sendable {
         } catch {
             logger.warning("could not send message-rejected", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// A new message waiting for its batch's transaction.
+    struct PendingSend {
+        let submission: MessageSubmission
+        let roomUID: String
+        let envelope: ClientEnvelope
     }
 
     /// A `message-rejected` code and reason.

@@ -39,9 +39,12 @@ struct WorkerRecoveryTests {
                 creatorID: ids[0], name: "Big",
                 members: Dictionary(uniqueKeysWithValues: ids.dropFirst().map { ($0, .reader) }),
                 firstMessage: try NewMessage(content: "welcome", uid: "w", fileId: nil))
-            let (message, _) = try await rooms.send(
-                roomID: roomID, senderID: ids[0], message: try NewMessage(content: "to all", uid: "all", fileId: nil))
-            return (message.id, Set(ids))
+            let sent = try await rooms.send(batch: [
+                MessageSubmission(
+                    roomID: roomID, senderID: ids[0],
+                    message: try NewMessage(content: "to all", uid: "all", fileId: nil))
+            ])
+            return (try sent[0].get().message.id, Set(ids))
         }
 
         let subscriber = try MQTTClient(configuration: services.mqtt(), logger: .quiet)

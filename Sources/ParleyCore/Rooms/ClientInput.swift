@@ -17,6 +17,20 @@ public struct ClientEnvelope: Decodable, Sendable {
     public let hash: String?
 }
 
+/// One publish on `chat-in/{roomUid}` as the ingest receives it.
+public struct ChatInput: Sendable {
+    public let topic: String
+    public let payload: [UInt8]
+    /// The `parley-user` property the broker plugin stamps: the sender's user id.
+    public let sender: String?
+
+    public init(topic: String, payload: [UInt8], sender: String?) {
+        self.topic = topic
+        self.payload = payload
+        self.sender = sender
+    }
+}
+
 extension RoomEvent {
     public struct Typing: Encodable, Sendable {
         public let userId: Int64

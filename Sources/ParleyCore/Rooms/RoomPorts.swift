@@ -5,6 +5,9 @@ import Foundation
 public protocol RoomRepository: Sendable {
     /// The user's effective role: the highest over direct, group and application-role paths.
     func role(roomID: Int64, userID: Int64) async throws -> RoomRole?
+    /// The effective roles of many users in many rooms in one query; pairs without a role
+    /// are absent.
+    func roles(of members: Set<RoomUser>) async throws -> [RoomUser: RoomRole]
     /// The same, by the room's uid (as in MQTT topics).
     func role(roomUID: String, userID: Int64) async throws -> RoomRole?
     /// The id of the room with this uid.
@@ -30,8 +33,12 @@ public protocol RoomRepository: Sendable {
     /// was nothing to remove. Throws `not-found` when the group or role does not exist.
     func setGroup(roomID: Int64, groupID: Int64, role: RoomRole?, by editorID: Int64) async throws -> Bool
     func setAppRole(roomID: Int64, appRoleID: Int64, role: RoomRole?, by editorID: Int64) async throws -> Bool
-    /// Stores a message once per (room, sender, uid); `created` is false for a retry.
-    func send(roomID: Int64, senderID: Int64, message: NewMessage) async throws -> (message: Message, created: Bool)
+    /// Stores a batch of messages (a group commit), each once per (room, sender, uid), with
+    /// `seq` gap-free per room in the batch's order: one outcome per submission, in order.
+    /// A submission refused alone (a room gone, a file not the sender's) fails alone while the
+    /// rest commit; a later submission of a key already in the batch answers as a retry
+    /// (`created` false). Throws only when the batch as a whole could not be stored.
+    func send(batch: [MessageSubmission]) async throws -> [SendOutcome]
     func messages(roomID: Int64, query: HistoryQuery) async throws -> (messages: [Message], hasMore: Bool)
     /// Moves the read marker forward; throws `not-found` for a message of another room.
     func markRead(roomID: Int64, userID: Int64, messageID: Int64) async throws

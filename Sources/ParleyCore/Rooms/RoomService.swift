@@ -6,15 +6,25 @@ import Foundation
 /// the needed role gets `forbidden`.
 public struct RoomService: Sendable {
     let rooms: any RoomRepository
+    /// Concurrent sends share transactions (see ``send(roomID:message:by:)``).
+    let sends: GroupCommit<MessageSubmission, SentMessage>
 
-    public init(rooms: any RoomRepository) { self.rooms = rooms }
+    public init(rooms: any RoomRepository, batching: SendBatching = SendBatching()) {
+        self.rooms = rooms
+        self.sends = GroupCommit(lanes: batching.lanes, maxBatch: batching.maxBatch, window: batching.window) {
+            [rooms] batch in try await Self.send(batch, to: rooms)
+        }
+    }
 
     /// The caller's role, or `not-found` for a non-member; `forbidden` below `minimum`.
     @discardableResult
     public func require(_ minimum: RoomRole, roomID: Int64, userID: Int64) async throws -> RoomRole {
-        guard let role = try await rooms.role(roomID: roomID, userID: userID) else {
-            throw ParleyError.notFound("No such room.")
-        }
+        try Self.allowed(try await rooms.role(roomID: roomID, userID: userID), minimum: minimum)
+    }
+
+    /// The one rule of room access: a non-member finds no room, a member below `minimum` is forbidden.
+    static func allowed(_ role: RoomRole?, minimum: RoomRole) throws(ParleyError) -> RoomRole {
+        guard let role else { throw ParleyError.notFound("No such room.") }
         guard role >= minimum else {
             throw ParleyError(.forbidden, "This needs the \(minimum.rawValue) role in the room.")
         }
@@ -124,11 +134,39 @@ public struct RoomService: Sendable {
         }
     }
 
+    /// Stores one message, in a transaction shared with the sends that arrive meanwhile
+    /// (a group commit: the REST send's batching path).
     public func send(roomID: Int64, message: NewMessage, by userID: Int64) async throws -> (
         message: Message, created: Bool
     ) {
-        try await require(.writer, roomID: roomID, userID: userID)
-        return try await rooms.send(roomID: roomID, senderID: userID, message: message)
+        let sent = try await sends.submit(
+            MessageSubmission(roomID: roomID, senderID: userID, message: message), key: roomID)
+        return (sent.message, sent.created)
+    }
+
+    /// Stores a batch of sends: the writer check of all in one query, then one transaction
+    /// (``RoomRepository/send(batch:)``). One outcome per send, in order; a send refused
+    /// alone fails alone.
+    public func send(_ batch: [MessageSubmission]) async throws -> [SendOutcome] {
+        try await Self.send(batch, to: rooms)
+    }
+
+    static func send(_ batch: [MessageSubmission], to rooms: any RoomRepository) async throws -> [SendOutcome] {
+        let roles = try await rooms.roles(of: Set(batch.map(\.member)))
+        var outcomes: [SendOutcome?] = batch.map { submission in
+            do {
+                _ = try Self.allowed(roles[submission.member], minimum: .writer)
+                return nil
+            } catch {
+                return .failure(error)
+            }
+        }
+        let allowed = outcomes.indices.filter { outcomes[$0] == nil }
+        if !allowed.isEmpty {
+            let stored = try await rooms.send(batch: allowed.map { batch[$0] })
+            for (index, outcome) in zip(allowed, stored) { outcomes[index] = outcome }
+        }
+        return outcomes.map { $0 ?? .failure(ParleyError.notFound("No such room.")) }
     }
 
     public func history(roomID: Int64, query: HistoryQuery, for userID: Int64) async throws -> (

@@ -23,7 +23,7 @@ struct ServeCommand: AsyncParsableCommand {
         let fileLinks = try settings.fileLinks()
         let roomRepository = PostgresRoomRepository(
             database: dependencies.postgres, logger: Runtime.logger("rooms"), fileLinks: fileLinks)
-        let roomService = RoomService(rooms: roomRepository)
+        let roomService = RoomService(rooms: roomRepository, batching: try settings.sendBatching())
         let rooms = RoomsController(service: roomService)
         let notifications = NotificationsController(
             rooms: roomService,

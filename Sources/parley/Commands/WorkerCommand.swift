@@ -103,7 +103,8 @@ struct WorkerCommand: AsyncParsableCommand {
                 services.append(
                     IngestConsumer(
                         client: dependencies.mqtt, logger: Runtime.logger("ingest"),
-                        lanes: try settings.ingestConcurrency(), handle: handler.handle))
+                        lanes: try settings.ingestConcurrency(), batchLimit: try settings.messageBatchLimit(),
+                        handle: handler.handle))
             case .fanout:
                 let handler = FanoutHandler(
                     readers: rooms, publisher: dependencies.mqtt, queue: fanoutQueue,

@@ -132,12 +132,18 @@ enum SettingKeys {
         static let ingestConcurrency = SettingKey(
             "ingest.concurrency", default: "16",
             "chat-in messages one ingest process stores at once (different rooms; one room stays in order).")
+        static let batchLimit = SettingKey(
+            "messages.batchLimit", default: "256",
+            "Most messages stored in one transaction: an ingest lane's batch, or REST sends sharing a commit.")
+        static let batchWindow = SettingKey(
+            "messages.batchWindowMicroseconds", default: "200",
+            "Microseconds a REST send that finds no commit under way waits for others to share its commit.")
         static let outboxStall = SettingKey(
             "outbox.stallSeconds", default: "30",
             "Seconds the oldest unpublished room event may wait before the worker's readiness names the relay.")
         static let all = [
             maxAttempts, visibilityTimeout, fanoutChunkSize, fanoutConsumers, ingestPayloadLimit, ingestConcurrency,
-            outboxStall,
+            batchLimit, batchWindow, outboxStall,
         ]
     }
 

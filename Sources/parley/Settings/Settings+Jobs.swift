@@ -1,3 +1,4 @@
+import ParleyCore
 import ParleyRedis
 
 extension Settings {
@@ -29,5 +30,20 @@ extension Settings {
     func ingestPayloadLimit() throws -> Int {
         try required(
             int(SettingKeys.Jobs.ingestPayloadLimit, in: 256...16_777_216), SettingKeys.Jobs.ingestPayloadLimit)
+    }
+}
+
+extension Settings {
+    /// How concurrent REST sends share commits (group commit).
+    func sendBatching() throws -> SendBatching {
+        typealias K = SettingKeys.Jobs
+        return SendBatching(
+            maxBatch: try messageBatchLimit(),
+            window: .microseconds(try required(int(K.batchWindow, in: 0...100_000), K.batchWindow)))
+    }
+
+    /// Most messages one transaction stores (an ingest lane's batch too).
+    func messageBatchLimit() throws -> Int {
+        try required(int(SettingKeys.Jobs.batchLimit, in: 1...10_000), SettingKeys.Jobs.batchLimit)
     }
 }

@@ -1,0 +1,56 @@
+/// One message to store: what a sender sends to a room (one member of a batch of sends).
+public struct MessageSubmission: Sendable, Equatable {
+    public let roomID: Int64
+    public let senderID: Int64
+    public let message: NewMessage
+
+    public init(roomID: Int64, senderID: Int64, message: NewMessage) {
+        self.roomID = roomID
+        self.senderID = senderID
+        self.message = message
+    }
+
+    /// Sends with one key are one message: a retry is answered with what the first stored.
+    public var key: MessageKey { MessageKey(roomID: roomID, senderID: senderID, uid: message.uid) }
+
+    /// The sender in the room, whose role decides whether the send is allowed.
+    public var member: RoomUser { RoomUser(roomID: roomID, userID: senderID) }
+}
+
+/// The idempotency key of a message: `(room, sender, uid)`.
+public struct MessageKey: Hashable, Sendable {
+    public let roomID: Int64
+    public let senderID: Int64
+    public let uid: String
+
+    public init(roomID: Int64, senderID: Int64, uid: String) {
+        self.roomID = roomID
+        self.senderID = senderID
+        self.uid = uid
+    }
+}
+
+/// A user in a room, as whose role is asked.
+public struct RoomUser: Hashable, Sendable {
+    public let roomID: Int64
+    public let userID: Int64
+
+    public init(roomID: Int64, userID: Int64) {
+        self.roomID = roomID
+        self.userID = userID
+    }
+}
+
+/// A stored message, and whether this send stored it (`false`: a retry found it stored).
+public struct SentMessage: Sendable, Equatable {
+    public let message: Message
+    public let created: Bool
+
+    public init(message: Message, created: Bool) {
+        self.message = message
+        self.created = created
+    }
+}
+
+/// What became of one send of a batch: refused alone (a `ParleyError`), failed, or stored.
+public typealias SendOutcome = Result<SentMessage, any Error>

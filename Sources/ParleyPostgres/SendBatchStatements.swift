@@ -1,0 +1,173 @@
+import Foundation
+import PostgresNIO
+
+// The statements of a group commit (``PostgresRoomRepository/send(batch:)``): each handles a
+// whole batch of sends, so a batch costs the same few round trips whatever its size. Arrays
+// cannot carry SQL NULL elements here, so an absent file id travels as 0.
+
+/// The effective roles of many (room, user) pairs: one index-backed lookup per pair, as
+/// ``EffectiveRoleStatement`` does for one.
+struct EffectiveRolesStatement: PostgresPreparedStatement {
+    static let sql = """
+        SELECT p.room_id, p.user_id, (
+            SELECT max(r.rank) FROM messenger.room_membership m JOIN cloud.role r ON r.id = m.role_id
+            WHERE m.chat_room_id = p.room_id AND m.user_account_id = p.user_id)
+        FROM unnest($1::bigint[], $2::bigint[]) AS p(room_id, user_id)
+        """
+    typealias Row = (Int64, Int64, Int?)
+    let roomIDs: [Int64]
+    let userIDs: [Int64]
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 2)
+        try bindings.append(roomIDs)
+        try bindings.append(userIDs)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
+
+/// Marks the batch's files submitted where the sender uploaded them; returns those.
+struct SubmitFilesStatement: PostgresPreparedStatement {
+    static let sql = """
+        UPDATE cloud.file f SET submitted = true
+        FROM unnest($1::bigint[], $2::bigint[]) AS t(id, owner_id)
+        WHERE f.id = t.id AND f.uploaded_by_id = t.owner_id
+        RETURNING f.id, f.uploaded_by_id
+        """
+    typealias Row = (Int64, Int64)
+    let fileIDs: [Int64]
+    let ownerIDs: [Int64]
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 2)
+        try bindings.append(fileIDs)
+        try bindings.append(ownerIDs)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
+
+/// Locks the batch's rooms in id order (two batches never wait for each other in a cycle)
+/// and reads the last `seq` each handed out.
+struct LockRoomsStatement: PostgresPreparedStatement {
+    static let sql = """
+        SELECT id, last_seq FROM messenger.chat_room WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE
+        """
+    typealias Row = (Int64, Int64)
+    let roomIDs: [Int64]
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 1)
+        try bindings.append(roomIDs)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
+
+/// The messages of the batch's keys that are already stored (retries). Run after the rooms
+/// are locked, it sees every send to them that committed before.
+struct StoredMessagesStatement: PostgresPreparedStatement {
+    static let sql = """
+        SELECT \(PostgresRoomRepository.messageColumns)
+        FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS k(room_id, sender_id, uid)
+        JOIN messenger.message m ON m.chat_room_id = k.room_id AND m.sent_by_id = k.sender_id AND m.uid = k.uid
+        JOIN messenger.chat_room c ON c.id = m.chat_room_id
+        LEFT JOIN cloud.file f ON f.id = m.file_id
+        """
+    typealias Row = PostgresRoomRepository.MessageRow
+    let roomIDs: [Int64]
+    let senderIDs: [Int64]
+    let uids: [String]
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 3)
+        try bindings.append(roomIDs)
+        try bindings.append(senderIDs)
+        try bindings.append(uids)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
+
+/// Stores the batch's new messages with the `seq`s handed out under the rooms' locks,
+/// advances each room, and moves each sender's read marker to their last message: one
+/// statement, whatever the batch's size.
+struct InsertMessagesStatement: PostgresPreparedStatement {
+    static let sql = """
+        WITH m AS (
+            INSERT INTO messenger.message (chat_room_id, seq, sent_by_id, uid, content, file_id, created_at)
+            SELECT t.room_id, t.seq, t.sender_id, t.uid, t.content, nullif(t.file_id, 0), clock_timestamp()
+            FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::bigint[])
+                AS t(room_id, seq, sender_id, uid, content, file_id)
+            ORDER BY t.room_id, t.seq
+            RETURNING *
+        ), room AS (
+            UPDATE messenger.chat_room c
+            SET last_seq = x.seq, last_message_at = x.at, updated_at = x.at
+            FROM (SELECT chat_room_id, max(seq) AS seq, max(created_at) AS at FROM m GROUP BY chat_room_id) x
+            WHERE c.id = x.chat_room_id
+            RETURNING c.id, c.uid
+        ), marker AS (
+            INSERT INTO messenger.read_marker (chat_room_id, user_account_id, message_id, seq)
+            SELECT DISTINCT ON (m.chat_room_id, m.sent_by_id) m.chat_room_id, m.sent_by_id, m.id, m.seq FROM m
+            ORDER BY m.chat_room_id, m.sent_by_id, m.seq DESC
+            ON CONFLICT (chat_room_id, user_account_id) DO UPDATE
+            SET message_id = excluded.message_id, seq = excluded.seq, updated_at = clock_timestamp()
+            WHERE messenger.read_marker.seq < excluded.seq
+        )
+        SELECT m.id, m.seq, m.chat_room_id, room.uid, m.sent_by_id, m.content, m.uid, m.file_id, m.created_at,
+               (SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = m.file_id)
+        FROM m JOIN room ON room.id = m.chat_room_id
+        """
+    typealias Row = PostgresRoomRepository.MessageRow
+    var roomIDs: [Int64] = []
+    var seqs: [Int64] = []
+    var senderIDs: [Int64] = []
+    var uids: [String] = []
+    var contents: [String] = []
+    /// 0 for none.
+    var fileIDs: [Int64] = []
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 6)
+        try bindings.append(roomIDs)
+        try bindings.append(seqs)
+        try bindings.append(senderIDs)
+        try bindings.append(uids)
+        try bindings.append(contents)
+        try bindings.append(fileIDs)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
+
+/// Records the batch's events in the outbox, in the batch's order, and wakes the relay at commit.
+struct OutboxAddManyStatement: PostgresPreparedStatement {
+    static let sql = """
+        WITH added AS (
+            INSERT INTO messenger.outbox (chat_room_id, event, fanout)
+            SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) RETURNING id
+        )
+        SELECT pg_notify('\(Outbox.channel)', '') FROM (SELECT 1 FROM added LIMIT 1) AS any_added
+        """
+    typealias Row = ()
+    var roomIDs: [Int64] = []
+    var events: [String] = []
+    var fanouts: [String] = []
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 3)
+        try bindings.append(roomIDs)
+        try bindings.append(events)
+        try bindings.append(fanouts)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {}
+}

@@ -1,0 +1,200 @@
+import Foundation
+import HummingbirdTesting
+import ParleyCore
+import ParleyPostgres
+import ParleyRedis
+import ParleyWorker
+import Synchronization
+import Testing
+
+/// Group commit against real PostgreSQL: sends stored together keep every rule a send
+/// stored alone keeps (idempotent uid, gap-free `seq`, refusals one by one).
+struct SendBatchTests {
+    /// A room of three (admin, writer, reader) and a room service over the harness's database.
+    struct Room: Sendable {
+        let harness: AccountsHarness
+        let client: any TestClientProtocol
+        let id: Int64
+        let uid: String
+        let admin: Int64
+        let writer: Int64
+        let reader: Int64
+        /// Access tokens of the admin, the writer and the reader.
+        let tokens: [String]
+        let service: RoomService
+
+        func send(_ sender: Int64, _ uid: String, _ content: String = "hi", file: Int64? = nil) throws
+            -> MessageSubmission
+        {
+            MessageSubmission(
+                roomID: id, senderID: sender, message: try NewMessage(content: content, uid: uid, fileId: file))
+        }
+
+        /// Every stored message's seq, through the history route, page by page.
+        func storedSeqs() async throws -> [Int] {
+            var seqs: [Int] = []
+            for _ in 0..<10 {
+                let history = try await client.json(
+                    .get, "/v1/rooms/\(id)/messages?limit=200&after=\(seqs.last ?? 0)", token: tokens[0])
+                seqs += (history.json["messages"] as? [[String: Any]])?.compactMap { $0["seq"] as? Int } ?? []
+                guard history.json["hasMore"] as? Bool == true else { break }
+            }
+            return seqs
+        }
+    }
+
+    func withRoom(_ body: @escaping @Sendable (Room) async throws -> Void) async throws {
+        let harness = try await AccountsHarness.make()
+        try await harness.run { client in
+            let (id, users) = try await client.roomOfThree()
+            let room = try await client.json(.get, "/v1/rooms/\(id)", token: token(users[0]))
+            try await body(
+                Room(
+                    harness: harness, client: client, id: Int64(id), uid: room.json["uid"] as? String ?? "",
+                    admin: userID(users[0]), writer: userID(users[1]), reader: userID(users[2]),
+                    tokens: users.map(token),
+                    service: harness.roomService))
+        }
+    }
+
+    @Test func aUIDRepeatedInsideABatchIsStoredOnceAndTheRepeatAnswersAsARetry() async throws {
+        try await withRoom { room in
+            let outcomes = try await room.service.send([
+                try room.send(room.writer, "a"), try room.send(room.admin, "b"),
+                try room.send(room.writer, "a", "a different text"), try room.send(room.writer, "c"),
+            ])
+            let sent = try outcomes.map { try $0.get() }
+            #expect(sent.map(\.created) == [true, true, false, true])
+            #expect(sent.map(\.message.seq) == [2, 3, 2, 4])
+            #expect(sent[2].message == sent[0].message)
+            #expect(try await room.storedSeqs() == [1, 2, 3, 4])
+        }
+    }
+
+    @Test func aSendRefusedInsideABatchFailsAloneAndTheRestCommitGapFree() async throws {
+        try await withRoom { room in
+            let outcomes = try await room.service.send([
+                try room.send(room.writer, "ok-1"),
+                try room.send(room.reader, "reader"),
+                try room.send(room.writer, "someone-elses-file", file: 987_654_321),
+                MessageSubmission(
+                    roomID: 987_654_321, senderID: room.writer,
+                    message: try NewMessage(content: "x", uid: "gone", fileId: nil)),
+                try room.send(room.admin, "ok-2"),
+            ])
+            func code(_ outcome: SendOutcome) -> ParleyError.Code? {
+                if case .failure(let error as ParleyError) = outcome { return error.code }
+                return nil
+            }
+            #expect(outcomes.map(code) == [nil, .forbidden, .fileUnavailable, .notFound, nil])
+            #expect(try outcomes[0].get().message.seq == 2)
+            #expect(try outcomes[4].get().message.seq == 3)
+            #expect(try await room.storedSeqs() == [1, 2, 3])
+        }
+    }
+
+    @Test func restAndMQTTSendsOfOneUIDRacingStoreItOnceAndAllGetIt() async throws {
+        try await withRoom { room in
+            let submission = try room.send(room.writer, "race")
+            let answers = try await withThrowingTaskGroup(of: SentMessage.self) { group in
+                for index in 0..<20 {
+                    group.addTask {
+                        if index.isMultiple(of: 2) {
+                            // The REST send's path: the service's group commit.
+                            let (message, created) = try await room.service.send(
+                                roomID: room.id, message: submission.message, by: room.writer)
+                            return SentMessage(message: message, created: created)
+                        }
+                        // The ingest's path: a lane's batch, here with another message beside it.
+                        let batch = [try room.send(room.admin, "beside-\(index)"), submission]
+                        return try await room.service.send(batch)[1].get()
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(answers.filter(\.created).count == 1)
+            #expect(Set(answers.map(\.message.id)).count == 1)
+            #expect(try await room.storedSeqs() == Array(1...12))
+        }
+    }
+
+    @Test func aRoomsSeqStaysGapFreeUnder200ConcurrentSendsAcrossRESTAndMQTT() async throws {
+        try await withRoom { room in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<100 {
+                    let sender = room.tokens[index.isMultiple(of: 2) ? 0 : 1]
+                    group.addTask {
+                        let answer = try await room.client.json(
+                            .post, "/v1/rooms/\(room.id)/messages", token: sender,
+                            body: #"{"content":"rest \#(index)","uid":"rest-\#(index)"}"#)
+                        #expect(answer.status == .created)
+                    }
+                }
+                for batch in 0..<20 {
+                    group.addTask {
+                        let sends = try (0..<5).map { try room.send(room.writer, "mqtt-\(batch)-\($0)") }
+                        let outcomes = try await room.service.send(sends)
+                        let created = try outcomes.map { try $0.get().created }
+                        #expect(created == Array(repeating: true, count: 5))
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await room.storedSeqs() == Array(1...201))
+        }
+    }
+
+    @Test func anIngestBatchRejectsItsBadMessagesAloneAndAnswersARetry() async throws {
+        try await withRoom { room in
+            let published = RecordingPublisher()
+            let handler = IngestHandler(
+                rooms: room.service,
+                repository: PostgresRoomRepository(database: room.harness.database, logger: .quiet),
+                publisher: published,
+                limiter: RedisRateLimiter(pool: room.harness.redis, namespace: room.harness.namespace),
+                payloadLimit: 1024, logger: .quiet)
+            func input(_ sender: Int64, _ data: String) -> ChatInput {
+                ChatInput(
+                    topic: "chat-in/\(room.uid)",
+                    payload: Array(#"{"type":"new-message-notification","data":{\#(data)},"hash":"h"}"#.utf8),
+                    sender: "\(sender)")
+            }
+            await handler.handle([
+                input(room.writer, #""content":"a","uid":"a""#),
+                input(room.reader, #""content":"r","uid":"r""#),
+                input(room.writer, #""content":"\#(String(repeating: "x", count: 2000))","uid":"big""#),
+                input(room.writer, #""content":"f","uid":"f","fileId":987654321"#),
+                input(room.writer, #""content":"a","uid":"a""#),
+                input(room.writer, #""content":"b","uid":"b""#),
+            ])
+            let seqs = try await room.storedSeqs()
+            #expect(seqs == [1, 2, 3])
+            let events = published.events.withLock { $0 }
+            func rejections(of user: Int64) -> [String] {
+                events.filter { $0.topic == "messenger-notifications/\(user)" }.compactMap { event in
+                    let json = try? JSONSerialization.jsonObject(with: Data(event.payload.utf8)) as? [String: Any]
+                    return (json?["data"] as? [String: Any])?["code"] as? String
+                }
+            }
+            #expect(rejections(of: room.reader) == ["forbidden"])
+            #expect(rejections(of: room.writer).sorted() == ["file-unavailable", "too-large"])
+            // The repeat of "a" is answered with its canonical event, as stored (seq 2).
+            let retried = events.filter { $0.topic == "chat-room/\(room.uid)" }
+            #expect(retried.count == 1)
+            #expect(retried.first?.payload.contains(#""seq":2"#) == true)
+        }
+    }
+}
+
+/// Records what would go to the broker.
+final class RecordingPublisher: EventPublisher {
+    let events = Mutex<[(topic: String, payload: String)]>([])
+
+    func publish(topic: String, payload: String) async throws {
+        events.withLock { $0.append((topic, payload)) }
+    }
+
+    func publishTransient(topic: String, payload: String) async throws {
+        try await publish(topic: topic, payload: payload)
+    }
+}
