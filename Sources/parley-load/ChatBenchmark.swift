@@ -69,7 +69,7 @@ struct ChatBenchmark: AsyncParsableCommand {
         let sampler = try health.sampler()
         let parley = RateLadder(
             rates: rates, stepDuration: stepDuration, p99Limit: p99Limit, cpu: try ProcessCPU(watch: target.watch),
-            health: sampler)
+            health: sampler, requests: try ServerRequests(count: target.countRequests))
         print("parley: chat-in -> ingest -> PostgreSQL -> outbox -> room topic")
         let subject: Measurement
         do {
@@ -188,5 +188,7 @@ struct TargetOptions: ParsableArguments {
     @Option(help: "MQTT broker port (plain TCP on loopback).") var mqttPort = 1883
     @Option(help: "Processes whose CPU time is reported, NAME=PID (descendants included).")
     var watch: [String] = []
+    @Option(help: "Servers whose requests received per operation are reported, NAME=PORT (their listening port).")
+    var countRequests: [String] = []
     @Option(help: "Write the JSON result here (a directory: one NAME.json per scenario).") var output: String?
 }

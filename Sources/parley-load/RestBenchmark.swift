@@ -37,7 +37,7 @@ struct RestBenchmark: AsyncParsableCommand {
         let clients = accounts.map { _ in ParleyRESTClient(baseURL: target.api, caFile: target.caFile) }
         let ladder = RateLadder(
             rates: rates, stepDuration: .seconds(stepSeconds), p99Limit: p99Limit,
-            cpu: try ProcessCPU(watch: target.watch))
+            cpu: try ProcessCPU(watch: target.watch), requests: try ServerRequests(count: target.countRequests))
 
         func measure(
             _ label: String, rates: [Double]? = nil, _ request: @escaping @Sendable (Int, Int) -> Request

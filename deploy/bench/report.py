@@ -72,6 +72,14 @@ def cpu(source):
     return ", ".join(f"{name} {seconds * 1e6:,.0f}" for name, seconds in parts if seconds > 0)
 
 
+def requests(step):
+    """Requests each counted server received per operation (data segments on its port)."""
+    if not step or not step.get("requestsPerOperation"):
+        return ""
+    parts = sorted(step["requestsPerOperation"].items())
+    return ", ".join(f"{name} {count:,.1f}" for name, count in parts)
+
+
 def render(entries):
     lines = [
         "# Latest benchmark results",
@@ -107,6 +115,10 @@ def render(entries):
             notes.append(f"CPU µs per operation, Parley side: {subject_cpu}")
         if base_cpu:
             notes.append(f"CPU µs per operation, baseline side: {base_cpu}")
+        subject_requests = requests(subject_step)
+        if subject_requests:
+            notes.append(f"requests received per operation (round trips, data segments on each server's port): "
+                         f"{subject_requests}")
         details.append((entry["title"], entry["machine"], notes))
     lines += ["", "## Notes per scenario", ""]
     for title, machine, notes in details:

@@ -10,6 +10,8 @@ struct RateLadder: Sendable {
     let cpu: ProcessCPU
     /// Liveness endpoints probed during every step (none when nil).
     var health: HealthSampler?
+    /// Servers whose requests received per operation each step reports (none when nil).
+    var requests: ServerRequests?
 
     /// What one step produced.
     struct Outcome: Sendable {
@@ -58,18 +60,23 @@ struct RateLadder: Sendable {
         rate: Double, index: Int, label: String, unit: String,
         step: (_ rate: Double, _ index: Int) async throws -> Outcome
     ) async throws -> StepResult {
+        let requestsBefore = await requests?.sample()
         let before = cpu.sample()
         let started = Clock.nanoseconds()
         let (outcome, health) = try await sampleHealth { try await step(rate, index) }
         let elapsed = Double(Clock.nanoseconds() - started) / 1e9
+        let cpuAfter = cpu.sample()
+        let requestsAfter = await requests?.sample()
         let result = StepResult(
             offeredRate: rate, achievedRate: Double(outcome.completed) / seconds(stepDuration),
             expected: outcome.expected, completed: outcome.completed, errors: outcome.errors,
             latency: outcome.latency,
-            cpuSecondsPerOperation: ProcessCPU.perOperation(
-                from: before, to: cpu.sample(), operations: outcome.completed),
+            cpuSecondsPerOperation: ProcessCPU.perOperation(from: before, to: cpuAfter, operations: outcome.completed),
             passed: outcome.errors == 0 && outcome.completed >= outcome.expected && outcome.latency.p99 <= p99Limit,
-            health: health)
+            health: health,
+            requestsPerOperation: requestsBefore.flatMap { start in
+                requestsAfter.map { ProcessCPU.perOperation(from: start, to: $0, operations: outcome.completed) }
+            })
         let lost = max(0, outcome.expected - outcome.completed)
         print(
             "  \(label): \(fixed(rate, 0)) \(unit) offered, \(fixed(result.achievedRate, 0)) achieved; "
@@ -77,6 +84,10 @@ struct RateLadder: Sendable {
                 + "p99.9 \(fixed(result.latency.p999)) ms; lost \(lost), errors \(outcome.errors) "
                 + "(\(fixed(elapsed, 1)) s)\(result.passed ? "" : " <- over the goal")")
         if let health { print("    /health/live: \(HealthSampler.describe(health))") }
+        if let perOperation = result.requestsPerOperation, !perOperation.isEmpty {
+            let counts = perOperation.sorted { $0.key < $1.key }.map { "\($0.key) \(fixed($0.value, 1))" }
+            print("    requests received per operation: \(counts.joined(separator: ", "))")
+        }
         return result
     }
 
@@ -114,6 +125,8 @@ struct StepResult: Codable, Sendable {
     var passed: Bool
     /// `/health/live` of each sampled process during the step, by name.
     var health: [String: HealthSampler.Summary]?
+    /// Requests (round trips) each counted server received per completed operation.
+    var requestsPerOperation: [String: Double]?
 }
 
 /// One side (Parley or its baseline): a rate ladder, whose ``best`` step is its sustained

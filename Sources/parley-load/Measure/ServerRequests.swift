@@ -1,0 +1,65 @@
+import Foundation
+import ParleyCore
+
+/// Requests each server received, counted as the data segments that arrived on its listening
+/// port (`ss -ti`, `data_segs_in` of every established connection): per message, about how
+/// many round trips the pipeline made to PostgreSQL, Redis and the broker. On loopback a
+/// request of up to 64 KiB is one segment, and a pipelined batch of requests written at once
+/// is one too, which is what a round trip means here. Connections that close during a step
+/// take their counts with them (the servers' pooled connections stay open).
+struct ServerRequests: Sendable {
+    /// Name → listening port.
+    let ports: [(name: String, port: Int)]
+
+    init(count: [String]) throws {
+        ports = try count.map { entry in
+            let parts = entry.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, let port = Int(parts[1]), (1...65535).contains(port) else {
+                throw LoadError("--count-requests takes NAME=PORT, not \(entry)")
+            }
+            return (String(parts[0]), port)
+        }
+    }
+
+    /// Segments received so far on each named port's open connections.
+    func sample() async -> [String: Double] {
+        guard !ports.isEmpty else { return [:] }
+        // `ss` waits for its child's output: on a thread of its own, not Swift concurrency's.
+        let text = await BlockingCall.run("parley-load-ss") { Self.socketStatistics() }
+        return Self.segmentsIn(text, ports: ports)
+    }
+
+    /// Sums `data_segs_in` per local port from `ss -tinH` output (a socket's line, then its
+    /// indented details).
+    static func segmentsIn(_ text: String, ports: [(name: String, port: Int)]) -> [String: Double] {
+        var byPort: [Int: Double] = [:]
+        var port: Int?
+        for line in text.split(separator: "\n") {
+            if !line.hasPrefix(" ") && !line.hasPrefix("\t") {
+                // "Recv-Q Send-Q Local:Port Peer:Port": the local address is the third field.
+                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+                port = fields.count >= 3 ? fields[2].split(separator: ":").last.flatMap { Int($0) } : nil
+                continue
+            }
+            guard let current = port,
+                let field = line.split(separator: " ").first(where: { $0.hasPrefix("data_segs_in:") }),
+                let count = Double(field.dropFirst("data_segs_in:".count))
+            else { continue }
+            byPort[current, default: 0] += count
+        }
+        return ports.reduce(into: [:]) { result, entry in result[entry.name] = byPort[entry.port] ?? 0 }
+    }
+
+    private static func socketStatistics() -> String {
+        let ss = Process()
+        ss.executableURL = URL(fileURLWithPath: "/usr/bin/ss")
+        ss.arguments = ["-tinH", "state", "established"]
+        let output = Pipe()
+        ss.standardOutput = output
+        ss.standardError = FileHandle.nullDevice
+        guard (try? ss.run()) != nil else { return "" }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        ss.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
