@@ -3,7 +3,10 @@ import Foundation
 /// Parley's JSON: camelCase keys as declared, RFC 3339 UTC timestamps with milliseconds
 /// (`2026-11-21T22:43:00.123Z`), for REST answers and MQTT payloads alike.
 public enum JSONCoding {
-    public static var encoder: JSONEncoder {
+    // One encoder, decoder and format of each kind for the process: building them (and looking
+    // the UTC time zone up) for every message cost more than the encoding itself. Foundation's
+    // JSONEncoder and JSONDecoder are Sendable and may be used from many tasks at once.
+    public static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .custom { date, encoder in
@@ -11,9 +14,9 @@ public enum JSONCoding {
             try container.encode(timestamp(date))
         }
         return encoder
-    }
+    }()
 
-    public static var decoder: JSONDecoder {
+    public static let decoder: JSONDecoder = {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
             let text = try decoder.singleValueContainer().decode(String.self)
@@ -24,16 +27,19 @@ public enum JSONCoding {
             return date
         }
         return decoder
-    }
+    }()
+
+    private static let timestampFormat = Date.ISO8601FormatStyle(
+        includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!)
+    private static let fractionalFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    private static let wholeSecondsFormat = Date.ISO8601FormatStyle()
 
     public static func timestamp(_ date: Date) -> String {
-        date.formatted(
-            Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!))
+        date.formatted(timestampFormat)
     }
 
     /// Parses RFC 3339 with or without fractional seconds.
     public static func date(_ text: String) -> Date? {
-        (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
-            ?? (try? Date.ISO8601FormatStyle().parse(text))
+        (try? fractionalFormat.parse(text)) ?? (try? wholeSecondsFormat.parse(text))
     }
 }

@@ -34,8 +34,11 @@ enum FileRecord {
         let createdAt: Double
     }
 
+    /// One for the process: messages with files decode a row each.
+    private static let decoder = JSONDecoder()
+
     static func decode(_ text: String) throws -> StoredFile {
-        let row = try JSONDecoder().decode(Row.self, from: Data(text.utf8))
+        let row = try decoder.decode(Row.self, from: Data(text.utf8))
         var checksum: [UInt8] = []
         var index = row.checksum.startIndex
         while index < row.checksum.endIndex {
