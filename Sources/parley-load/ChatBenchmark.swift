@@ -22,6 +22,7 @@ struct ChatBenchmark: AsyncParsableCommand {
     @Option(help: "The latency goal: a step with a higher p99 (ms) ends the ladder.") var p99Limit = 50.0
     @Option(help: "Extra processes whose CPU the baseline reports, NAME=PID.") var baselineWatch: [String] = []
     @Flag(help: "Only Parley's side (for profiling); no baseline, no ratio.") var skipBaseline = false
+    @Option(help: "The scenario's name in results (default: chat-MEMBERS).") var scenario: String?
 
     func validate() throws {
         guard members >= 2, rooms >= 1, stepSeconds >= 1 else {
@@ -84,17 +85,18 @@ struct ChatBenchmark: AsyncParsableCommand {
         }
         await sampler?.shutdown()
         await parleyClients.shutdown()
+        let name = scenario ?? "chat-\(members)"
         let result = ScenarioResult(
-            scenario: "chat-\(members)", title: "Chat pipeline, rooms of \(members) (\(rooms) rooms)",
+            scenario: name, title: "Chat pipeline, rooms of \(members) (\(rooms) rooms)",
             subject: subject, baseline: base,
             notes: [
                 "latency: intended send time to the canonical event at every other member (open loop)",
                 "a step passes with p99 <= \(p99Limit) ms and every message delivered",
                 "ratio: Parley's sustained messages/s over the plain relay's (higher is better)",
             ] + healthNotes(sampler))
-        try result.write(to: target.outputDirectory("chat-\(members)"))
+        try result.write(to: target.outputDirectory(name))
         print(
-            "chat-\(members): parley \(Int(subject.best?.achievedRate ?? 0)) msg/s, baseline "
+            "\(name): parley \(Int(subject.best?.achievedRate ?? 0)) msg/s, baseline "
                 + "\(Int(base.best?.achievedRate ?? 0)) msg/s, ratio \(result.ratio.map { String(format: "%.3f", $0) } ?? "-")"
         )
         if let best = subject.best, let healthAtBest = result.healthAtBest {
