@@ -28,12 +28,17 @@ struct EffectiveRolesStatement: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }
 
-/// Marks the batch's files submitted where the sender uploaded them; returns those.
+/// Marks the batch's files submitted where the sender uploaded them; returns those. The rows
+/// are locked in id order first, so two batches sharing files never wait for each other in a
+/// cycle (files before rooms, as a single send locks them).
 struct SubmitFilesStatement: PostgresPreparedStatement {
     static let sql = """
-        UPDATE cloud.file f SET submitted = true
-        FROM unnest($1::bigint[], $2::bigint[]) AS t(id, owner_id)
-        WHERE f.id = t.id AND f.uploaded_by_id = t.owner_id
+        WITH owned AS (
+            SELECT f.id FROM cloud.file f
+            JOIN unnest($1::bigint[], $2::bigint[]) AS t(id, owner_id) ON f.id = t.id AND f.uploaded_by_id = t.owner_id
+            ORDER BY f.id FOR NO KEY UPDATE OF f
+        )
+        UPDATE cloud.file f SET submitted = true FROM owned WHERE f.id = owned.id
         RETURNING f.id, f.uploaded_by_id
         """
     typealias Row = (Int64, Int64)
@@ -51,10 +56,13 @@ struct SubmitFilesStatement: PostgresPreparedStatement {
 }
 
 /// Locks the batch's rooms in id order (two batches never wait for each other in a cycle)
-/// and reads the last `seq` each handed out.
+/// and reads the last `seq` each handed out. `NO KEY UPDATE` is the lock a single send's
+/// `UPDATE` takes: it leaves the key-share locks of foreign-key checks free (an outbox row or
+/// read marker written meanwhile for the room by another transaction does not wait on it,
+/// which could otherwise close a cycle through that transaction's read-marker row).
 struct LockRoomsStatement: PostgresPreparedStatement {
     static let sql = """
-        SELECT id, last_seq FROM messenger.chat_room WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE
+        SELECT id, last_seq FROM messenger.chat_room WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE
         """
     typealias Row = (Int64, Int64)
     let roomIDs: [Int64]

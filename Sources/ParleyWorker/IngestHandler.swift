@@ -32,8 +32,9 @@ public struct IngestHandler: Sendable {
         self.logger = logger
     }
 
-    /// Handles a lane's batch in arrival order: new messages are stored together in one
-    /// transaction (a group commit); read markers and typing notices one by one.
+    /// Handles a lane's batch in arrival order: consecutive new messages are stored together
+    /// in one transaction (a group commit); a read marker or typing notice first stores the
+    /// messages before it, so a room's events keep the order they arrived in.
     public func handle(_ batch: [ChatInput]) async {
         var sends: [PendingSend] = []
         for input in batch {
@@ -70,6 +71,10 @@ public struct IngestHandler: Sendable {
                             submission: MessageSubmission(roomID: room, senderID: sender, message: message),
                             roomUID: uid, envelope: decoded))
                 } else {
+                    if !sends.isEmpty {
+                        await store(sends)
+                        sends = []
+                    }
                     try await handleNotice(decoded, roomID: room, uid: uid, sender: sender)
                 }
             } catch {
@@ -88,12 +93,12 @@ public struct IngestHandler: Sendable {
         } catch {
             outcomes = Array(repeating: .failure(error), count: sends.count)
         }
-        var retries: [(topic: String, payload: String)] = []
+        var retries: [(topic: String, payload: String, send: PendingSend)] = []
         for (send, outcome) in zip(sends, outcomes) {
             switch outcome {
             case .success(let sent):
                 if !sent.created {
-                    retries.append((Topic.room(send.roomUID), RoomEvent.newMessage(sent.message).json()))
+                    retries.append((Topic.room(send.roomUID), RoomEvent.newMessage(sent.message).json(), send))
                 }
             case .failure(let error):
                 await reject(
@@ -103,9 +108,16 @@ public struct IngestHandler: Sendable {
         }
         guard !retries.isEmpty else { return }
         do {
-            try await publisher.publish(events: retries)
+            try await publisher.publish(events: retries.map { ($0.topic, $0.payload) })
         } catch {
+            // The sender is told to publish again, as for any failure, and the retry answers then.
             logger.warning("could not answer retried messages", metadata: ["error": "\(error)"])
+            for retry in retries {
+                await reject(
+                    sender: retry.send.submission.senderID, roomID: retry.send.submission.roomID,
+                    envelope: retry.send.envelope,
+                    Rejection("unavailable", "The server could not store this now; publish it again."))
+            }
         }
     }
 

@@ -182,6 +182,18 @@ struct SendBatchTests {
             let retried = events.filter { $0.topic == "chat-room/\(room.uid)" }
             #expect(retried.count == 1)
             #expect(retried.first?.payload.contains(#""seq":2"#) == true)
+            // A notice after a message waits for the message: the retry's answer goes out first.
+            let typing = ChatInput(
+                topic: "chat-in/\(room.uid)",
+                payload: Array(#"{"type":"creating-message-info","data":{"creating":true},"hash":"t"}"#.utf8),
+                sender: "\(room.writer)")
+            published.events.withLock { $0.removeAll() }
+            await handler.handle([input(room.writer, #""content":"a","uid":"a""#), typing])
+            let order = published.events.withLock { $0 }.compactMap { event in
+                (try? JSONSerialization.jsonObject(with: Data(event.payload.utf8)) as? [String: Any])?["type"]
+                    as? String
+            }
+            #expect(order == ["new-message-notification", "creating-message-info"])
         }
     }
 }
