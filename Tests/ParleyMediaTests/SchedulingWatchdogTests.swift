@@ -28,30 +28,89 @@ struct SchedulingWatchdog {
     func watch() -> [String] {
         let origin = Date()
         var stalls: [String] = []
+        // Each loop's thread, as gdb names it (by its kernel thread id).
+        let loops = MultiThreadedEventLoopGroup.singleton.makeIterator().map { loop in
+            (loop, (try? loop.submit { Self.threadID() }.wait()) ?? "?")
+        }
         while Date().timeIntervalSince(origin) < window && stalls.count < 3 {
-            var probes: [(String, (@escaping @Sendable () -> Void) -> Void)] = [
-                ("the task pool", { done in Task.detached { done() } })
+            var probes: [Probe] = [
+                Probe(name: "the task pool", threads: "swift_job_run", stat: "/proc/self/stat") { done in
+                    Task.detached { done() }
+                }
             ]
-            for (index, loop) in MultiThreadedEventLoopGroup.singleton.makeIterator().enumerated() {
-                probes.append(("event loop \(index)", { done in loop.execute { done() } }))
+            for (index, (loop, thread)) in loops.enumerated() {
+                probes.append(
+                    Probe(
+                        name: "event loop \(index)", threads: "(LWP \(thread))", stat: "/proc/self/task/\(thread)/stat"
+                    ) {
+                        done in loop.execute { done() }
+                    })
             }
-            for (name, probe) in probes {
+            for probe in probes {
                 let answered = Flag()
                 let asked = Date()
-                probe { answered.set() }
+                let before = CPUSample(probe.stat)
+                probe.ask { answered.set() }
                 if !wait(for: answered, seconds: bound) {
-                    let stacks = Self.whereThreadsStand()
+                    let during = CPUSample(probe.stat).since(before, over: bound)
+                    // gdb stops the whole process while it reads the stacks, so its time is not
+                    // counted (a thread that slept through it makes this a lower bound).
+                    let snapshotStarted = Date()
+                    let stacks = Self.whereThreadsStand(matching: probe.threads)
+                    let snapshot = Date().timeIntervalSince(snapshotStarted)
                     wait(for: answered, seconds: 60)
+                    let stalled = max(bound, (answered.at ?? Date()).timeIntervalSince(asked) - snapshot)
                     stalls.append(
-                        "\(name) ran nothing for \(String(format: "%.1f", Date().timeIntervalSince(asked))) s, "
-                            + "from \(String(format: "%.1f", asked.timeIntervalSince(origin))) s into the run; "
-                            + "its threads stood at:\n\(stacks)")
+                        "\(probe.name) ran nothing for at least \(Self.seconds(stalled)) s (gdb's \(Self.seconds(snapshot)) s "
+                            + "not counted), from \(Self.seconds(asked.timeIntervalSince(origin))) s into the run; "
+                            + "in its first \(Self.seconds(bound)) s \(during); its threads stood at:\n\(stacks)")
                 }
             }
             usleep(50_000)
         }
         return stalls
     }
+
+    struct Probe {
+        let name: String
+        /// What marks its threads in gdb's snapshot.
+        let threads: String
+        /// Where the kernel counts its CPU time.
+        let stat: String
+        let ask: (@escaping @Sendable () -> Void) -> Void
+    }
+
+    /// The CPU time and state of a thread (or of the whole process) from `/proc`, so a stall
+    /// tells a held or blocked thread (busy, or asleep) from one waiting for a core (runnable,
+    /// little CPU, many runnable tasks on the machine).
+    struct CPUSample {
+        let state: String
+        let seconds: Double
+
+        init(_ path: String) {
+            let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+            // After the parenthesised command name: state, then utime and stime at 12 and 13.
+            let fields = text.split(separator: ")").last?.split(separator: " ") ?? []
+            state = fields.first.map(String.init) ?? "?"
+            let ticks = fields.count > 13 ? (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0) : 0
+            seconds = ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+        }
+
+        func since(_ earlier: CPUSample, over interval: TimeInterval) -> String {
+            let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ")
+            let runnable = load.map { $0.count > 3 ? String($0[3].split(separator: "/")[0]) : "?" } ?? "?"
+            return "it used \(String(format: "%.2f", seconds - earlier.seconds)) s of CPU and is now \(state) "
+                + "(\(runnable) tasks runnable on the machine)"
+        }
+    }
+
+    /// The kernel's id of the calling thread (Glibc's overlay has no `gettid`).
+    private static func threadID() -> String {
+        let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? "?"
+        return String(link.split(separator: "/").last ?? "?")
+    }
+
+    private static func seconds(_ interval: TimeInterval) -> String { String(format: "%.1f", interval) }
 
     @discardableResult
     private func wait(for answered: Flag, seconds: TimeInterval) -> Bool {
@@ -60,35 +119,50 @@ struct SchedulingWatchdog {
         return answered.isSet
     }
 
+    /// Whether a probe ran, and when.
     final class Flag: Sendable {
-        private let value = Atomic<Bool>(false)
-        func set() { value.store(true, ordering: .relaxed) }
-        var isSet: Bool { value.load(ordering: .relaxed) }
+        private let answeredAt = Mutex<Date?>(nil)
+        func set() { answeredAt.withLock { $0 = Date() } }
+        var at: Date? { answeredAt.withLock { $0 } }
+        var isSet: Bool { at != nil }
     }
 
-    /// The project's own frames of every thread running a Swift job or an event loop (gdb).
-    static func whereThreadsStand() -> String {
+    /// Where each thread whose stack mentions `marker` stood (gdb): the project's own frames
+    /// where it has some, else its innermost frames, so a stall in a library names the call.
+    static func whereThreadsStand(matching marker: String) -> String {
         let path = NSTemporaryDirectory() + "parley-watchdog-\(UUID().uuidString).txt"
         defer { try? FileManager.default.removeItem(atPath: path) }
-        FileManager.default.createFile(atPath: path, contents: nil)
         let gdb = Process()
-        gdb.executableURL = URL(fileURLWithPath: "/usr/bin/gdb")
-        gdb.arguments = ["-p", "\(getpid())", "-batch", "-ex", "thread apply all bt 40"]
-        gdb.standardOutput = FileHandle(forWritingAtPath: path)
-        gdb.standardError = FileHandle.nullDevice
+        gdb.executableURL = URL(fileURLWithPath: "/bin/sh")
+        let demangle = "command -v swift-demangle >/dev/null && swift-demangle --simplified || cat"
+        gdb.arguments = [
+            "-c", "gdb -p \(getpid()) -batch -ex 'thread apply all bt 40' 2>/dev/null | { \(demangle); } > \(path)",
+        ]
         guard (try? gdb.run()) != nil else { return "(gdb did not start)" }
         gdb.waitUntilExit()
         let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-        let threads = text.components(separatedBy: "\nThread ").filter {
-            $0.contains("swift_job_run") || $0.contains("NIO-SGLTN")
-        }
-        let held = threads.compactMap { thread -> String? in
-            let frames = thread.split(separator: "\n").filter {
+        let threads = text.components(separatedBy: "\nThread ").filter { $0.contains(marker) }
+        let stands = threads.map { thread -> String in
+            let frames = thread.split(separator: "\n").filter { $0.hasPrefix("#") }
+            let own = frames.filter {
                 ($0.contains("/Sources/") || $0.contains("/Tests/")) && !$0.contains("/.build/")
             }
-            let location = frames.compactMap { frame in frame.range(of: " at ").map { frame[$0.upperBound...] } }
-            return location.isEmpty ? nil : "- " + location.prefix(4).joined(separator: " < ")
+            let shown = own.isEmpty ? frames.prefix(8).map(Self.function) : own.prefix(4).map(Self.location)
+            return "- " + shown.joined(separator: " < ")
         }
-        return held.isEmpty ? "- (no frame of Parley's code)" : held.joined(separator: "\n")
+        return stands.isEmpty ? "- (no such thread in gdb's snapshot)" : stands.joined(separator: "\n")
+    }
+
+    /// `file:line` of a frame line of gdb.
+    private static func location(_ frame: Substring) -> String {
+        frame.range(of: " at ").map { String(frame[$0.upperBound...]) } ?? function(frame)
+    }
+
+    /// The function of a frame line of gdb, without its arguments.
+    private static func function(_ frame: Substring) -> String {
+        var text = frame.drop { $0 != " " }.drop { $0 == " " }
+        if text.hasPrefix("0x"), let name = text.range(of: " in ") { text = text[name.upperBound...] }
+        let name = text.range(of: " (").map { text[..<$0.lowerBound] } ?? text
+        return String(name.prefix(160))
     }
 }
