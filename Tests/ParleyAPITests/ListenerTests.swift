@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import ParleyAPI
 import Prometheus
+import Synchronization
 import Testing
 
 struct ListenerTests {
@@ -43,15 +44,21 @@ struct ListenerTests {
 
     /// SIGTERM triggers exactly this graceful shutdown in `parley serve`.
     @Test func gracefulShutdownLetsAnInFlightRequestFinish() async throws {
+        let arrived = Arrival()
         let server = try await LiveServer { router in
             router.get("/test/slow") { _, _ -> String in
+                arrived.set()
                 try? await Task.sleep(for: .milliseconds(1500))
                 return "finished"
             }
         }
         let port = server.port(.cleartext)
         async let slow = curl(["--http2-prior-knowledge", "http://127.0.0.1:\(port)/test/slow"])
-        try await Task.sleep(for: .milliseconds(400))
+        // The shutdown must find the request in flight. A fixed 400 ms was once too short: with
+        // stress-ng on both cores, curl had not sent it yet, so the shutdown closed an idle
+        // connection and curl saw it reset.
+        for _ in 0..<1000 where !arrived.isSet { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(arrived.isSet, "the request did not reach the server within 20 s")
         let start = ContinuousClock.now
         try await server.stop()
         let response = try await slow
@@ -59,4 +66,11 @@ struct ListenerTests {
         #expect(response.body == "finished")
         #expect(ContinuousClock.now - start > .milliseconds(500))
     }
+}
+
+/// Whether a request reached its handler (set there, read by the test).
+private final class Arrival: Sendable {
+    private let flag = Atomic<Bool>(false)
+    func set() { flag.store(true, ordering: .relaxed) }
+    var isSet: Bool { flag.load(ordering: .relaxed) }
 }
