@@ -229,6 +229,8 @@ let package = Package(
         .testTarget(
             name: "ParleyCoreTests", dependencies: ["ParleyCore", "ParleyTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
+            name: "ParleyWorkerTests", dependencies: ["ParleyWorker", "ParleyCore"], swiftSettings: swiftSettings),
+        .testTarget(
             name: "ParleyPostgresTests",
             dependencies: ["ParleyPostgres", "ParleyTestSupport"],
             swiftSettings: swiftSettings

@@ -3,8 +3,8 @@ import ParleyCore
 import PostgresNIO
 import ServiceLifecycle
 
-/// Publishes the outbox: each committed event goes to its room topic, its fan-out job to
-/// the queue, and only then is its row deleted.
+/// Publishes the outbox: each committed event goes to its room topic, the fan-out jobs of a
+/// batch to the queue as one job (``FanoutBatch``), and only then are their rows deleted.
 ///
 /// Several relays may run; the one holding a session advisory lock publishes, which keeps
 /// each room's events in commit order, and the others try for it every second. The lock is
@@ -103,18 +103,18 @@ public struct OutboxRelay: Service {
             let rows = try await connection.execute(OutboxBatchStatement(limit: Int32(batchSize)), logger: logger)
             var done: [Int64] = []
             var events: [OutboxEvent] = []
-            var jobs: [String] = []
+            var jobs: [FanoutBatch.Entry] = []
             for try await (id, topic, event, job) in rows {
                 if let event { events.append(OutboxEvent(topic: topic, payload: event)) }
-                if let job { jobs.append(job) }
+                if let job { jobs.append(FanoutBatch.Entry(job: job, event: event)) }
                 done.append(id)
             }
             return (done, events, jobs)
         }
         guard !done.isEmpty else { return 0 }
-        // In commit order, acknowledged together; the fan-out jobs in one round trip.
+        // In commit order, acknowledged together; the batch's fan-out as one job.
         try await publisher.publish(events: events.map { ($0.topic, $0.payload) })
-        try await fanout.enqueue(contentsOf: jobs)
+        if !jobs.isEmpty { try await fanout.enqueue(FanoutBatch.encode(jobs)) }
         _ = try await connection.whileOpen(within: Self.statementLimit) {
             try await connection.execute(OutboxDeleteStatement(ids: done), logger: logger).allRows().count
         }

@@ -25,27 +25,32 @@ struct EffectiveRoleStatement: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int?.self) }
 }
 
-/// One page of a room's readers for the fan-out.
+/// The readers of several rooms' chunks at once (a fan-out batch): each chunk's users after
+/// its `after`, ascending, at most `limit`.
 struct ReaderIDsStatement: PostgresPreparedStatement {
     static let sql = """
-        SELECT DISTINCT user_account_id FROM messenger.room_membership
-        WHERE chat_room_id = $1::bigint AND user_account_id > $2::bigint
-        ORDER BY user_account_id LIMIT $3::integer
+        SELECT r.room, r.after, m.user_account_id
+        FROM unnest($1::bigint[], $2::bigint[]) AS r(room, after)
+        CROSS JOIN LATERAL (
+            SELECT DISTINCT user_account_id FROM messenger.room_membership
+            WHERE chat_room_id = r.room AND user_account_id > r.after
+            ORDER BY user_account_id LIMIT $3::integer) m
+        ORDER BY r.room, r.after, m.user_account_id
         """
-    typealias Row = Int64
-    let roomID: Int64
-    let after: Int64
+    typealias Row = (Int64, Int64, Int64)
+    let rooms: [Int64]
+    let after: [Int64]
     let limit: Int32
 
     func makeBindings() throws -> PostgresBindings {
         var bindings = PostgresBindings(capacity: 3)
-        try bindings.append(roomID)
+        try bindings.append(rooms)
         try bindings.append(after)
         try bindings.append(limit)
         return bindings
     }
 
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int64.self) }
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }
 
 /// Stores a message with the room's next `seq` and moves the sender's read marker to it;

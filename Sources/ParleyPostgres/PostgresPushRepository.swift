@@ -14,29 +14,36 @@ public struct PostgresPushRepository: PushAudience, PushTokenStore, Notification
         self.logger = logger
     }
 
-    public func recipients(roomID: Int64, userIDs: [Int64]) async throws -> [PushRecipient] {
-        guard !userIDs.isEmpty else { return [] }
+    public func recipients(in rooms: [Int64: Set<Int64>]) async throws -> [Int64: [PushRecipient]] {
+        let pairs = rooms.flatMap { room, users in users.map { (room, $0) } }
+        guard !pairs.isEmpty else { return [:] }
         // The badge counts unread messages over every room each user reads (by any path).
         let rows = try await database.client.execute(
-            PushRecipientsStatement(roomID: roomID, userIDs: userIDs), logger: logger)
-        var recipients: [PushRecipient] = []
+            PushRecipientsStatement(rooms: pairs.map { $0.0 }, users: pairs.map { $0.1 }), logger: logger)
+        var recipients: [Int64: [PushRecipient]] = [:]
         for try await row in rows {
-            guard let provider = PushProvider(rawValue: row.2) else { continue }
-            recipients.append(
+            guard let provider = PushProvider(rawValue: row.3) else { continue }
+            recipients[row.0, default: []].append(
                 PushRecipient(
-                    userID: row.0, deviceID: row.1, provider: provider, token: row.3,
+                    userID: row.1, deviceID: row.2, provider: provider, token: row.4,
                     room: RoomNotificationSettings(
-                        mutedUntil: row.4 ? .distantFuture : row.5, overridesQuietHours: row.6),
-                    quietHours: Self.quietHours(start: row.7, end: row.8, timeZone: row.9), unread: Int(row.10)))
+                        mutedUntil: row.5 ? .distantFuture : row.6, overridesQuietHours: row.7),
+                    quietHours: Self.quietHours(start: row.8, end: row.9, timeZone: row.10), unread: Int(row.11)))
         }
         return recipients
     }
 
-    public func context(roomID: Int64, actorID: Int64) async throws -> PushRoomContext? {
-        let row = try await database.client.execute(
-            PushContextStatement(roomID: roomID, actorID: actorID), logger: logger
-        ).firstRow()
-        return row.map { PushRoomContext(roomUID: $0.0, roomName: $0.1, twoParty: $0.2, actorName: $0.3) }
+    public func contexts(of rooms: Set<RoomActor>) async throws -> [RoomActor: PushRoomContext] {
+        guard !rooms.isEmpty else { return [:] }
+        let rooms = Array(rooms)
+        let rows = try await database.client.execute(
+            PushContextStatement(rooms: rooms.map(\.roomID), actors: rooms.map(\.actorID)), logger: logger)
+        var contexts: [RoomActor: PushRoomContext] = [:]
+        for try await (room, actor, uid, name, twoParty, actorName) in rows {
+            contexts[RoomActor(roomID: room, actorID: actor)] = PushRoomContext(
+                roomUID: uid, roomName: name, twoParty: twoParty, actorName: actorName)
+        }
+        return contexts
     }
 
     public func removeToken(deviceID: Int64, token: String) async throws {

@@ -167,9 +167,16 @@ extension PostgresRoomRepository {
 }
 
 extension PostgresRoomRepository: RoomReaders {
-    public func readerIDs(roomID: Int64, after: Int64, limit: Int) async throws -> [Int64] {
-        try await database.client.execute(
-            ReaderIDsStatement(roomID: roomID, after: after, limit: Int32(clamping: limit)), logger: logger
-        ).allRows()
+    public func readerIDs(of chunks: Set<ReaderChunk>, limit: Int) async throws -> [ReaderChunk: [Int64]] {
+        let chunks = Array(chunks)
+        let rows = try await database.client.execute(
+            ReaderIDsStatement(
+                rooms: chunks.map(\.roomID), after: chunks.map(\.after), limit: Int32(clamping: limit)),
+            logger: logger)
+        var readers: [ReaderChunk: [Int64]] = [:]
+        for try await (room, after, user) in rows {
+            readers[ReaderChunk(roomID: room, after: after), default: []].append(user)
+        }
+        return readers
     }
 }

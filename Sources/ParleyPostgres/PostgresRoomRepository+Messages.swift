@@ -76,7 +76,7 @@ extension PostgresRoomRepository {
         let event = RoomEvent.newMessage(stored).json()
         try await Outbox.add(
             roomID: roomID, event: event,
-            fanout: FanoutJob(roomID: roomID, event: event, audience: .readers, push: .message(stored)),
+            fanout: .newMessage(stored),
             on: connection, logger: logger)
         return (stored, true)
     }

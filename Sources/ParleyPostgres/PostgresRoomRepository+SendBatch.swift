@@ -120,8 +120,7 @@ extension PostgresRoomRepository {
             let event = RoomEvent.newMessage(message).json()
             outbox.roomIDs.append(message.chatRoomId)
             outbox.events.append(event)
-            outbox.fanouts.append(
-                FanoutJob(roomID: message.chatRoomId, event: event, audience: .readers, push: .message(message)).json())
+            outbox.fanouts.append(FanoutJob.newMessage(message).json())
         }
         _ = try await connection.execute(outbox, logger: logger).allRows()
     }

@@ -2,13 +2,16 @@ import Foundation
 import Logging
 import ParleyCore
 
-/// The `fanout` role: copies an event to the `messenger-notifications/{userId}` topic of
-/// every user concerned.
+/// The `fanout` role: copies events to the `messenger-notifications/{userId}` topic of every
+/// user concerned.
 ///
-/// Readers of a large room are done in chunks: each job publishes one chunk and queues the
-/// rest as a new job before it is acknowledged, so a crash repeats at most one chunk.
-/// Publishing twice is harmless: the event's hash lets clients drop the duplicate.
-/// Each chunk also queues its pushes (``PushFanout``) before the rest is queued.
+/// A job is usually the relay's whole batch (``FanoutBatch``): the readers of all its rooms
+/// are read in one query, every copy goes to the broker in one batch (in commit order), and
+/// the pushes of all its events are worked out together. Readers of a large room are done in
+/// chunks: a job publishes the first chunk and queues the rest as a job of its own before it
+/// is acknowledged, so a crash repeats at most one chunk. Publishing twice is harmless: the
+/// event's hash lets clients drop the duplicate. Pushes are queued (``PushFanout``) before the
+/// rest of a room is.
 public struct FanoutHandler: Sendable {
     let readers: any RoomReaders
     let publisher: any EventPublisher
@@ -30,49 +33,71 @@ public struct FanoutHandler: Sendable {
         self.logger = logger
     }
 
-    public func handle(_ payload: String) async throws {
+    /// One job and the users it reaches in this run.
+    private struct Delivery {
         let job: FanoutJob
+        let users: [Int64]
+    }
+
+    public func handle(_ payload: String) async throws {
+        let jobs: [FanoutJob]
         do {
-            job = try JSONCoding.decoder.decode(FanoutJob.self, from: Data(payload.utf8))
+            jobs = try FanoutBatch.decode(payload)
         } catch {
             // A malformed job can never succeed: straight to the dead letters.
             throw PermanentJobFailure(reason: "malformed fan-out job")
         }
-        if job.pushesOnly == true, let intent = job.push {
-            try await pushes?.queuePushes(intent, roomID: job.roomID, users: job.userIDs)
-            return
+        let chunks = Set(jobs.filter { $0.audience == .readers }.map(Self.chunk))
+        var readers: [ReaderChunk: [Int64]] = [:]
+        if !chunks.isEmpty { readers = try await self.readers.readerIDs(of: chunks, limit: chunkSize) }
+        let deliveries = jobs.map { job in
+            Delivery(job: job, users: job.audience == .users ? job.userIDs : readers[Self.chunk(job)] ?? [])
         }
-        let users: [Int64] =
-            switch job.audience {
-            case .users: job.userIDs
-            case .readers: try await readers.readerIDs(roomID: job.roomID, after: job.afterUserID, limit: chunkSize)
-            }
-        try await publish(job.event, to: users)
-        if let intent = job.push, let pushes {
-            do {
-                try await pushes.queuePushes(intent, roomID: job.roomID, users: users)
-            } catch {
-                // Pushes must not hold up delivery to the rest of the room: they become a job
-                // of their own, retried on its own.
-                logger.warning("queuing pushes failed; retrying them apart", metadata: ["error": "\(error)"])
-                try await queue.enqueue(
-                    FanoutJob(
-                        roomID: job.roomID, event: "", audience: .users, userIDs: users, push: intent, pushesOnly: true
-                    ).json())
-            }
+        let published = deliveries.filter { $0.job.pushesOnly != true }
+        let copies = published.flatMap { delivery in
+            delivery.users.map { (topic: Topic.notifications($0), payload: delivery.job.event) }
         }
+        if !copies.isEmpty { try await publisher.publish(events: copies) }
+        try await queuePushes(deliveries)
         // The rest is queued only after this chunk went out: a retry of a failed chunk must not
         // start a second chain of continuations.
-        if job.audience == .readers, users.count == chunkSize, let last = users.last {
-            try await queue.enqueue(
-                FanoutJob(
-                    roomID: job.roomID, event: job.event, audience: .readers, afterUserID: last, push: job.push
-                ).json())
+        let continuations = published.compactMap { delivery -> String? in
+            let job = delivery.job
+            guard job.audience == .readers, delivery.users.count == chunkSize, let last = delivery.users.last else {
+                return nil
+            }
+            return FanoutJob(
+                roomID: job.roomID, event: job.event, audience: .readers, afterUserID: last, push: job.push
+            )
+            .json()
         }
+        if !continuations.isEmpty { try await queue.enqueue(contentsOf: continuations) }
     }
 
-    /// One batch: the broker gets every copy at once and the acknowledgements overlap.
-    private func publish(_ event: String, to users: [Int64]) async throws {
-        try await publisher.publish(events: users.map { (Topic.notifications($0), event) })
+    private static func chunk(_ job: FanoutJob) -> ReaderChunk {
+        ReaderChunk(roomID: job.roomID, after: job.afterUserID)
+    }
+
+    private func queuePushes(_ deliveries: [Delivery]) async throws {
+        guard let pushes else { return }
+        let requests = deliveries.compactMap { delivery in
+            delivery.job.push.map { PushFanout.Request(intent: $0, roomID: delivery.job.roomID, users: delivery.users) }
+        }
+        guard !requests.isEmpty else { return }
+        do {
+            try await pushes.queuePushes(requests)
+        } catch {
+            // Only pushes were left to do: the queue retries the job with its back-off.
+            if deliveries.allSatisfy({ $0.job.pushesOnly == true }) { throw error }
+            // Pushes must not hold up delivery to the rest of the room: they become a job of
+            // their own, retried on its own.
+            logger.warning("queuing pushes failed; retrying them apart", metadata: ["error": "\(error)"])
+            let jobs = requests.map { request in
+                FanoutJob(
+                    roomID: request.roomID, event: "", audience: .users, userIDs: request.users, push: request.intent,
+                    pushesOnly: true)
+            }
+            try await queue.enqueue(contentsOf: jobs.map { $0.json() })
+        }
     }
 }

@@ -4,8 +4,10 @@ import ParleyCore
 /// The fan-out's push step: one `push` job per device of each recipient who should be
 /// pushed now (not the actor, not a muted room, not in quiet hours unless the room passes).
 ///
-/// A repeated chunk queues its pushes again; every push of a room carries the room as its
-/// collapse id, so a device shows the duplicate in place of the first.
+/// A whole fan-out batch asks for its recipients once and for its rooms' names once, however
+/// many rooms and events it holds. A repeated batch queues its pushes again; every push of a
+/// room carries the room as its collapse id, so a device shows the duplicate in place of the
+/// first.
 public struct PushFanout: Sendable {
     let audience: any PushAudience
     let queue: any JobQueue
@@ -17,15 +19,42 @@ public struct PushFanout: Sendable {
         self.composer = composer
     }
 
-    func queuePushes(_ intent: PushIntent, roomID: Int64, users: [Int64], at now: Date = Date()) async throws {
-        let users = users.filter { $0 != intent.actorID }
-        guard !users.isEmpty else { return }
+    /// The pushes one event owes to some users of its room.
+    struct Request: Sendable {
+        let intent: PushIntent
+        let roomID: Int64
+        let users: [Int64]
+    }
+
+    func queuePushes(_ requests: [Request], at now: Date = Date()) async throws {
+        let requests = requests.map { request in
+            Request(
+                intent: request.intent, roomID: request.roomID,
+                users: request.users.filter { $0 != request.intent.actorID })
+        }.filter { !$0.users.isEmpty }
+        guard !requests.isEmpty else { return }
+        var rooms: [Int64: Set<Int64>] = [:]
+        for request in requests { rooms[request.roomID, default: []].formUnion(request.users) }
         // Most members of most rooms have no device to push to: then nothing more is asked.
-        let recipients = try await audience.recipients(roomID: roomID, userIDs: users)
+        let recipients = try await audience.recipients(in: rooms)
         guard !recipients.isEmpty else { return }
-        // A room deleted since the event has nobody left to tell.
-        guard let context = try await audience.context(roomID: roomID, actorID: intent.actorID) else { return }
-        let jobs = composer.jobs(for: intent, roomID: roomID, context: context, recipients: recipients, at: now)
+        let named = Set(
+            requests.filter { recipients[$0.roomID] != nil }.map {
+                RoomActor(roomID: $0.roomID, actorID: $0.intent.actorID)
+            })
+        let contexts = try await audience.contexts(of: named)
+        var jobs: [PushJob] = []
+        for request in requests {
+            // A room deleted since the event has nobody left to tell.
+            guard let devices = recipients[request.roomID],
+                let context = contexts[RoomActor(roomID: request.roomID, actorID: request.intent.actorID)]
+            else { continue }
+            let users = Set(request.users)
+            jobs += composer.jobs(
+                for: request.intent, roomID: request.roomID, context: context,
+                recipients: devices.filter { users.contains($0.userID) }, at: now)
+        }
+        guard !jobs.isEmpty else { return }
         try await queue.enqueue(contentsOf: jobs.map { $0.json() })
     }
 }

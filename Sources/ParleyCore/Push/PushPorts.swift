@@ -41,10 +41,25 @@ public struct PushRoomContext: Sendable, Equatable {
 }
 
 /// What the fan-out reads to queue pushes.
+///
+/// Each asks once for a whole fan-out batch, however many rooms it spans.
 public protocol PushAudience: Sendable {
-    /// Devices with a push token of these users, with their settings for the room.
-    func recipients(roomID: Int64, userIDs: [Int64]) async throws -> [PushRecipient]
-    func context(roomID: Int64, actorID: Int64) async throws -> PushRoomContext?
+    /// For each room, the devices with a push token of its users, with their settings for
+    /// that room; rooms where nobody has a device may be absent.
+    func recipients(in rooms: [Int64: Set<Int64>]) async throws -> [Int64: [PushRecipient]]
+    /// What pushes say about each room and actor; a room deleted meanwhile is absent.
+    func contexts(of rooms: Set<RoomActor>) async throws -> [RoomActor: PushRoomContext]
+}
+
+/// A room and who acted in it (a sender, or who added someone).
+public struct RoomActor: Hashable, Sendable {
+    public let roomID: Int64
+    public let actorID: Int64
+
+    public init(roomID: Int64, actorID: Int64) {
+        self.roomID = roomID
+        self.actorID = actorID
+    }
 }
 
 /// Push tokens the providers reported dead.

@@ -28,8 +28,20 @@ extension JobQueue {
 
 /// Who can read a room, for fan-out in chunks.
 public protocol RoomReaders: Sendable {
-    /// Ids of users who can read the room, ascending, greater than `after`, at most `limit`.
-    func readerIDs(roomID: Int64, after: Int64, limit: Int) async throws -> [Int64]
+    /// For each chunk asked (one query for all): ids of users who can read its room,
+    /// ascending, greater than its `after`, at most `limit`. A chunk without readers may be absent.
+    func readerIDs(of chunks: Set<ReaderChunk>, limit: Int) async throws -> [ReaderChunk: [Int64]]
+}
+
+/// Where a room's readers are read from: those with an id greater than `after`.
+public struct ReaderChunk: Hashable, Sendable {
+    public let roomID: Int64
+    public let after: Int64
+
+    public init(roomID: Int64, after: Int64) {
+        self.roomID = roomID
+        self.after = after
+    }
 }
 
 /// A job that can never succeed (malformed): it goes to the dead letters without retries.

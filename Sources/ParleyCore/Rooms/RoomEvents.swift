@@ -64,6 +64,8 @@ public struct FanoutJob: Codable, Sendable, Equatable {
     }
 
     public let roomID: Int64
+    /// The event to copy. Empty in the outbox when it is the row's own event: the relay's
+    /// ``FanoutBatch`` carries that once.
     public let event: String
     public let audience: Audience
     public let userIDs: [Int64]
@@ -89,5 +91,18 @@ public struct FanoutJob: Codable, Sendable, Equatable {
 
     public func json() -> String {
         String(decoding: (try? JSONCoding.encoder.encode(self)) ?? Data(), as: UTF8.self)
+    }
+
+    /// A new message's job, stored beside its event in the outbox: the event is not copied
+    /// into the job, as the relay's ``FanoutBatch`` carries it once.
+    public static func newMessage(_ message: Message) -> FanoutJob {
+        FanoutJob(roomID: message.chatRoomId, event: "", audience: .readers, push: .message(message))
+    }
+
+    /// The same job for `event` (a batch's job whose event is its outbox row's).
+    public func with(event: String) -> FanoutJob {
+        FanoutJob(
+            roomID: roomID, event: event, audience: audience, userIDs: userIDs, afterUserID: afterUserID, push: push,
+            pushesOnly: pushesOnly)
     }
 }

@@ -123,7 +123,8 @@ enum SettingKeys {
             "jobs.visibilityTimeout", default: "30",
             "Seconds an unacknowledged job waits before another consumer takes it (doubled per retry).")
         static let fanoutChunkSize = SettingKey(
-            "fanout.chunkSize", default: "500", "Users notified per fan-out job; larger rooms take several jobs.")
+            "fanout.chunkSize", default: "500",
+            "Readers of one room notified per fan-out job; larger rooms take several jobs.")
         static let fanoutConsumers = SettingKey(
             "fanout.consumers", default: "2", "Fan-out jobs one worker process handles at once.")
         static let ingestPayloadLimit = SettingKey(

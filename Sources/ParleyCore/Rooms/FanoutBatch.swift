@@ -1,0 +1,79 @@
+import Foundation
+
+/// The fan-out jobs of one relay batch, in commit order, as one queue entry.
+///
+/// The relay writes it without decoding or encoding JSON, and the event bytes pass from the
+/// outbox to the broker as they were stored (the event is serialised once, when it is
+/// written): each job is its outbox `fanout` column (a ``FanoutJob`` whose `event` is empty
+/// when it is the row's own event), then the row's event, each preceded by its length in
+/// UTF-8 bytes:
+///
+///     fanout-batch\n
+///     <bytes>\n<fanout job JSON>\n<bytes>\n<event>\n   (once per job)
+///
+/// A queue entry that starts with `{` is one ``FanoutJob`` (continuations of large rooms,
+/// and jobs queued before batches existed).
+public enum FanoutBatch {
+    static let marker = "fanout-batch\n"
+
+    /// One job as the relay read it: the outbox's `fanout` and `event` columns.
+    public struct Entry: Sendable {
+        public let job: String
+        public let event: String?
+
+        public init(job: String, event: String?) {
+            self.job = job
+            self.event = event
+        }
+    }
+
+    public static func encode(_ entries: [Entry]) -> String {
+        var text = marker
+        for entry in entries {
+            for part in [entry.job, entry.event ?? ""] {
+                text += "\(part.utf8.count)\n"
+                text += part
+                text += "\n"
+            }
+        }
+        return text
+    }
+
+    /// The jobs of a queue entry, each with its event resolved.
+    public static func decode(_ payload: String) throws -> [FanoutJob] {
+        guard payload.hasPrefix(marker) else { return [try job(payload, rowEvent: nil)] }
+        var rest = Substring(payload).utf8.dropFirst(marker.utf8.count)
+        var jobs: [FanoutJob] = []
+        while !rest.isEmpty {
+            let header = try part(of: &rest)
+            let event = try part(of: &rest)
+            jobs.append(try job(header, rowEvent: event))
+        }
+        return jobs
+    }
+
+    /// Takes `<bytes>\n<bytes of text>\n` off the front of `rest`.
+    private static func part(of rest: inout Substring.UTF8View) throws -> String {
+        guard let newline = rest.firstIndex(of: UInt8(ascii: "\n")),
+            let count = Int(String(decoding: rest[..<newline], as: UTF8.self)), count >= 0,
+            rest.distance(from: newline, to: rest.endIndex) > count + 1
+        else { throw FanoutBatchError() }
+        let start = rest.index(after: newline)
+        let end = rest.index(start, offsetBy: count)
+        guard rest[end] == UInt8(ascii: "\n") else { throw FanoutBatchError() }
+        let text = String(decoding: rest[start..<end], as: UTF8.self)
+        rest = rest[rest.index(after: end)...]
+        return text
+    }
+
+    private static func job(_ header: String, rowEvent: String?) throws -> FanoutJob {
+        guard let job = try? JSONCoding.decoder.decode(FanoutJob.self, from: Data(header.utf8)) else {
+            throw FanoutBatchError()
+        }
+        guard job.event.isEmpty, let rowEvent, !rowEvent.isEmpty else { return job }
+        return job.with(event: rowEvent)
+    }
+}
+
+/// A queue entry that is neither a fan-out job nor a batch of them.
+public struct FanoutBatchError: Error {}

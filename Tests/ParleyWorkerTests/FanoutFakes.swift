@@ -1,0 +1,88 @@
+import Foundation
+import ParleyCore
+import Synchronization
+
+/// Room readers held in memory; counts the queries asked of it.
+final class FakeReaders: RoomReaders {
+    let rooms: [Int64: [Int64]]
+    let asked = Mutex<[Set<ReaderChunk>]>([])
+
+    init(_ rooms: [Int64: [Int64]]) { self.rooms = rooms }
+
+    func readerIDs(of chunks: Set<ReaderChunk>, limit: Int) async throws -> [ReaderChunk: [Int64]] {
+        asked.withLock { $0.append(chunks) }
+        var readers: [ReaderChunk: [Int64]] = [:]
+        for chunk in chunks {
+            readers[chunk] = Array((rooms[chunk.roomID] ?? []).sorted().filter { $0 > chunk.after }.prefix(limit))
+        }
+        return readers
+    }
+}
+
+/// Records what would go to the broker, one entry per batch.
+final class RecordingPublisher: EventPublisher {
+    let batches = Mutex<[[String]]>([])
+
+    var copies: [String] { batches.withLock { $0.flatMap { $0 } } }
+
+    func publish(topic: String, payload: String) async throws {
+        batches.withLock { $0.append(["\(topic) \(payload)"]) }
+    }
+
+    func publishTransient(topic: String, payload: String) async throws {
+        try await publish(topic: topic, payload: payload)
+    }
+
+    func publish(events: [(topic: String, payload: String)]) async throws {
+        batches.withLock { $0.append(events.map { "\($0.topic) \($0.payload)" }) }
+    }
+}
+
+/// Records what would be queued, one entry per round trip.
+final class RecordingQueue: JobQueue {
+    let rounds = Mutex<[[String]]>([])
+
+    var jobs: [String] { rounds.withLock { $0.flatMap { $0 } } }
+
+    func enqueue(_ job: String) async throws { rounds.withLock { $0.append([job]) } }
+
+    func enqueue(contentsOf jobs: [String]) async throws { rounds.withLock { $0.append(jobs) } }
+}
+
+/// Devices and room names held in memory; counts the queries asked of it, and can fail.
+final class FakeAudience: PushAudience {
+    /// Users with a device (device id = user id × 10).
+    let devices: Set<Int64>
+    let failing = Mutex(false)
+    let recipientQueries = Mutex<[[Int64: Set<Int64>]]>([])
+    let contextQueries = Mutex<[Set<RoomActor>]>([])
+
+    init(devices: Set<Int64>) { self.devices = devices }
+
+    func recipients(in rooms: [Int64: Set<Int64>]) async throws -> [Int64: [PushRecipient]] {
+        if failing.withLock({ $0 }) { throw FakeFailure() }
+        recipientQueries.withLock { $0.append(rooms) }
+        var found: [Int64: [PushRecipient]] = [:]
+        for (room, users) in rooms {
+            let pushed = users.filter(devices.contains).sorted().map { user in
+                PushRecipient(
+                    userID: user, deviceID: user * 10, provider: .webhook, token: "token-\(user)",
+                    room: RoomNotificationSettings(), quietHours: nil, unread: 1)
+            }
+            if !pushed.isEmpty { found[room] = pushed }
+        }
+        return found
+    }
+
+    func contexts(of rooms: Set<RoomActor>) async throws -> [RoomActor: PushRoomContext] {
+        contextQueries.withLock { $0.append(rooms) }
+        var contexts: [RoomActor: PushRoomContext] = [:]
+        for room in rooms {
+            contexts[room] = PushRoomContext(
+                roomUID: "room-\(room.roomID)", roomName: "Room \(room.roomID)", twoParty: false, actorName: "Ann")
+        }
+        return contexts
+    }
+}
+
+struct FakeFailure: Error {}
