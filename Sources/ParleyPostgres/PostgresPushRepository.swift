@@ -33,14 +33,14 @@ public struct PostgresPushRepository: PushAudience, PushTokenStore, Notification
         return recipients
     }
 
-    public func contexts(of rooms: Set<RoomActor>) async throws -> [RoomActor: PushRoomContext] {
+    public func contexts(of rooms: Set<RoomUser>) async throws -> [RoomUser: PushRoomContext] {
         guard !rooms.isEmpty else { return [:] }
         let rooms = Array(rooms)
         let rows = try await database.client.execute(
-            PushContextStatement(rooms: rooms.map(\.roomID), actors: rooms.map(\.actorID)), logger: logger)
-        var contexts: [RoomActor: PushRoomContext] = [:]
+            PushContextStatement(rooms: rooms.map(\.roomID), actors: rooms.map(\.userID)), logger: logger)
+        var contexts: [RoomUser: PushRoomContext] = [:]
         for try await (room, actor, uid, name, twoParty, actorName) in rows {
-            contexts[RoomActor(roomID: room, actorID: actor)] = PushRoomContext(
+            contexts[RoomUser(roomID: room, userID: actor)] = PushRoomContext(
                 roomUID: uid, roomName: name, twoParty: twoParty, actorName: actorName)
         }
         return contexts

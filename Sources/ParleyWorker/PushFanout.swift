@@ -40,14 +40,14 @@ public struct PushFanout: Sendable {
         guard !recipients.isEmpty else { return }
         let named = Set(
             requests.filter { recipients[$0.roomID] != nil }.map {
-                RoomActor(roomID: $0.roomID, actorID: $0.intent.actorID)
+                RoomUser(roomID: $0.roomID, userID: $0.intent.actorID)
             })
         let contexts = try await audience.contexts(of: named)
         var jobs: [PushJob] = []
         for request in requests {
             // A room deleted since the event has nobody left to tell.
             guard let devices = recipients[request.roomID],
-                let context = contexts[RoomActor(roomID: request.roomID, actorID: request.intent.actorID)]
+                let context = contexts[RoomUser(roomID: request.roomID, userID: request.intent.actorID)]
             else { continue }
             let users = Set(request.users)
             jobs += composer.jobs(

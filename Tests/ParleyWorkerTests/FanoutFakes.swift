@@ -55,7 +55,7 @@ final class FakeAudience: PushAudience {
     let devices: Set<Int64>
     let failing = Mutex(false)
     let recipientQueries = Mutex<[[Int64: Set<Int64>]]>([])
-    let contextQueries = Mutex<[Set<RoomActor>]>([])
+    let contextQueries = Mutex<[Set<RoomUser>]>([])
 
     init(devices: Set<Int64>) { self.devices = devices }
 
@@ -74,9 +74,9 @@ final class FakeAudience: PushAudience {
         return found
     }
 
-    func contexts(of rooms: Set<RoomActor>) async throws -> [RoomActor: PushRoomContext] {
+    func contexts(of rooms: Set<RoomUser>) async throws -> [RoomUser: PushRoomContext] {
         contextQueries.withLock { $0.append(rooms) }
-        var contexts: [RoomActor: PushRoomContext] = [:]
+        var contexts: [RoomUser: PushRoomContext] = [:]
         for room in rooms {
             contexts[room] = PushRoomContext(
                 roomUID: "room-\(room.roomID)", roomName: "Room \(room.roomID)", twoParty: false, actorName: "Ann")

@@ -47,19 +47,9 @@ public protocol PushAudience: Sendable {
     /// For each room, the devices with a push token of its users, with their settings for
     /// that room; rooms where nobody has a device may be absent.
     func recipients(in rooms: [Int64: Set<Int64>]) async throws -> [Int64: [PushRecipient]]
-    /// What pushes say about each room and actor; a room deleted meanwhile is absent.
-    func contexts(of rooms: Set<RoomActor>) async throws -> [RoomActor: PushRoomContext]
-}
-
-/// A room and who acted in it (a sender, or who added someone).
-public struct RoomActor: Hashable, Sendable {
-    public let roomID: Int64
-    public let actorID: Int64
-
-    public init(roomID: Int64, actorID: Int64) {
-        self.roomID = roomID
-        self.actorID = actorID
-    }
+    /// What pushes say about each room and its actor (the user who sent or added); a room
+    /// deleted meanwhile is absent.
+    func contexts(of rooms: Set<RoomUser>) async throws -> [RoomUser: PushRoomContext]
 }
 
 /// Push tokens the providers reported dead.
