@@ -73,8 +73,17 @@ struct PushWorkerRecoveryTests {
             }
 
             let first = try parley.start("worker", "--roles", "push", log: log)
+            // The worker is stopped before it is looked at: a running one may acknowledge its
+            // last held push between the look and the kill (seen under stress-ng), and then the
+            // kill proves nothing. Stopped, what it holds cannot change; the pause lets Redis
+            // read an acknowledgement already written before the stop.
             for _ in 0..<500 {
-                if delivered().count >= 10, try await !held().isEmpty { break }
+                if delivered().count >= 10 {
+                    kill(first, SIGSTOP)
+                    try await Task.sleep(for: .milliseconds(50))
+                    if try await !held().isEmpty { break }
+                    kill(first, SIGCONT)
+                }
                 try await Task.sleep(for: .milliseconds(20))
             }
             kill(first, SIGKILL)
