@@ -8,10 +8,13 @@ import ServiceLifecycle
 ///
 /// Several relays may run; the one holding a session advisory lock publishes, which keeps
 /// each room's events in commit order, and the others try for it every second. The lock is
-/// held on one connection for as long as the relay runs, so a batch is two statements (read,
-/// delete) rather than a locking transaction of five. A crash before the delete repeats an
-/// event (clients drop duplicates by hash) but loses none. The relay wakes on `NOTIFY` from
+/// held on one connection for as long as the relay runs, so a batch is one statement: the
+/// read of the next batch also deletes the one published before (rather than a locking
+/// transaction of five, or a read and a delete). A crash before that delete repeats an event
+/// (clients drop duplicates by hash) but loses none. The relay wakes on `NOTIFY` from
 /// committing transactions and also polls every second, so a missed `NOTIFY` costs a second.
+/// A new message's event is encoded here, once, from the stored row (the sender's
+/// transaction records only the message's id, so that storing it is one statement).
 ///
 /// Every statement on the held connections fails as soon as the connection closes or stops
 /// answering (``PostgresNIO/PostgresConnection/whileOpen(within:_:)``): after a PostgreSQL
@@ -23,6 +26,8 @@ public struct OutboxRelay: Service {
     let fanout: any JobQueue
     let logger: Logger
     let batchSize: Int
+    /// Signs file URLs in new messages' events, as the API does.
+    let fileLinks: FileLinks
 
     /// The active relay's lock; any constant shared by all relays.
     public static let lockKey: Int64 = 0x6f75_7462_6f78  // "outbox"
@@ -30,12 +35,13 @@ public struct OutboxRelay: Service {
     static let statementLimit: Duration = .seconds(10)
 
     public init(
-        database: PostgresPool, publisher: any EventPublisher, fanout: any JobQueue, logger: Logger,
-        batchSize: Int = 100
+        database: PostgresPool, publisher: any EventPublisher, fanout: any JobQueue, fileLinks: FileLinks,
+        logger: Logger, batchSize: Int = 100
     ) {
         self.database = database
         self.publisher = publisher
         self.fanout = fanout
+        self.fileLinks = fileLinks
         self.logger = logger
         self.batchSize = batchSize
     }
@@ -73,11 +79,18 @@ public struct OutboxRelay: Service {
         }
         guard active == true else { return }
         logger.info("outbox relay active")
+        // Published and not yet deleted: the next read deletes them.
+        var published: [Int64] = []
         do {
             while !Self.stopping {
-                while try await relayBatch(on: connection) == batchSize {}
-                await wake.wait(upTo: .seconds(1))
+                published = try await relayBatch(deleting: published, on: connection)
+                if published.count == batchSize { continue }
+                // After a batch, the next commit's NOTIFY usually comes within milliseconds
+                // and its read deletes this batch too; a quiet outbox has it deleted by a read
+                // of its own 50 ms later, and then waits for the next commit.
+                await wake.wait(upTo: published.isEmpty ? .seconds(1) : .milliseconds(50))
             }
+            if !published.isEmpty { try await delete(published, on: connection) }
         } catch {
             await release(connection)
             throw error
@@ -97,28 +110,26 @@ public struct OutboxRelay: Service {
         }
     }
 
-    /// Relays up to one batch; returns how many events it published.
-    func relayBatch(on connection: PostgresConnection) async throws -> Int {
-        let (done, events, jobs) = try await connection.whileOpen(within: Self.statementLimit) {
-            let rows = try await connection.execute(OutboxBatchStatement(limit: Int32(batchSize)), logger: logger)
-            var done: [Int64] = []
-            var events: [OutboxEvent] = []
-            var jobs: [FanoutBatch.Entry] = []
-            for try await (id, topic, event, job) in rows {
-                if let event { events.append(OutboxEvent(topic: topic, payload: event)) }
-                if let job { jobs.append(FanoutBatch.Entry(job: job, event: event)) }
-                done.append(id)
-            }
-            return (done, events, jobs)
+    /// Deletes `published` and relays up to one batch after it; returns the ids of the rows
+    /// it published, still to be deleted.
+    func relayBatch(deleting published: [Int64], on connection: PostgresConnection) async throws -> [Int64] {
+        let rows = try await connection.whileOpen(within: Self.statementLimit) {
+            try await connection.execute(
+                OutboxBatchStatement(limit: Int32(batchSize), published: published, links: fileLinks), logger: logger
+            ).allRows()
         }
-        guard !done.isEmpty else { return 0 }
+        guard !rows.isEmpty else { return [] }
         // In commit order, acknowledged together; the batch's fan-out as one job.
-        try await publisher.publish(events: events.map { ($0.topic, $0.payload) })
+        try await publisher.publish(events: rows.compactMap { row in row.event.map { (row.topic, $0) } })
+        let jobs = rows.compactMap(\.fanout)
         if !jobs.isEmpty { try await fanout.enqueue(FanoutBatch.encode(jobs)) }
+        return rows.map(\.id)
+    }
+
+    private func delete(_ published: [Int64], on connection: PostgresConnection) async throws {
         _ = try await connection.whileOpen(within: Self.statementLimit) {
-            try await connection.execute(OutboxDeleteStatement(ids: done), logger: logger).allRows().count
+            try await connection.execute(OutboxDeleteStatement(ids: published), logger: logger).allRows().count
         }
-        return done.count
     }
 
     /// Signals on every NOTIFY until cancelled, re-listening after connection failures.
@@ -138,10 +149,4 @@ public struct OutboxRelay: Service {
             }
         }
     }
-}
-
-/// One event read from the outbox, to publish on its topic.
-private struct OutboxEvent: Sendable {
-    let topic: String
-    let payload: String
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 import PostgresNIO
 
 // The message pipeline's statements, prepared once per connection (PostgresNIO keeps them):
@@ -53,8 +54,11 @@ struct ReaderIDsStatement: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }
 
-/// Stores a message with the room's next `seq` and moves the sender's read marker to it;
-/// no row when the sender's uid is already stored (see ``PostgresRoomRepository/insertMessage``).
+/// Stores a message with the room's next `seq`, moves the sender's read marker to it and
+/// records it in the outbox (by id: the relay encodes its event), waking the relay at commit:
+/// a whole send in one statement, so in one round trip when it runs alone. No row when the
+/// sender's uid is already stored, or when `minimumRank` is given and the sender's effective
+/// role in the room is below it or absent (see ``PostgresRoomRepository/insertMessage``).
 struct InsertMessageStatement: PostgresPreparedStatement {
     static let sql = """
         WITH room AS (
@@ -63,6 +67,9 @@ struct InsertMessageStatement: PostgresPreparedStatement {
             WHERE id = $1::bigint AND NOT EXISTS (
                 SELECT 1 FROM messenger.message
                 WHERE chat_room_id = $1::bigint AND sent_by_id = $2::bigint AND uid = $3::text)
+              AND ($6::integer IS NULL OR (
+                SELECT max(r.rank) FROM messenger.room_membership rm JOIN cloud.role r ON r.id = rm.role_id
+                WHERE rm.chat_room_id = $1::bigint AND rm.user_account_id = $2::bigint) >= $6::integer)
             RETURNING id, uid, last_seq, last_message_at
         ), m AS (
             INSERT INTO messenger.message (chat_room_id, seq, sent_by_id, uid, content, file_id, created_at)
@@ -75,10 +82,12 @@ struct InsertMessageStatement: PostgresPreparedStatement {
             ON CONFLICT (chat_room_id, user_account_id) DO UPDATE
             SET message_id = excluded.message_id, seq = excluded.seq, updated_at = clock_timestamp()
             WHERE messenger.read_marker.seq < excluded.seq
+        ), outboxed AS (
+            INSERT INTO messenger.outbox (chat_room_id, message_id) SELECT m.chat_room_id, m.id FROM m RETURNING id
         )
         SELECT m.id, m.seq, m.chat_room_id, room.uid, m.sent_by_id, m.content, m.uid, m.file_id, m.created_at,
                (SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = m.file_id)
-        FROM m, room
+        FROM m, room, (SELECT pg_notify('\(Outbox.channel)', '') FROM outboxed) AS woken
         """
     typealias Row = PostgresRoomRepository.MessageRow
     let roomID: Int64
@@ -86,14 +95,26 @@ struct InsertMessageStatement: PostgresPreparedStatement {
     let uid: String
     let content: String
     let fileID: Int64?
+    /// The lowest `cloud.role.rank` that may send; nil when the caller checked the role.
+    let minimumRank: Int32?
+
+    init(_ submission: MessageSubmission, minimumRank: Int32?) {
+        roomID = submission.roomID
+        senderID = submission.senderID
+        uid = submission.message.uid
+        content = submission.message.content
+        fileID = submission.message.fileId
+        self.minimumRank = minimumRank
+    }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 5)
+        var bindings = PostgresBindings(capacity: 6)
         try bindings.append(roomID)
         try bindings.append(senderID)
         try bindings.append(uid)
         try bindings.append(content)
         try bindings.append(fileID)
+        try bindings.append(minimumRank)
         return bindings
     }
 
@@ -127,23 +148,64 @@ struct OutboxAddStatement: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> Row {}
 }
 
-/// The relay's next batch, in commit order (only the relay holding the lock reads it).
+/// The relay's next batch, in commit order (only the relay holding the lock reads it), and
+/// the deletion of the batch it published before (`published`): one round trip per batch
+/// while events keep coming. A new message's row brings the stored message, whose event the
+/// relay encodes; its other rows carry their event.
 struct OutboxBatchStatement: PostgresPreparedStatement {
     static let sql = """
-        SELECT o.id, coalesce(o.topic, 'chat-room/' || c.uid), o.event, o.fanout FROM messenger.outbox o
+        WITH deleted AS (DELETE FROM messenger.outbox WHERE id = ANY($2::bigint[]))
+        SELECT o.id, coalesce(o.topic, 'chat-room/' || c.uid), o.event, o.fanout,
+               m.id, m.seq, o.chat_room_id, c.uid, m.sent_by_id, m.content, m.uid, m.file_id, m.created_at,
+               (SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = m.file_id)
+        FROM messenger.outbox o
         JOIN messenger.chat_room c ON c.id = o.chat_room_id
+        LEFT JOIN messenger.message m ON m.id = o.message_id
+        WHERE o.id <> ALL($2::bigint[])
         ORDER BY o.id LIMIT $1::integer
         """
-    typealias Row = (Int64, String, String?, String?)
     let limit: Int32
+    let published: [Int64]
+    /// Signs the URLs of a new message's file.
+    let links: FileLinks
+
+    struct Row {
+        let id: Int64
+        let topic: String
+        /// The event to publish on `topic`; nil when only a fan-out goes out.
+        let event: String?
+        let fanout: FanoutBatch.Entry?
+    }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 1)
+        var bindings = PostgresBindings(capacity: 2)
         try bindings.append(limit)
+        try bindings.append(published)
         return bindings
     }
 
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        let (
+            id, topic, event, fanout, messageID, seq, roomID, roomUID, senderID, content, uid, fileID, createdAt, file
+        ) =
+            try row.decode(
+                (
+                    Int64, String, String?, String?, Int64?, Int64?, Int64, String, Int64?, String?, String?, Int64?,
+                    Date?, String?
+                ).self)
+        guard let messageID, let seq, let content, let uid, let createdAt else {
+            // An event of its own, or a new message deleted since (its room's with it): the
+            // row's event, if any, as it is.
+            return Row(id: id, topic: topic, event: event, fanout: fanout.map { .init(job: $0, event: event) })
+        }
+        let message = try PostgresRoomRepository.message(
+            (messageID, seq, roomID, roomUID, senderID, content, uid, fileID, createdAt, file), links: links)
+        // Encoded once: these bytes go to the room topic and to every reader's copy.
+        let encoded = RoomEvent.newMessage(message).json()
+        return Row(
+            id: id, topic: topic, event: encoded,
+            fanout: FanoutBatch.Entry(job: FanoutJob.newMessage(message).json(), event: encoded))
+    }
 }
 
 /// Removes the events the relay published.

@@ -35,9 +35,23 @@ extension PostgresRoomRepository {
         }
     }
 
-    /// Stores a message once per (room, sender, uid) with the next `seq`, and moves the
-    /// sender's read marker to it, in one statement (the pipeline's hot path: each round
-    /// trip here is one more per message).
+    public func sendIfAllowed(_ submission: MessageSubmission, minimum: RoomRole) async throws -> SentMessage? {
+        // A file is marked submitted in the same transaction as the message: the general path.
+        guard submission.message.fileId == nil else { return nil }
+        do {
+            let row = try await database.client.execute(
+                InsertMessageStatement(submission, minimumRank: Int32(minimum.rank)), logger: logger
+            ).firstRow()
+            return try row.map { SentMessage(message: try message($0), created: true) }
+        } catch let error as PSQLError where error.sqlState == "23505" {
+            // A send of the same uid committed meanwhile: the general path finds it.
+            return nil
+        }
+    }
+
+    /// Stores a message once per (room, sender, uid) with the next `seq`, moves the sender's
+    /// read marker to it and records it in the outbox, in one statement (the pipeline's hot
+    /// path: each round trip here is one more per message).
     ///
     /// Updating the room row locks it: senders to one room queue on it, so `seq` is handed
     /// out in commit order with no gap. A retried uid skips the update and finds the stored
@@ -59,8 +73,8 @@ extension PostgresRoomRepository {
         }
         let inserted = try await connection.execute(
             InsertMessageStatement(
-                roomID: roomID, senderID: senderID, uid: message.uid, content: message.content,
-                fileID: message.fileId), logger: logger
+                MessageSubmission(roomID: roomID, senderID: senderID, message: message), minimumRank: nil),
+            logger: logger
         ).firstRow()
         guard let inserted else {
             let existing = try await connection.query(
@@ -72,13 +86,7 @@ extension PostgresRoomRepository {
             guard let existing else { throw ParleyError.notFound("No such room.") }
             return (try self.message(existing), false)
         }
-        let stored = try self.message(inserted)
-        let event = RoomEvent.newMessage(stored).json()
-        try await Outbox.add(
-            roomID: roomID, event: event,
-            fanout: .newMessage(stored),
-            on: connection, logger: logger)
-        return (stored, true)
+        return (try self.message(inserted), true)
     }
 
     public func messages(roomID: Int64, query: HistoryQuery) async throws -> (messages: [Message], hasMore: Bool) {
@@ -157,9 +165,12 @@ extension PostgresRoomRepository {
 }
 
 extension PostgresRoomRepository {
-    func message(_ row: MessageRow) throws -> Message {
+    func message(_ row: MessageRow) throws -> Message { try Self.message(row, links: fileLinks) }
+
+    /// A message row as clients see it, its file's URLs signed with `links`.
+    static func message(_ row: MessageRow, links: FileLinks) throws -> Message {
         Message(
             id: row.0, seq: row.1, chatRoomId: row.2, chatRoomUid: row.3, sentById: row.4, content: row.5, uid: row.6,
-            fileId: row.7, createdAt: row.8, file: try row.9.map { fileLinks.object(try FileRecord.decode($0)) })
+            fileId: row.7, createdAt: row.8, file: try row.9.map { links.object(try FileRecord.decode($0)) })
     }
 }

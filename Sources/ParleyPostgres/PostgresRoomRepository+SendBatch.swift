@@ -67,7 +67,8 @@ extension PostgresRoomRepository {
         return outcomes
     }
 
-    /// Five statements for the whole batch: files, room locks, retries, the insert, the outbox.
+    /// Four statements for the whole batch: files, room locks, retries, and the insert (which
+    /// also records the outbox rows).
     private func storeTogether(_ submissions: [MessageSubmission]) async throws -> [SendOutcome] {
         try await database.transaction(logger: logger) { connection in
             var outcomes = [SendOutcome?](repeating: nil, count: submissions.count)
@@ -102,27 +103,16 @@ extension PostgresRoomRepository {
         }
     }
 
-    /// Inserts the new messages and records their events, in the batch's order.
+    /// Inserts the new messages and records them in the outbox, in the batch's order.
     private func storeNew(
         _ insert: InsertMessagesStatement, into outcomes: inout [SendOutcome?], slotOfRow: [RoomSeq: Int],
         on connection: PostgresConnection
     ) async throws {
-        var created: [(slot: Int, message: Message)] = []
         for row in try await connection.execute(insert, logger: logger).allRows() {
             let message = try self.message(row)
             guard let slot = slotOfRow[RoomSeq(roomID: message.chatRoomId, seq: message.seq)] else { continue }
-            created.append((slot, message))
-        }
-        created.sort { $0.slot < $1.slot }
-        var outbox = OutboxAddManyStatement()
-        for (slot, message) in created {
             outcomes[slot] = .success(SentMessage(message: message, created: true))
-            let event = RoomEvent.newMessage(message).json()
-            outbox.roomIDs.append(message.chatRoomId)
-            outbox.events.append(event)
-            outbox.fanouts.append(FanoutJob.newMessage(message).json())
         }
-        _ = try await connection.execute(outbox, logger: logger).allRows()
     }
 
     /// The `[file, sender]` pairs whose file the sender uploaded, now marked submitted.

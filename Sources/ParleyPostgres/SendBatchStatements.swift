@@ -103,8 +103,9 @@ struct StoredMessagesStatement: PostgresPreparedStatement {
 }
 
 /// Stores the batch's new messages with the `seq`s handed out under the rooms' locks,
-/// advances each room, and moves each sender's read marker to their last message: one
-/// statement, whatever the batch's size.
+/// advances each room, moves each sender's read marker to their last message and records the
+/// messages in the outbox in their order (the relay encodes their events), waking the relay
+/// at commit: one statement, whatever the batch's size.
 struct InsertMessagesStatement: PostgresPreparedStatement {
     static let sql = """
         WITH m AS (
@@ -127,10 +128,15 @@ struct InsertMessagesStatement: PostgresPreparedStatement {
             ON CONFLICT (chat_room_id, user_account_id) DO UPDATE
             SET message_id = excluded.message_id, seq = excluded.seq, updated_at = clock_timestamp()
             WHERE messenger.read_marker.seq < excluded.seq
+        ), outboxed AS (
+            INSERT INTO messenger.outbox (chat_room_id, message_id)
+            SELECT m.chat_room_id, m.id FROM m ORDER BY m.id
+            RETURNING id
         )
         SELECT m.id, m.seq, m.chat_room_id, room.uid, m.sent_by_id, m.content, m.uid, m.file_id, m.created_at,
                (SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = m.file_id)
-        FROM m JOIN room ON room.id = m.chat_room_id
+        FROM m JOIN room ON room.id = m.chat_room_id,
+            (SELECT pg_notify('\(Outbox.channel)', '') FROM (SELECT 1 FROM outboxed LIMIT 1) AS any_added) AS woken
         """
     typealias Row = PostgresRoomRepository.MessageRow
     var roomIDs: [Int64] = []
@@ -153,29 +159,4 @@ struct InsertMessagesStatement: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
-}
-
-/// Records the batch's events in the outbox, in the batch's order, and wakes the relay at commit.
-struct OutboxAddManyStatement: PostgresPreparedStatement {
-    static let sql = """
-        WITH added AS (
-            INSERT INTO messenger.outbox (chat_room_id, event, fanout)
-            SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) RETURNING id
-        )
-        SELECT pg_notify('\(Outbox.channel)', '') FROM (SELECT 1 FROM added LIMIT 1) AS any_added
-        """
-    typealias Row = ()
-    var roomIDs: [Int64] = []
-    var events: [String] = []
-    var fanouts: [String] = []
-
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 3)
-        try bindings.append(roomIDs)
-        try bindings.append(events)
-        try bindings.append(fanouts)
-        return bindings
-    }
-
-    func decodeRow(_ row: PostgresRow) throws -> Row {}
 }

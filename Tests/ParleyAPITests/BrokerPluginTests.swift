@@ -61,7 +61,8 @@ struct BrokerPluginTests {
                 workers.append(
                     .init(
                         service: OutboxRelay(
-                            database: harness.database, publisher: server, fanout: NoQueue(), logger: .quiet)))
+                            database: harness.database, publisher: server, fanout: NoQueue(),
+                            fileLinks: AccountsHarness.fileLinks, logger: .quiet)))
             }
             let ingestClient = try await connected(try serverClient(broker))
             if ingest {

@@ -1,5 +1,7 @@
 import Foundation
+import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import ParleyAPI
 import ParleyCore
 import ParleyMQTT
@@ -31,7 +33,8 @@ struct DeliveryEndToEndTests {
                 services: [
                     .init(
                         service: OutboxRelay(
-                            database: harness.database, publisher: publisher, fanout: queue, logger: .quiet)),
+                            database: harness.database, publisher: publisher, fanout: queue,
+                            fileLinks: AccountsHarness.fileLinks, logger: .quiet)),
                     .init(service: JobConsumer(queue: queue, consumer: "e2e", logger: .quiet, handler: fanout.handle)),
                 ], logger: .quiet))
         try await harness.run { client in
@@ -134,6 +137,52 @@ struct DeliveryEndToEndTests {
             _ = try await client.json(
                 .patch, "/v1/rooms/\(roomID)", token: token(users[0]), body: #"{"name":"Renamed"}"#)
             #expect(await receive(subscriber, on: [Topic.room(uid)], where: change("renamed")).count == 1)
+        }
+    }
+
+    /// A new message's event is encoded by the relay from the stored row: its file is the
+    /// send's, with URLs signed by the deployment's key (those the API verifies).
+    @Test func aMessageWithAFileArrivesWithTheFileTheSendAnswered() async throws {
+        try await withPipeline { client, subscriber in
+            let sender = try await client.signUp()
+            let peers = [try await client.signUp(), try await client.signUp()]
+            let created = try await client.json(
+                .post, "/v1/rooms", token: token(sender),
+                body:
+                    #"{"name":"F","members":[{"userId":\#(userID(peers[0])),"role":"writer"},{"userId":\#(userID(peers[1])),"role":"reader"}],"firstMessage":{"content":"hi","uid":"f-0"}}"#
+            )
+            let roomID = try #require(created.json["id"] as? Int)
+            let uid = try #require(created.json["uid"] as? String)
+            try await subscriber.subscribe(Topic.room(uid))
+            let uploaded = try await client.execute(
+                uri: "/v1/files?name=note.txt&protected=true", method: .post,
+                headers: [.authorization: "Bearer \(token(sender))", .contentType: "text/plain"],
+                body: ByteBuffer(string: "a note")
+            ) { response in
+                (try? JSONSerialization.jsonObject(with: Data(response.body.readableBytesView))) as? [String: Any]
+            }
+            let fileID = try #require(uploaded?["id"] as? Int)
+
+            let sent = try await client.json(
+                .post, "/v1/rooms/\(roomID)/messages", token: token(sender),
+                body: #"{"content":"with a file","uid":"f-1","fileId":\#(fileID)}"#)
+            let answered = try #require(sent.json["file"] as? [String: Any])
+            let events = await receive(subscriber, on: [Topic.room(uid)]) { envelope in
+                (envelope["data"] as? [String: Any])?["uid"] as? String == "f-1"
+            }
+            let data = try #require(events[Topic.room(uid)]?["data"] as? [String: Any])
+            let file = try #require(data["file"] as? [String: Any])
+            for key in ["id", "name", "size", "mimeType", "checksum", "protected", "uploadedById"] {
+                #expect("\(file[key] ?? "nil")" == "\(answered[key] ?? "nil")", "\(key)")
+            }
+            // Signed when it was encoded: the expiry may differ by a second, the key may not.
+            let link = try #require(file["url"] as? String)
+            let url = try #require(URLComponents(string: link))
+            let query = Dictionary(uniqueKeysWithValues: (url.queryItems ?? []).map { ($0.name, $0.value ?? "") })
+            #expect(answered["protected"] as? Bool == true)
+            #expect(
+                AccountsHarness.fileLinks.verify(
+                    path: url.path, expires: Int64(query["expires"] ?? "") ?? 0, signature: query["signature"] ?? ""))
         }
     }
 }

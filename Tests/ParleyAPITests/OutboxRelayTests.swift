@@ -73,6 +73,31 @@ struct OutboxRelayTests {
     }
 }
 
+/// What went out leaves the outbox: a batch is deleted by the read of the next one, and
+/// when no event follows, by a read of its own soon after (not left for the next commit).
+struct OutboxRelayDeletionTests {
+    @Test func aPublishedBatchIsDeletedWhenNoEventFollows() async throws {
+        let fixture = try await RelayFixture.make()
+        let relay = fixture.relay(database: fixture.harness.database, publisher: fixture.client)
+        try await fixture.harness.run { api in
+            let room = try await api.roomOfThree().id
+            let running = Task { try await relay.run() }
+            try await fixture.addEvents(0...2, room: room)
+            #expect(await fixture.receive(3) == (0..<3).map { "event-\($0)" })
+            var left: Int64?
+            for _ in 0..<100 {
+                left = try await fixture.rowsLeft()
+                if left == 0 { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(left == 0, "published events stayed in the outbox")
+            await relay.triggerGracefulShutdown()
+            try await running.value
+        }
+        await fixture.shutdown()
+    }
+}
+
 /// A database with a room, an MQTT client for relays to publish with, and a subscriber to
 /// the topic the test's events go to.
 struct RelayFixture: Sendable {
@@ -96,7 +121,9 @@ struct RelayFixture: Sendable {
     func relay(database: PostgresPool, publisher: any EventPublisher, alsoRunning: [any Service] = [])
         -> ServiceGroup
     {
-        let relay = OutboxRelay(database: database, publisher: publisher, fanout: queue, logger: .quiet, batchSize: 7)
+        let relay = OutboxRelay(
+            database: database, publisher: publisher, fanout: queue, fileLinks: AccountsHarness.fileLinks,
+            logger: .quiet, batchSize: 7)
         return ServiceGroup(
             configuration: .init(
                 services: (alsoRunning + [relay]).map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
@@ -122,6 +149,12 @@ struct RelayFixture: Sendable {
             received.append(String(decoding: message.payload, as: UTF8.self))
         }
         return received
+    }
+
+    /// The test's events still in the outbox.
+    func rowsLeft() async throws -> Int64? {
+        try await harness.database.client.query("SELECT count(*) FROM messenger.outbox WHERE topic = \(topic)")
+            .first(Int64.self)
     }
 
     /// Sessions holding the relays' advisory lock in the test's database (PostgreSQL shows a

@@ -42,7 +42,9 @@ struct PushDeliveryTests {
                 services: [
                     .init(
                         service: OutboxRelay(
-                            database: harness.database, publisher: publisher, fanout: fanoutQueue, logger: .quiet)),
+                            database: harness.database, publisher: publisher, fanout: fanoutQueue,
+                            fileLinks: AccountsHarness.fileLinks,
+                            logger: .quiet)),
                     .init(
                         service: JobConsumer(queue: fanoutQueue, consumer: "f", logger: .quiet, handler: fanout.handle)),
                     .init(

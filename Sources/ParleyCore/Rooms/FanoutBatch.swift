@@ -2,11 +2,10 @@ import Foundation
 
 /// The fan-out jobs of one relay batch, in commit order, as one queue entry.
 ///
-/// The relay writes it without decoding or encoding JSON, and the event bytes pass from the
-/// outbox to the broker as they were stored (the event is serialised once, when it is
-/// written): each job is its outbox `fanout` column (a ``FanoutJob`` whose `event` is empty
-/// when it is the row's own event), then the row's event, each preceded by its length in
-/// UTF-8 bytes:
+/// The event bytes the relay published pass to every copy as they are (an event is
+/// serialised once: when its change is stored, or for a new message by the relay from the
+/// stored row). Each job is a ``FanoutJob`` (its `event` empty when it is the row's own
+/// event), then the row's event, each preceded by its length in UTF-8 bytes:
 ///
 ///     fanout-batch\n
 ///     <bytes>\n<fanout job JSON>\n<bytes>\n<event>\n   (once per job)
@@ -16,7 +15,8 @@ import Foundation
 public enum FanoutBatch {
     static let marker = "fanout-batch\n"
 
-    /// One job as the relay read it: the outbox's `fanout` and `event` columns.
+    /// One job as the relay read it: the outbox's `fanout` and `event` columns (or, for a new
+    /// message, what the relay made of the stored row).
     public struct Entry: Sendable {
         public let job: String
         public let event: String?

@@ -93,8 +93,8 @@ public struct FanoutJob: Codable, Sendable, Equatable {
         String(decoding: (try? JSONCoding.encoder.encode(self)) ?? Data(), as: UTF8.self)
     }
 
-    /// A new message's job, stored beside its event in the outbox: the event is not copied
-    /// into the job, as the relay's ``FanoutBatch`` carries it once.
+    /// A new message's job, made by the relay beside its event: the event is not copied into
+    /// the job, as the relay's ``FanoutBatch`` carries it once.
     public static func newMessage(_ message: Message) -> FanoutJob {
         FanoutJob(roomID: message.chatRoomId, event: "", audience: .readers, push: .message(message))
     }

@@ -39,6 +39,11 @@ public protocol RoomRepository: Sendable {
     /// rest commit; a later submission of a key already in the batch answers as a retry
     /// (`created` false). Throws only when the batch as a whole could not be stored.
     func send(batch: [MessageSubmission]) async throws -> [SendOutcome]
+    /// Stores one new message in one round trip when its sender holds at least `minimum` in
+    /// the room, checked in the same statement; nil, having stored nothing, when it is not
+    /// that common case (a refusal, a retry, a file to mark submitted), for
+    /// ``send(batch:)`` after a role check to answer.
+    func sendIfAllowed(_ submission: MessageSubmission, minimum: RoomRole) async throws -> SentMessage?
     func messages(roomID: Int64, query: HistoryQuery) async throws -> (messages: [Message], hasMore: Bool)
     /// Moves the read marker forward; throws `not-found` for a message of another room.
     func markRead(roomID: Int64, userID: Int64, messageID: Int64) async throws

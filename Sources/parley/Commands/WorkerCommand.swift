@@ -77,8 +77,9 @@ struct WorkerCommand: AsyncParsableCommand {
         pushQueueConfiguration.visibilityTimeout = try settings.pushVisibilityTimeout()
         let pushQueue = RedisJobQueue(name: "push", pool: dependencies.redis, configuration: pushQueueConfiguration)
         let pushes = PostgresPushRepository(database: dependencies.postgres, logger: Runtime.logger("push"))
+        let fileLinks = try settings.fileLinks()
         let rooms = PostgresRoomRepository(
-            database: dependencies.postgres, logger: Runtime.logger("rooms"), fileLinks: try settings.fileLinks())
+            database: dependencies.postgres, logger: Runtime.logger("rooms"), fileLinks: fileLinks)
         var services: [any Service] = []
         var probes: [any DependencyProbe] = []
         let process = "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
@@ -89,7 +90,7 @@ struct WorkerCommand: AsyncParsableCommand {
                 services.append(
                     OutboxRelay(
                         database: dependencies.postgres, publisher: dependencies.mqtt, fanout: fanoutQueue,
-                        logger: logger))
+                        fileLinks: fileLinks, logger: logger))
                 services.append(OutboxMonitor(database: dependencies.postgres, logger: logger))
                 probes.append(
                     OutboxRelayProbe(
