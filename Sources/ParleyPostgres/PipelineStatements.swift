@@ -27,18 +27,19 @@ struct EffectiveRoleStatement: PostgresPreparedStatement {
 }
 
 /// The readers of several rooms' chunks at once (a fan-out batch): each chunk's users after
-/// its `after`, ascending, at most `limit`.
+/// its `after`, ascending, at most `limit`, with the room's readers version they were read at.
 struct ReaderIDsStatement: PostgresPreparedStatement {
     static let sql = """
-        SELECT r.room, r.after, m.user_account_id
+        SELECT r.room, r.after, m.user_account_id, c.readers_version
         FROM unnest($1::bigint[], $2::bigint[]) AS r(room, after)
+        JOIN messenger.chat_room c ON c.id = r.room
         CROSS JOIN LATERAL (
             SELECT DISTINCT user_account_id FROM messenger.room_membership
             WHERE chat_room_id = r.room AND user_account_id > r.after
             ORDER BY user_account_id LIMIT $3::integer) m
         ORDER BY r.room, r.after, m.user_account_id
         """
-    typealias Row = (Int64, Int64, Int64)
+    typealias Row = (Int64, Int64, Int64, Int64)
     let rooms: [Int64]
     let after: [Int64]
     let limit: Int32
@@ -157,7 +158,7 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
         WITH deleted AS (DELETE FROM messenger.outbox WHERE id = ANY($2::bigint[]))
         SELECT o.id, coalesce(o.topic, 'chat-room/' || c.uid), o.event, o.fanout,
                m.id, m.seq, o.chat_room_id, c.uid, m.sent_by_id, m.content, m.uid, m.file_id, m.created_at,
-               (SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = m.file_id)
+               (SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = m.file_id), c.readers_version
         FROM messenger.outbox o
         JOIN messenger.chat_room c ON c.id = o.chat_room_id
         LEFT JOIN messenger.message m ON m.id = o.message_id
@@ -186,13 +187,13 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
 
     func decodeRow(_ row: PostgresRow) throws -> Row {
         let (
-            id, topic, event, fanout, messageID, seq, roomID, roomUID, senderID, content, uid, fileID, createdAt, file
-        ) =
-            try row.decode(
-                (
-                    Int64, String, String?, String?, Int64?, Int64?, Int64, String, Int64?, String?, String?, Int64?,
-                    Date?, String?
-                ).self)
+            id, topic, event, fanout, messageID, seq, roomID, roomUID, senderID, content, uid, fileID, createdAt, file,
+            readersVersion
+        ) = try row.decode(
+            (
+                Int64, String, String?, String?, Int64?, Int64?, Int64, String, Int64?, String?, String?, Int64?, Date?,
+                String?, Int64
+            ).self)
         guard let messageID, let seq, let content, let uid, let createdAt else {
             // An event of its own, or a new message deleted since (its room's with it): the
             // row's event, if any, as it is.
@@ -204,7 +205,8 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
         let encoded = RoomEvent.newMessage(message).json()
         return Row(
             id: id, topic: topic, event: encoded,
-            fanout: FanoutBatch.Entry(job: FanoutJob.newMessage(message).json(), event: encoded))
+            fanout: FanoutBatch.Entry(
+                job: FanoutJob.newMessage(message, readersVersion: readersVersion).json(), event: encoded))
     }
 }
 

@@ -167,15 +167,16 @@ extension PostgresRoomRepository {
 }
 
 extension PostgresRoomRepository: RoomReaders {
-    public func readerIDs(of chunks: Set<ReaderChunk>, limit: Int) async throws -> [ReaderChunk: [Int64]] {
+    public func readerIDs(of chunks: Set<ReaderChunk>, limit: Int) async throws -> ChunkReaders {
         let chunks = Array(chunks)
         let rows = try await database.client.execute(
             ReaderIDsStatement(
                 rooms: chunks.map(\.roomID), after: chunks.map(\.after), limit: Int32(clamping: limit)),
             logger: logger)
-        var readers: [ReaderChunk: [Int64]] = [:]
-        for try await (room, after, user) in rows {
-            readers[ReaderChunk(roomID: room, after: after), default: []].append(user)
+        var readers = ChunkReaders()
+        for try await (room, after, user, version) in rows {
+            readers.ids[ReaderChunk(roomID: room, after: after), default: []].append(user)
+            readers.versions[room] = version
         }
         return readers
     }

@@ -6,8 +6,9 @@ import ParleyCore
 /// user concerned.
 ///
 /// A job is usually the relay's whole batch (``FanoutBatch``): the readers of all its rooms
-/// are read in one query, every copy goes to the broker in one batch (in commit order), and
-/// the pushes of all its events are worked out together. Readers of a large room are done in
+/// are read in one query (or not at all: a room's readers are kept, see ``ReaderCache``),
+/// every copy goes to the broker in one batch (in commit order), and the pushes of all its
+/// events are worked out together. Readers of a large room are done in
 /// chunks: a job publishes the first chunk and queues the rest as a job of its own before it
 /// is acknowledged, so a crash repeats at most one chunk. Publishing twice is harmless: the
 /// event's hash lets clients drop the duplicate. Pushes are queued (``PushFanout``) before the
@@ -20,10 +21,11 @@ public struct FanoutHandler: Sendable {
     /// `nil`: this deployment sends no pushes.
     let pushes: PushFanout?
     let logger: Logger
+    let cache: ReaderCache
 
     public init(
         readers: any RoomReaders, publisher: any EventPublisher, queue: any JobQueue, chunkSize: Int = 500,
-        pushes: PushFanout? = nil, logger: Logger
+        pushes: PushFanout? = nil, logger: Logger, cacheCapacity: Int = 1_000_000
     ) {
         self.readers = readers
         self.publisher = publisher
@@ -31,6 +33,7 @@ public struct FanoutHandler: Sendable {
         self.chunkSize = chunkSize
         self.pushes = pushes
         self.logger = logger
+        self.cache = ReaderCache(capacity: cacheCapacity)
     }
 
     /// One job and the users it reaches in this run.
@@ -47,9 +50,7 @@ public struct FanoutHandler: Sendable {
             // A malformed job can never succeed: straight to the dead letters.
             throw PermanentJobFailure(reason: "malformed fan-out job")
         }
-        let chunks = Set(jobs.filter { $0.audience == .readers }.map(Self.chunk))
-        var readers: [ReaderChunk: [Int64]] = [:]
-        if !chunks.isEmpty { readers = try await self.readers.readerIDs(of: chunks, limit: chunkSize) }
+        let readers = try await chunkReaders(of: jobs)
         let deliveries = jobs.map { job in
             Delivery(job: job, users: job.audience == .users ? job.userIDs : readers[Self.chunk(job)] ?? [])
         }
@@ -72,6 +73,33 @@ public struct FanoutHandler: Sendable {
             .json()
         }
         if !continuations.isEmpty { try await queue.enqueue(contentsOf: continuations) }
+    }
+
+    /// The readers of every chunk the jobs reach: kept ones where their version is recent
+    /// enough, the rest in one query (whole rooms read are kept for the next jobs).
+    private func chunkReaders(of jobs: [FanoutJob]) async throws -> [ReaderChunk: [Int64]] {
+        var readers: [ReaderChunk: [Int64]] = [:]
+        var unknown = Set<ReaderChunk>()
+        for job in jobs where job.audience == .readers {
+            let chunk = Self.chunk(job)
+            if chunk.after == 0, let version = job.readersVersion,
+                let kept = cache.readers(of: job.roomID, atLeast: version)
+            {
+                readers[chunk] = kept
+            } else {
+                unknown.insert(chunk)
+            }
+        }
+        guard !unknown.isEmpty else { return readers }
+        let read = try await self.readers.readerIDs(of: unknown, limit: chunkSize)
+        for chunk in unknown {
+            let ids = read.ids[chunk] ?? []
+            readers[chunk] = ids
+            if chunk.after == 0, ids.count < chunkSize, let version = read.versions[chunk.roomID] {
+                cache.store(roomID: chunk.roomID, version: version, readers: ids)
+            }
+        }
+        return readers
     }
 
     private static func chunk(_ job: FanoutJob) -> ReaderChunk {

@@ -2,18 +2,32 @@ import Foundation
 import ParleyCore
 import Synchronization
 
-/// Room readers held in memory; counts the queries asked of it.
+/// Room readers held in memory, each room at a readers version (0 until changed); counts the
+/// queries asked of it.
 final class FakeReaders: RoomReaders {
-    let rooms: [Int64: [Int64]]
+    let rooms: Mutex<[Int64: [Int64]]>
+    let versions = Mutex<[Int64: Int64]>([:])
     let asked = Mutex<[Set<ReaderChunk>]>([])
 
-    init(_ rooms: [Int64: [Int64]]) { self.rooms = rooms }
+    init(_ rooms: [Int64: [Int64]]) { self.rooms = Mutex(rooms) }
 
-    func readerIDs(of chunks: Set<ReaderChunk>, limit: Int) async throws -> [ReaderChunk: [Int64]] {
+    /// Changes a room's readers as a membership change commits: at a higher version.
+    func change(_ roomID: Int64, to readers: [Int64]) {
+        rooms.withLock { $0[roomID] = readers }
+        versions.withLock { $0[roomID, default: 0] += 1 }
+    }
+
+    func version(of roomID: Int64) -> Int64 { versions.withLock { $0[roomID] ?? 0 } }
+
+    func readerIDs(of chunks: Set<ReaderChunk>, limit: Int) async throws -> ChunkReaders {
         asked.withLock { $0.append(chunks) }
-        var readers: [ReaderChunk: [Int64]] = [:]
+        let rooms = rooms.withLock { $0 }
+        var readers = ChunkReaders()
         for chunk in chunks {
-            readers[chunk] = Array((rooms[chunk.roomID] ?? []).sorted().filter { $0 > chunk.after }.prefix(limit))
+            let ids = Array((rooms[chunk.roomID] ?? []).sorted().filter { $0 > chunk.after }.prefix(limit))
+            guard !ids.isEmpty else { continue }
+            readers.ids[chunk] = ids
+            readers.versions[chunk.roomID] = version(of: chunk.roomID)
         }
         return readers
     }

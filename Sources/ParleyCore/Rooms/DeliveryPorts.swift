@@ -30,7 +30,20 @@ extension JobQueue {
 public protocol RoomReaders: Sendable {
     /// For each chunk asked (one query for all): ids of users who can read its room,
     /// ascending, greater than its `after`, at most `limit`. A chunk without readers may be absent.
-    func readerIDs(of chunks: Set<ReaderChunk>, limit: Int) async throws -> [ReaderChunk: [Int64]]
+    func readerIDs(of chunks: Set<ReaderChunk>, limit: Int) async throws -> ChunkReaders
+}
+
+/// Readers of chunks, and the version of each room's readers they were read at.
+public struct ChunkReaders: Sendable, Equatable {
+    public var ids: [ReaderChunk: [Int64]]
+    /// Each room's readers version (see ``FanoutJob/readersVersion``), read with `ids`; absent
+    /// for a room none of whose readers was read.
+    public var versions: [Int64: Int64]
+
+    public init(ids: [ReaderChunk: [Int64]] = [:], versions: [Int64: Int64] = [:]) {
+        self.ids = ids
+        self.versions = versions
+    }
 }
 
 /// Where a room's readers are read from: those with an id greater than `after`.

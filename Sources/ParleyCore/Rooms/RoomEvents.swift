@@ -75,10 +75,14 @@ public struct FanoutJob: Codable, Sendable, Equatable {
     public let push: PushIntent?
     /// Only the pushes remain to be done (the event went out; queuing them failed once).
     public let pushesOnly: Bool?
+    /// The room's readers version when the relay read the event (`chat_room.readers_version`,
+    /// which every change of who can read the room moves forward in its transaction): readers
+    /// read at this version or later are still right for it. `nil`: read them now.
+    public let readersVersion: Int64?
 
     public init(
         roomID: Int64, event: String, audience: Audience, userIDs: [Int64] = [], afterUserID: Int64 = 0,
-        push: PushIntent? = nil, pushesOnly: Bool? = nil
+        push: PushIntent? = nil, pushesOnly: Bool? = nil, readersVersion: Int64? = nil
     ) {
         self.roomID = roomID
         self.event = event
@@ -87,6 +91,7 @@ public struct FanoutJob: Codable, Sendable, Equatable {
         self.afterUserID = afterUserID
         self.push = push
         self.pushesOnly = pushesOnly
+        self.readersVersion = readersVersion
     }
 
     public func json() -> String {
@@ -95,14 +100,16 @@ public struct FanoutJob: Codable, Sendable, Equatable {
 
     /// A new message's job, made by the relay beside its event: the event is not copied into
     /// the job, as the relay's ``FanoutBatch`` carries it once.
-    public static func newMessage(_ message: Message) -> FanoutJob {
-        FanoutJob(roomID: message.chatRoomId, event: "", audience: .readers, push: .message(message))
+    public static func newMessage(_ message: Message, readersVersion: Int64? = nil) -> FanoutJob {
+        FanoutJob(
+            roomID: message.chatRoomId, event: "", audience: .readers, push: .message(message),
+            readersVersion: readersVersion)
     }
 
     /// The same job for `event` (a batch's job whose event is its outbox row's).
     public func with(event: String) -> FanoutJob {
         FanoutJob(
             roomID: roomID, event: event, audience: audience, userIDs: userIDs, afterUserID: afterUserID, push: push,
-            pushesOnly: pushesOnly)
+            pushesOnly: pushesOnly, readersVersion: readersVersion)
     }
 }
