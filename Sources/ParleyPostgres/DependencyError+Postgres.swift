@@ -23,10 +23,9 @@ extension PSQLError: DependencyError {
         case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
             return true
         case .server:
-            // Class 08: connection exception; 57P0x: shutdown, crash, not yet accepting;
-            // 53300: too many connections.
             guard let state = sqlState else { return false }
-            return state.hasPrefix("08") || state.hasPrefix("57P") || state == "53300"
+            return state.hasPrefix(SQLState.connectionExceptionClass)
+                || state.hasPrefix(SQLState.operatorInterventionShutdownPrefix) || state == SQLState.tooManyConnections
         default:
             return false
         }

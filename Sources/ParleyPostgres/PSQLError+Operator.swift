@@ -12,6 +12,22 @@ extension PSQLError {
 }
 
 extension PSQLError {
-    /// The SQLSTATE of a server error (`23505` unique violation, `23503` foreign key ...).
+    /// The SQLSTATE of a server error (see ``SQLState``).
     public var sqlState: String? { serverInfo?[.sqlState] }
+
+    /// A row with the same unique key exists (a concurrent insert of it committed first).
+    var isUniqueViolation: Bool { sqlState == SQLState.uniqueViolation }
+    /// A referenced row does not exist (a user or group that is not there).
+    var isForeignKeyViolation: Bool { sqlState == SQLState.foreignKeyViolation }
+}
+
+/// The SQLSTATEs Parley tells apart (PostgreSQL's *Appendix A*), named in one place.
+enum SQLState {
+    static let uniqueViolation = "23505"
+    static let foreignKeyViolation = "23503"
+    static let tooManyConnections = "53300"
+    /// Class 08: the connection failed.
+    static let connectionExceptionClass = "08"
+    /// 57P01–57P05: the server is shutting down, crashed, or not yet accepting connections.
+    static let operatorInterventionShutdownPrefix = "57P"
 }

@@ -20,7 +20,7 @@ public struct PostgresDirectoryRepository: DirectoryRepository {
             ).first((Int64, String, Date).self)
             guard let (id, name, createdAt) = row else { throw MissingRowError() }
             return UserGroup(id: id, name: name, createdAt: createdAt)
-        } catch let error as PSQLError where error.sqlState == "23505" {
+        } catch let error as PSQLError where error.isUniqueViolation {
             throw ParleyError.conflict(.conflict, "A group with this name exists.")
         }
     }
@@ -35,7 +35,7 @@ public struct PostgresDirectoryRepository: DirectoryRepository {
                     """, logger: logger)
                 return true
             }
-        } catch let error as PSQLError where error.sqlState == "23503" {
+        } catch let error as PSQLError where error.isForeignKeyViolation {
             throw ParleyError.notFound("The group or the user does not exist.")
         }
     }
@@ -90,7 +90,7 @@ public struct PostgresDirectoryRepository: DirectoryRepository {
                 guard let (id, code, name, rank) = row else { throw MissingRowError() }
                 return Role(id: id, code: code, name: name, rank: rank)
             }
-        } catch let error as PSQLError where error.sqlState == "23505" {
+        } catch let error as PSQLError where error.isUniqueViolation {
             throw ParleyError.conflict(.conflict, "The application has a role with this code.")
         }
     }
@@ -105,7 +105,7 @@ public struct PostgresDirectoryRepository: DirectoryRepository {
                     """, logger: logger)
                 return true
             }
-        } catch let error as PSQLError where error.sqlState == "23503" {
+        } catch let error as PSQLError where error.isForeignKeyViolation {
             throw ParleyError.notFound("The user or the role does not exist.")
         }
     }

@@ -112,7 +112,7 @@ extension PostgresRoomRepository {
                     VALUES (\(roomID), \(linkID), (\(unescaped: RoleSQL.idOf(role))))
                     ON CONFLICT (chat_room_id, \(unescaped: link.column)) DO UPDATE SET role_id = excluded.role_id
                     """, logger: logger)
-            } catch let error as PSQLError where error.sqlState == "23503" {
+            } catch let error as PSQLError where error.isForeignKeyViolation {
                 throw ParleyError.notFound(link.missing)
             }
             return true

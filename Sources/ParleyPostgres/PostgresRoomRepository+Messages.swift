@@ -28,7 +28,7 @@ extension PostgresRoomRepository {
         }
         do {
             return try await attempt()
-        } catch let error as PSQLError where error.sqlState == "23505" {
+        } catch let error as PSQLError where error.isUniqueViolation {
             // The same uid committed by a concurrent send while this one waited for the room:
             // now it is there to be found.
             return try await attempt()
@@ -43,7 +43,7 @@ extension PostgresRoomRepository {
                 InsertMessageStatement(submission, minimumRank: Int32(minimum.rank)), logger: logger
             ).firstRow()
             return try row.map { SentMessage(message: try message($0), created: true) }
-        } catch let error as PSQLError where error.sqlState == "23505" {
+        } catch let error as PSQLError where error.isUniqueViolation {
             // A send of the same uid committed meanwhile: the general path finds it.
             return nil
         }

@@ -25,7 +25,7 @@ public struct PostgresUserRepository: UserRepository {
             )
             for try await row in rows.decode(UserRow.self) { return User(row) }
             throw ParleyError(.internalError, "The account was not created.")
-        } catch let error as PSQLError where error.sqlState == "23505" {
+        } catch let error as PSQLError where error.isUniqueViolation {
             throw ParleyError.conflict(.emailTaken, "An account with this e-mail exists.")
         }
     }
