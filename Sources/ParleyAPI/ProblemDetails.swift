@@ -42,7 +42,7 @@ public struct ProblemDetails: Codable, Sendable, Equatable {
         case .tooLarge: .contentTooLarge
         case .rateLimited: .tooManyRequests
         case .unavailable: .serviceUnavailable
-        default: .internalServerError
+        case .internalError: .internalServerError
         }
     }
 

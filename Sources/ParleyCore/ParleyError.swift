@@ -3,22 +3,26 @@
 /// Every failure that reaches a client is one of these; anything else is reported as an
 /// internal error without its text. The API target maps codes to HTTP statuses in one place.
 public struct ParleyError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// A stable, kebab-case identifier clients may branch on.
-    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        public let rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
+    /// A stable, kebab-case identifier clients may branch on. Closed: a new code is added
+    /// here, and the API's status mapping (exhaustive) must then place it.
+    public enum Code: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        case invalidRequest = "invalid-request"
+        case unauthorized
+        case forbidden
+        case notFound = "not-found"
+        case methodNotAllowed = "method-not-allowed"
+        case conflict
+        case tooLarge = "too-large"
+        case rateLimited = "rate-limited"
+        case unavailable
+        case internalError = "internal"
+        /// A message's file is not one of the sender's uploads.
+        case fileUnavailable = "file-unavailable"
+        case emailTaken = "email-taken"
+        case invalidCredentials = "invalid-credentials"
+        case registrationClosed = "registration-closed"
 
-        public static let invalidRequest = Code(rawValue: "invalid-request")
-        public static let unauthorized = Code(rawValue: "unauthorized")
-        public static let forbidden = Code(rawValue: "forbidden")
-        public static let notFound = Code(rawValue: "not-found")
-        public static let methodNotAllowed = Code(rawValue: "method-not-allowed")
-        public static let conflict = Code(rawValue: "conflict")
-        public static let tooLarge = Code(rawValue: "too-large")
-        public static let rateLimited = Code(rawValue: "rate-limited")
-        public static let unavailable = Code(rawValue: "unavailable")
-        public static let internalError = Code(rawValue: "internal")
+        public var description: String { rawValue }
     }
 
     public let code: Code

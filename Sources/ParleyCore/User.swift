@@ -66,7 +66,3 @@ public protocol UserRepository: Sendable {
     /// Users whose first name, last name or e-mail starts with `prefix`, by id after `cursor`.
     func search(prefix: String?, after cursor: Int64?, limit: Int) async throws -> [User]
 }
-
-extension ParleyError.Code {
-    public static let emailTaken = ParleyError.Code(rawValue: "email-taken")
-}

@@ -41,11 +41,6 @@ public enum PasswordRule {
     }
 }
 
-extension ParleyError.Code {
-    public static let invalidCredentials = ParleyError.Code(rawValue: "invalid-credentials")
-    public static let registrationClosed = ParleyError.Code(rawValue: "registration-closed")
-}
-
 extension ParleyError {
     /// Too many attempts; `retryAfter` seconds until the next is allowed.
     public static func rateLimited(retryAfter: Int) -> ParleyError {

@@ -142,7 +142,3 @@ public struct HistoryQuery: Sendable, Equatable {
         self.limit = limit
     }
 }
-
-extension ParleyError.Code {
-    public static let fileUnavailable = ParleyError.Code(rawValue: "file-unavailable")
-}
