@@ -156,12 +156,29 @@ extension TestClientProtocol {
     func roomOfThree() async throws -> (id: Int, users: [[String: Any]]) {
         var users: [[String: Any]] = []
         for _ in 0..<3 { users.append(try await signUp()) }
+        let room = try await multipartyRoom(
+            by: users[0], members: [(users[1], "writer"), (users[2], "reader")], name: "T",
+            firstMessage: (content: "first", uid: "first"))
+        return (room.id, users)
+    }
+
+    /// A multiparty room `creator` makes (as its admin) with `members` in their roles and a
+    /// first message (`seq` 1); its id and uid.
+    func multipartyRoom(
+        by creator: [String: Any], members: [([String: Any], String)], name: String = "R",
+        firstMessage: (content: String, uid: String) = ("hi", "0")
+    ) async throws -> (id: Int, uid: String) {
+        let body: [String: Any] = [
+            "name": name, "members": members.map { ["userId": Int(userID($0.0)), "role": $0.1] },
+            "firstMessage": ["content": firstMessage.content, "uid": firstMessage.uid],
+        ]
         let answer = try await json(
-            .post, "/v1/rooms", token: token(users[0]),
-            body:
-                #"{"name":"T","members":[{"userId":\#(userID(users[1])),"role":"writer"},{"userId":\#(userID(users[2])),"role":"reader"}],"firstMessage":{"content":"first","uid":"first"}}"#
-        )
-        return (answer.json["id"] as? Int ?? 0, users)
+            .post, "/v1/rooms", token: token(creator),
+            body: String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self))
+        guard let id = answer.json["id"] as? Int, let uid = answer.json["uid"] as? String else {
+            throw HarnessError("the room was not created: \(answer.status) \(answer.text)")
+        }
+        return (id, uid)
     }
 }
 

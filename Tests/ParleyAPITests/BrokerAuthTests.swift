@@ -98,12 +98,9 @@ struct BrokerAuthTests {
         try await withRouters { api, broker in
             var users: [[String: Any]] = []
             for _ in 0..<4 { users.append(try await api.signUp()) }
-            let room = try await api.json(
-                .post, "/v1/rooms", token: token(users[0]),
-                body:
-                    #"{"name":"R","members":[{"userId":\#(userID(users[1])),"role":"writer"},{"userId":\#(userID(users[2])),"role":"reader"}],"firstMessage":{"content":"hi","uid":"1"}}"#
-            )
-            let uid = try #require(room.json["uid"] as? String)
+            let uid = try await api.multipartyRoom(
+                by: users[0], members: [(users[1], "writer"), (users[2], "reader")], firstMessage: ("hi", "1")
+            ).uid
             func acl(_ user: [String: Any], _ topic: String, _ acc: Int) async throws -> HTTPResponse.Status {
                 try await post(
                     broker, "/internal/broker/acl",

@@ -202,12 +202,8 @@ struct BrokerPluginTests {
         let broker = try await withBroker(relay: true) { api, broker in
             var users: [[String: Any]] = []
             for _ in 0..<3 { users.append(try await api.signUp()) }
-            let created = try await api.json(
-                .post, "/v1/rooms", token: token(users[0]),
-                body:
-                    #"{"name":"R","members":[{"userId":\#(userID(users[1])),"role":"reader"},{"userId":\#(userID(users[2])),"role":"reader"}],"firstMessage":{"content":"hi","uid":"0"}}"#
-            )
-            let (roomID, uid) = (created.json["id"] as? Int ?? 0, created.json["uid"] as? String ?? "")
+            let (roomID, uid) = try await api.multipartyRoom(
+                by: users[0], members: [(users[1], "reader"), (users[2], "reader")])
             let staying = try await connected(try mqtt(broker, login: users[1]))
             let leaving = try await connected(try mqtt(broker, login: users[2]))
             for client in [staying, leaving] { try await client.subscribe(Topic.room(uid)) }
@@ -251,12 +247,8 @@ struct BrokerPluginTests {
         let broker = try await withBroker(relay: true, ingest: true) { api, broker in
             var users: [[String: Any]] = []
             for _ in 0..<3 { users.append(try await api.signUp()) }
-            let created = try await api.json(
-                .post, "/v1/rooms", token: token(users[0]),
-                body:
-                    #"{"name":"In","members":[{"userId":\#(userID(users[1])),"role":"writer"},{"userId":\#(userID(users[2])),"role":"reader"}],"firstMessage":{"content":"hi","uid":"0"}}"#
-            )
-            let (roomID, uid) = (created.json["id"] as? Int ?? 0, created.json["uid"] as? String ?? "")
+            let (roomID, uid) = try await api.multipartyRoom(
+                by: users[0], members: [(users[1], "writer"), (users[2], "reader")], name: "In")
             let writer = try await connected(try mqtt(broker, login: users[0]))
             let listener = try await connected(try mqtt(broker, login: users[1]))
             let reader = try await connected(try mqtt(broker, login: users[2]))

@@ -70,13 +70,9 @@ struct DeliveryEndToEndTests {
         try await withPipeline { client, subscriber in
             var users: [[String: Any]] = []
             for _ in 0..<3 { users.append(try await client.signUp()) }
-            let created = try await client.json(
-                .post, "/v1/rooms", token: token(users[0]),
-                body:
-                    #"{"name":"E2E","members":[{"userId":\#(userID(users[1])),"role":"writer"},{"userId":\#(userID(users[2])),"role":"reader"}],"firstMessage":{"content":"hi","uid":"e2e-0"}}"#
-            )
-            let roomID = created.json["id"] as? Int ?? 0
-            let uid = try #require(created.json["uid"] as? String)
+            let (roomID, uid) = try await client.multipartyRoom(
+                by: users[0], members: [(users[1], "writer"), (users[2], "reader")], name: "E2E",
+                firstMessage: ("hi", "e2e-0"))
             try await subscriber.subscribe(Topic.room(uid))
             for user in users { try await subscriber.subscribe(Topic.notifications(userID(user))) }
 
@@ -108,13 +104,9 @@ struct DeliveryEndToEndTests {
         try await withPipeline { client, subscriber in
             var users: [[String: Any]] = []
             for _ in 0..<4 { users.append(try await client.signUp()) }
-            let created = try await client.json(
-                .post, "/v1/rooms", token: token(users[0]),
-                body:
-                    #"{"name":"N","members":[{"userId":\#(userID(users[1])),"role":"writer"},{"userId":\#(userID(users[2])),"role":"writer"}],"firstMessage":{"content":"hi","uid":"n-0"}}"#
-            )
-            let roomID = created.json["id"] as? Int ?? 0
-            let uid = try #require(created.json["uid"] as? String)
+            let (roomID, uid) = try await client.multipartyRoom(
+                by: users[0], members: [(users[1], "writer"), (users[2], "writer")], name: "N",
+                firstMessage: ("hi", "n-0"))
             let newcomer = Topic.notifications(userID(users[3]))
             try await subscriber.subscribe(newcomer)
             try await subscriber.subscribe(Topic.room(uid))
@@ -146,13 +138,9 @@ struct DeliveryEndToEndTests {
         try await withPipeline { client, subscriber in
             let sender = try await client.signUp()
             let peers = [try await client.signUp(), try await client.signUp()]
-            let created = try await client.json(
-                .post, "/v1/rooms", token: token(sender),
-                body:
-                    #"{"name":"F","members":[{"userId":\#(userID(peers[0])),"role":"writer"},{"userId":\#(userID(peers[1])),"role":"reader"}],"firstMessage":{"content":"hi","uid":"f-0"}}"#
-            )
-            let roomID = try #require(created.json["id"] as? Int)
-            let uid = try #require(created.json["uid"] as? String)
+            let (roomID, uid) = try await client.multipartyRoom(
+                by: sender, members: [(peers[0], "writer"), (peers[1], "reader")], name: "F",
+                firstMessage: ("hi", "f-0"))
             try await subscriber.subscribe(Topic.room(uid))
             let uploaded = try await client.execute(
                 uri: "/v1/files?name=note.txt&protected=true", method: .post,
