@@ -156,12 +156,12 @@ struct OutboxAddStatement: PostgresPreparedStatement {
 struct OutboxBatchStatement: PostgresPreparedStatement {
     static let sql = """
         WITH deleted AS (DELETE FROM messenger.outbox WHERE id = ANY($2::bigint[]))
-        SELECT o.id, coalesce(o.topic, 'chat-room/' || c.uid), o.event, o.fanout,
-               m.id, m.seq, o.chat_room_id, c.uid, m.sent_by_id, m.content, m.uid, m.file_id, m.created_at,
-               (SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = m.file_id), c.readers_version
+        SELECT o.id, coalesce(o.topic, 'chat-room/' || c.uid), o.event, o.fanout, c.readers_version,
+               \(PostgresRoomRepository.messageColumns)
         FROM messenger.outbox o
         JOIN messenger.chat_room c ON c.id = o.chat_room_id
         LEFT JOIN messenger.message m ON m.id = o.message_id
+        LEFT JOIN cloud.file f ON f.id = m.file_id
         WHERE o.id <> ALL($2::bigint[])
         ORDER BY o.id LIMIT $1::integer
         """
@@ -186,15 +186,18 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row {
+        // The message's columns (``PostgresRoomRepository/messageColumns``), null when the row
+        // is not a new message's.
         let (
-            id, topic, event, fanout, messageID, seq, roomID, roomUID, senderID, content, uid, fileID, createdAt, file,
-            readersVersion
+            id, topic, event, fanout, readersVersion, messageID, seq, roomID, roomUID, senderID, content, uid, fileID,
+            createdAt, file
         ) = try row.decode(
             (
-                Int64, String, String?, String?, Int64?, Int64?, Int64, String, Int64?, String?, String?, Int64?, Date?,
-                String?, Int64
+                Int64, String, String?, String?, Int64, Int64?, Int64?, Int64?, String, Int64?, String?, String?,
+                Int64?,
+                Date?, String?
             ).self)
-        guard let messageID, let seq, let content, let uid, let createdAt else {
+        guard let messageID, let seq, let roomID, let content, let uid, let createdAt else {
             // An event of its own, or a new message deleted since (its room's with it): the
             // row's event, if any, as it is.
             return Row(id: id, topic: topic, event: event, fanout: fanout.map { .init(job: $0, event: event) })
