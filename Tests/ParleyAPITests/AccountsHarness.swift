@@ -40,7 +40,7 @@ struct AccountsHarness: Sendable {
         let blobStore: any BlobStore =
             switch store {
             case .filesystem:
-                try FilesystemBlobStore(root: NSTemporaryDirectory() + "parley-files-\(UUID().uuidString)")
+                try FilesystemBlobStore(root: TestScratch.path("parley-files"))
             case .postgres: PostgresBlobStore(database: database, logger: .quiet, chunkSize: 64 * 1024)
             }
         return AccountsHarness(

@@ -347,7 +347,7 @@ struct BrokerPluginTests {
             let server = try await connected(try serverClient(broker))
             try await server.subscribe("chat-in/\(uid)")
             // A stock client with a will that claims to be another user, killed without a DISCONNECT.
-            let log = NSTemporaryDirectory() + "parley-sub-\(UUID().uuidString).log"
+            let log = TestScratch.path("parley-sub", suffix: ".log")
             defer { try? FileManager.default.removeItem(atPath: log) }
             let pid = try Subprocess.start(
                 "/usr/bin/mosquitto_sub",

@@ -328,7 +328,7 @@ struct FileRoutesTests {
         let harness = try await AccountsHarness.make()
         try await harness.run { client in
             let user = try await client.signUp()
-            let directory = NSTemporaryDirectory() + "parley-thumbs-\(UUID().uuidString)"
+            let directory = TestScratch.path("parley-thumbs")
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let picture = try await Subprocess.run(

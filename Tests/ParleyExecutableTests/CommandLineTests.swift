@@ -81,7 +81,7 @@ struct CommandLineTests {
         // other tests queue on the shared server.
         parley = ParleyCommand(environment: parley.environment.merging(["PARLEY_REDIS_DATABASE": "5"]) { $1 })
         #expect(try await parley.run("migrate", "up").status == 0)
-        let log = NSTemporaryDirectory() + "parley-\(subcommand)-\(UUID().uuidString).log"
+        let log = TestScratch.path("parley-\(subcommand)", suffix: ".log")
         defer { try? FileManager.default.removeItem(atPath: log) }
         let pid = try parley.start(subcommand, log: log)
 

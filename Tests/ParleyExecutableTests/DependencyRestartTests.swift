@@ -187,7 +187,7 @@ final class RoomReader: Sendable {
 
     init(services: TestServices) throws {
         self.services = services
-        log = NSTemporaryDirectory() + "parley-reader-\(UUID().uuidString.prefix(8)).log"
+        log = TestScratch.path("parley-reader", suffix: ".log")
     }
 
     /// Starts the subscriber and returns once the broker acknowledged the subscription: a

@@ -16,7 +16,7 @@ struct LiveStack {
 
     /// Starts both processes and waits until each reports its listener.
     static func start(_ parley: ParleyCommand, workerRoles: [String] = []) async throws -> LiveStack {
-        let directory = NSTemporaryDirectory() + "parley-stack-\(UUID().uuidString.prefix(8))"
+        let directory = TestScratch.path("parley-stack")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let serve = try Subprocess.start(
             try ParleyCommand.binary, ["serve"], environment: parley.environment,

@@ -39,7 +39,7 @@ struct ParleyCommand {
             "PARLEY_BCRYPT_COST": "4",
             "PARLEY_MQTT_TOKEN_KEY": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
             // Uploads and media work files in the test's own directory, never the checkout.
-            "PARLEY_FILES_DIRECTORY": NSTemporaryDirectory() + "parley-files-\(UUID().uuidString)",
+            "PARLEY_FILES_DIRECTORY": TestScratch.path("parley-files"),
         ]) { $1 }
         self.environment = environment
     }

@@ -9,7 +9,7 @@ struct PluginTokenVectorTests {
     /// Compiles the verifier with the plugin's own token.c.
     func verifier() async throws -> String {
         let sources = Self.tests.deletingLastPathComponent().appendingPathComponent("Sources/CParleyMosquittoPlugin")
-        let output = NSTemporaryDirectory() + "parley-verify-token-\(UUID().uuidString)"
+        let output = TestScratch.path("parley-verify-token")
         let compiler = ["/usr/bin/cc", "/opt/swift/usr/bin/clang"].first {
             FileManager.default.isExecutableFile(atPath: $0)
         }

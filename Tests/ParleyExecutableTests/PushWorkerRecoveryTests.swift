@@ -18,7 +18,7 @@ struct PushWorkerRecoveryTests {
         let database = try await services.makeDatabase(migrated: true)
         // Slow answers keep jobs in flight when the first worker dies.
         try await PushFixture.with(latency: .milliseconds(100)) { push in
-            let directory = NSTemporaryDirectory() + "parley-push-\(UUID().uuidString)"
+            let directory = TestScratch.path("parley-push")
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let keyFile = "\(directory)/AuthKey.p8"

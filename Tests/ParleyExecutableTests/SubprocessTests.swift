@@ -26,7 +26,7 @@ struct SubprocessTests {
     }
 
     @Test func terminateKillsAProgramThatIgnoresSIGTERM() async throws {
-        let output = NSTemporaryDirectory() + "parley-ignores-term-\(UUID().uuidString)"
+        let output = TestScratch.path("parley-ignores-term")
         defer { try? FileManager.default.removeItem(atPath: output) }
         let pid = try Subprocess.start("/bin/sh", ["-c", "trap '' TERM; sleep 30 & wait"], outputFile: output)
         try await Task.sleep(for: .milliseconds(200))

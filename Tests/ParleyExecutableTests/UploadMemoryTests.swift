@@ -21,7 +21,7 @@ struct UploadMemoryTests {
     func aLargeUploadStreamsWithFlatMemory(store: String) async throws {
         let services = try TestServices.shared()
         let database = try await services.makeDatabase(migrated: true)
-        let directory = NSTemporaryDirectory() + "parley-upload-\(UUID().uuidString)"
+        let directory = TestScratch.path("parley-upload")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var parley = ParleyCommand(database: database, services: services)

@@ -71,7 +71,7 @@ struct WorkerRecoveryTests {
             }
         }
 
-        let log = NSTemporaryDirectory() + "parley-worker-\(UUID().uuidString).log"
+        let log = TestScratch.path("parley-worker", suffix: ".log")
         defer { try? FileManager.default.removeItem(atPath: log) }
         let first = try parley.start("worker", "--roles", "outbox", "fanout", log: log)
         for _ in 0..<300 where delivered.count == 0 { try await Task.sleep(for: .milliseconds(20)) }

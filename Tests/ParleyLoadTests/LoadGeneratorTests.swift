@@ -66,7 +66,7 @@ struct LoadGeneratorTests {
     /// A child that ends within a step (a PostgreSQL backend whose connection closed) keeps
     /// counting: its time moves to its parent's waited-for children, not out of the sum.
     @Test func aWatchedTreeKeepsTheCPUOfChildrenThatEnded() async throws {
-        let marker = NSTemporaryDirectory() + "parley-load-cpu-\(UUID().uuidString)"
+        let marker = TestScratch.path("parley-load-cpu")
         defer { try? FileManager.default.removeItem(atPath: marker) }
         let parent = try Subprocess.start(
             "/bin/sh",

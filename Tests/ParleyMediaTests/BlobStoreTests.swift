@@ -14,7 +14,7 @@ struct BlobStoreTests {
     func withStore(_ kind: Kind, _ body: @escaping @Sendable (any BlobStore) async throws -> Void) async throws {
         switch kind {
         case .filesystem:
-            let root = NSTemporaryDirectory() + "parley-blobs-\(UUID().uuidString)"
+            let root = TestScratch.path("parley-blobs")
             defer { try? FileManager.default.removeItem(atPath: root) }
             try await body(try FilesystemBlobStore(root: root))
         case .postgres:
@@ -87,7 +87,7 @@ struct BlobStoreTests {
     }
 
     @Test func filesystemKeysNeverBecomePaths() async throws {
-        let root = NSTemporaryDirectory() + "parley-blobs-\(UUID().uuidString)"
+        let root = TestScratch.path("parley-blobs")
         defer { try? FileManager.default.removeItem(atPath: root) }
         let store = try FilesystemBlobStore(root: root)
         for key in ["../../etc/passwd", "abc", "ABCDEF0123456789ABCD", "0123456789abcdef/../x"] {

@@ -100,7 +100,7 @@ struct MediaWorkerTests {
     }
 
     func withSetup(_ body: @escaping @Sendable (Setup) async throws -> Void) async throws {
-        let directory = NSTemporaryDirectory() + "parley-media-\(UUID().uuidString)"
+        let directory = TestScratch.path("parley-media")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let configuration = try await TestServices.shared().makeDatabase(migrated: true)

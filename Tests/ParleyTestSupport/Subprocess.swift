@@ -1,5 +1,6 @@
 import Foundation
 import ParleyCore
+import ParleyTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -162,7 +163,7 @@ public enum Subprocess {
         let paths: [String]
 
         init(input: String, output: String? = nil) throws {
-            let base = NSTemporaryDirectory() + "parley-subprocess-\(UUID().uuidString)"
+            let base = TestScratch.path("parley-subprocess")
             paths = [base + ".in", output ?? base + ".out", output ?? base + ".err"]
             try input.write(toFile: paths[0], atomically: true, encoding: .utf8)
         }
