@@ -48,20 +48,20 @@ public struct IngestHandler: Sendable {
             var envelope: ClientEnvelope?
             do {
                 guard input.payload.count <= payloadLimit else {
-                    throw Rejection("too-large", "The payload exceeds \(payloadLimit) bytes.")
+                    throw Rejection(.tooLarge, "The payload exceeds \(payloadLimit) bytes.")
                 }
                 guard let decoded = try? JSONCoding.decoder.decode(ClientEnvelope.self, from: Data(input.payload))
                 else {
-                    throw Rejection("invalid", "The payload is not a {type, data, hash} envelope.")
+                    throw Rejection(.invalidRequest, "The payload is not a {type, data, hash} envelope.")
                 }
                 envelope = decoded
                 guard (decoded.hash?.count ?? 0) <= 128 else {
-                    throw Rejection("invalid", "hash must be at most 128 characters.")
+                    throw Rejection(.invalidRequest, "hash must be at most 128 characters.")
                 }
-                guard let room = try await lookUpRoom(uid: uid) else { throw Rejection("forbidden", "No such room.") }
+                guard let room = try await lookUpRoom(uid: uid) else { throw Rejection(.forbidden, "No such room.") }
                 roomID = room
                 guard decoded.data.chatRoomId == nil || decoded.data.chatRoomId == room else {
-                    throw Rejection("invalid", "chatRoomId does not match the topic's room.")
+                    throw Rejection(.invalidRequest, "chatRoomId does not match the topic's room.")
                 }
                 if decoded.type == "new-message-notification" {
                     let message = try NewMessage(
@@ -116,7 +116,7 @@ public struct IngestHandler: Sendable {
                 await reject(
                     sender: retry.send.submission.senderID, roomID: retry.send.submission.roomID,
                     envelope: retry.send.envelope,
-                    Rejection("unavailable", "The server could not store this now; publish it again."))
+                    Rejection(.unavailable, "The server could not store this now; publish it again."))
             }
         }
     }
@@ -124,12 +124,14 @@ public struct IngestHandler: Sendable {
     private func handleNotice(_ envelope: ClientEnvelope, roomID: Int64, uid: String, sender: Int64) async throws {
         switch envelope.type {
         case "read-message-notification":
-            guard let messageID = envelope.data.messageId else { throw Rejection("invalid", "messageId is required.") }
+            guard let messageID = envelope.data.messageId else {
+                throw Rejection(.invalidRequest, "messageId is required.")
+            }
             try await rooms.markRead(roomID: roomID, messageID: messageID, by: sender)
         case "creating-message-info":
             try await rooms.require(.writer, roomID: roomID, userID: sender)
             if try await limiter.hit("typing:\(sender)", limit: 10, window: .seconds(10)) != nil {
-                throw Rejection("rate-limited", "Typing notices are limited to 10 per 10 seconds.")
+                throw Rejection(.rateLimited, "Typing notices are limited to 10 per 10 seconds.")
             }
             // The client's own time is relayed (it is the client's notion of when typing began).
             let time = envelope.data.time.flatMap(JSONCoding.date) ?? Date()
@@ -137,7 +139,7 @@ public struct IngestHandler: Sendable {
                 userID: sender, roomID: roomID, creating: envelope.data.creating ?? true, at: time)
             try await publisher.publishTransient(topic: Topic.room(uid), payload: typing.json())
         default:
-            throw Rejection("invalid", "Unknown type \(envelope.type.prefix(64)).")
+            throw Rejection(.invalidRequest, "Unknown type \(envelope.type.prefix(64)).")
         }
     }
 
@@ -148,7 +150,7 @@ public struct IngestHandler: Sendable {
         case let error as ParleyError: return Rejection(error)
         default:
             logger.error("chat-in message failed", metadata: ["error": "\(error)"])
-            return Rejection("unavailable", "The server could not store this now; publish it again.")
+            return Rejection(.unavailable, "The server could not store this now; publish it again.")
         }
     }
 
@@ -177,23 +179,20 @@ public struct IngestHandler: Sendable {
         let envelope: ClientEnvelope
     }
 
-    /// A `message-rejected` code and reason.
+    /// A `message-rejected` code and reason, in the REST API's vocabulary.
     struct Rejection: Error {
-        let code: String
+        let code: ParleyError.Code
         let reason: String
 
-        init(_ code: String, _ reason: String) {
+        init(_ code: ParleyError.Code, _ reason: String) {
             self.code = code
             self.reason = reason
         }
 
+        /// A room one cannot see is `forbidden` over MQTT, as its topic is to the broker's
+        /// ACL: whether it exists is not told.
         init(_ error: ParleyError) {
-            switch error.code {
-            case .forbidden, .notFound: code = "forbidden"
-            case .fileUnavailable: code = "file-unavailable"
-            case .rateLimited: code = "rate-limited"
-            default: code = "invalid"
-            }
+            code = error.code == .notFound ? .forbidden : error.code
             reason = error.detail
         }
     }

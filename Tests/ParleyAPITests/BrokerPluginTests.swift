@@ -295,7 +295,7 @@ struct BrokerPluginTests {
             #expect((rejected["data"] as? [String: Any])?["uid"] as? String == "r-1")
             try await reader.publish(topic: "chat-in/\(uid)", string: "not json")
             let invalid = try #require(await envelope(reader, type: "message-rejected"))
-            #expect((invalid["data"] as? [String: Any])?["code"] as? String == "invalid")
+            #expect((invalid["data"] as? [String: Any])?["code"] as? String == "invalid-request")
 
             try await reader.publish(
                 topic: "chat-in/\(uid)", payload: Array(repeating: UInt8(ascii: "x"), count: 70_000), qos: 1)

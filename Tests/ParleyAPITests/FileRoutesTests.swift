@@ -7,6 +7,7 @@ import ParleyAPI
 import ParleyCore
 import ParleyMedia
 import ParleyPostgres
+import ParleyRedis
 import ParleyTestSupport
 import ParleyWorker
 import Testing
@@ -250,6 +251,27 @@ struct FileRoutesTests {
                 #expect(left.filter { !$0.hasPrefix("incoming") }.isEmpty, "\(left)")
                 #expect(try FileManager.default.contentsOfDirectory(atPath: "\(root)/incoming").isEmpty)
             }
+        }
+    }
+
+    @Test func anImageWhoseMediaJobCannotBeQueuedIs503AndStoresNothing() async throws {
+        var unreachable = try TestServices.shared().redis()
+        unreachable.port = 1
+        let queue = RedisJobQueue(name: "media", pool: RedisConnectionPool(configuration: unreachable, logger: .quiet))
+        let harness = try await AccountsHarness.make(mediaJobs: queue)
+        try await harness.run { client in
+            let user = try await client.signUp()
+            let refused = try await upload(client, token: token(user), Self.png, type: "image/png")
+            #expect(refused.status == .serviceUnavailable)
+            #expect(refused.json["code"] as? String == "unavailable")
+            let plain = try await upload(client, token: token(user), Self.bytes(100))
+            #expect(plain.status == .created, "a file that needs no media job does not wait for Redis")
+
+            let database = harness.database.client
+            #expect(try await database.query("SELECT count(*) FROM cloud.file", logger: .quiet).single(Int.self) == 1)
+            let root = try #require((harness.blobStore as? FilesystemBlobStore)?.root)
+            let left = FileManager.default.enumerator(atPath: root)?.allObjects.compactMap { $0 as? String } ?? []
+            #expect(left.filter { !$0.hasPrefix("incoming") && $0.contains("/") }.count == 1, "\(left)")
         }
     }
 

@@ -152,7 +152,15 @@ public struct FilesController: Sendable {
                     mimeType: received.mimeType, checksum: received.checksum, isProtected: received.isProtected,
                     storageKey: key))
             if let mediaJobs, received.mimeType.hasPrefix("image/") || received.mimeType.hasPrefix("video/") {
-                try? await mediaJobs.enqueue(MediaJob(fileID: file.id).json())
+                do {
+                    try await mediaJobs.enqueue(MediaJob(fileID: file.id).json())
+                } catch {
+                    // Without its job the file would never get its sizes and thumbnails: the
+                    // upload fails whole (503) and the client sends it again. A row left by a
+                    // failing database too is an orphan the sweeper removes.
+                    _ = try? await files.deleteOrphan(id: file.id)
+                    throw error
+                }
             }
             return file
         } catch {

@@ -49,7 +49,8 @@ extension RoomEvent {
     public struct Rejection: Encodable, Sendable {
         public let chatRoomId: Int64?
         public let uid: String?
-        public let code: String
+        /// One of the REST API's codes: clients branch on one vocabulary.
+        public let code: ParleyError.Code
         public let reason: String
 
         /// Keys with no value are present as `null`.
@@ -57,7 +58,7 @@ extension RoomEvent {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(chatRoomId, forKey: .chatRoomId)
             try container.encode(uid, forKey: .uid)
-            try container.encode(code, forKey: .code)
+            try container.encode(code.rawValue, forKey: .code)
             try container.encode(reason, forKey: .reason)
         }
 
@@ -65,7 +66,9 @@ extension RoomEvent {
     }
 
     /// The negative acknowledgement of a `chat-in` publish, on the sender's notification topic.
-    public static func rejected(roomID: Int64?, uid: String?, code: String, reason: String, hash: String?)
+    public static func rejected(
+        roomID: Int64?, uid: String?, code: ParleyError.Code, reason: String, hash: String?
+    )
         -> Envelope<Rejection>
     {
         Envelope(
