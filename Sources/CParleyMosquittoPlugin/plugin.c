@@ -64,7 +64,8 @@ static bool is_server(const char *username)
    denied here, without a network call. */
 static bool plausible_topic(const char *topic)
 {
-    static const char *prefixes[] = {"chat-room/", "chat-in/", "messenger-notifications/", "user/"};
+    static const char *prefixes[] = {
+        TOPIC_ROOM_PREFIX, TOPIC_CHAT_IN_PREFIX, TOPIC_NOTIFICATIONS_PREFIX, TOPIC_PRESENCE_PREFIX};
     if (strlen(topic) > 256 || strpbrk(topic, "+#") != NULL) return false;
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
         if (strncmp(topic, prefixes[i], strlen(prefixes[i])) == 0) return true;
@@ -144,7 +145,7 @@ static int on_acl_check(int event, void *event_data, void *userdata)
         if (answer < 0) return MOSQ_ERR_ACL_DENIED; /* no answer: fail closed, do not cache */
         cache_store(username, client_id, ed->access, ed->topic, answer == 1, now + cache_seconds);
     }
-    if (answer == 1 && ed->access == MOSQ_ACL_WRITE && strncmp(ed->topic, "user/", 5) == 0) {
+    if (answer == 1 && ed->access == MOSQ_ACL_WRITE && strncmp(ed->topic, TOPIC_PRESENCE_PREFIX, strlen(TOPIC_PRESENCE_PREFIX)) == 0) {
         /* Presence: at most one publish per interval and client. */
         if (cache_lookup(username, client_id, PRESENCE_STAMP, ed->topic, now) == 1) return MOSQ_ERR_ACL_DENIED;
         cache_store(username, client_id, PRESENCE_STAMP, ed->topic, true, now + PRESENCE_INTERVAL);
@@ -223,7 +224,7 @@ static int on_message(int event, void *event_data, void *userdata)
     (void)event;
     (void)userdata;
     struct mosquitto_evt_message *ed = event_data;
-    if (ed->topic == NULL || strncmp(ed->topic, "chat-in/", 8) != 0) return MOSQ_ERR_SUCCESS;
+    if (ed->topic == NULL || strncmp(ed->topic, TOPIC_CHAT_IN_PREFIX, strlen(TOPIC_CHAT_IN_PREFIX)) != 0) return MOSQ_ERR_SUCCESS;
     const char *username = mosquitto_client_username(ed->client);
     if (is_server(username)) return MOSQ_ERR_SUCCESS;
     if (username == NULL) return MOSQ_ERR_ACL_DENIED;
@@ -264,7 +265,7 @@ static int on_disconnect(int event, void *event_data, void *userdata)
     gmtime_r(&tv.tv_sec, &utc);
     char stamp[40], topic[64], payload[256];
     strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &utc);
-    snprintf(topic, sizeof topic, "user/%s/online", username);
+    snprintf(topic, sizeof topic, TOPIC_PRESENCE_PREFIX "%s" TOPIC_PRESENCE_SUFFIX, username);
     int len = snprintf(
         payload, sizeof payload,
         "{\"type\":\"online-user-message\",\"data\":{\"lastActivity\":\"%s.%03ldZ\",\"online\":false},"

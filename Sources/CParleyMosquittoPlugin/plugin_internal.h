@@ -15,6 +15,14 @@ void cache_evict(time_t now);
 /* Drops a client's entries except READ (its subscriptions' deliveries). */
 void cache_clear_decisions(const char *username, const char *client_id);
 
+/* The topics of the MQTT contract (Topic in ParleyCore names them; a test checks these
+   against it). */
+#define TOPIC_ROOM_PREFIX "chat-room/"
+#define TOPIC_CHAT_IN_PREFIX "chat-in/"
+#define TOPIC_NOTIFICATIONS_PREFIX "messenger-notifications/"
+#define TOPIC_PRESENCE_PREFIX "user/"
+#define TOPIC_PRESENCE_SUFFIX "/online"
+
 /* A cache kind besides MQTT's access values (1 read, 2 write, 4 subscribe). */
 #define MARK_GONE 7          /* the client's connection ended (its will must not post) */
 

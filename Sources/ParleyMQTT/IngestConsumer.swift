@@ -10,7 +10,7 @@ import ServiceLifecycle
 /// hands over everything queued for it at once (up to `batchLimit`), so the handler stores
 /// a burst in one transaction (a group commit) instead of one commit per message.
 public struct IngestConsumer: Service {
-    public static let subscription = "$share/parley-ingest/chat-in/+"
+    public static let subscription = Topic.ingestSubscription
     let client: MQTTClient
     let logger: Logger
     let lanes: Int
@@ -43,7 +43,7 @@ public struct IngestConsumer: Service {
             defer { for queue in queues { queue.finish() } }
             try await withGracefulShutdownHandler {
                 try await cancelWhenGracefulShutdown {
-                    for await message in client.messages where message.topic.hasPrefix("chat-in/") {
+                    for await message in client.messages where message.topic.hasPrefix(Topic.chatInPrefix) {
                         queues[Self.lane(of: message.topic, among: queues.count)].append(
                             ChatInput(
                                 topic: message.topic, payload: message.payload,

@@ -156,7 +156,7 @@ struct OutboxAddStatement: PostgresPreparedStatement {
 struct OutboxBatchStatement: PostgresPreparedStatement {
     static let sql = """
         WITH deleted AS (DELETE FROM messenger.outbox WHERE id = ANY($2::bigint[]))
-        SELECT o.id, coalesce(o.topic, 'chat-room/' || c.uid), o.event, o.fanout, c.readers_version,
+        SELECT o.id, coalesce(o.topic, '\(Topic.roomPrefix)' || c.uid), o.event, o.fanout, c.readers_version,
                \(PostgresRoomRepository.messageColumns)
         FROM messenger.outbox o
         JOIN messenger.chat_room c ON c.id = o.chat_room_id

@@ -43,7 +43,11 @@ public struct IngestHandler: Sendable {
                     "chat-in message without a stamped sender dropped", metadata: ["topic": "\(input.topic)"])
                 continue
             }
-            let uid = input.topic.hasPrefix("chat-in/") ? String(input.topic.dropFirst("chat-in/".count)) : ""
+            guard case .chatIn(let uid) = Topic(input.topic) else {
+                // The ACL lets nothing else through; a uid the ACL would refuse names no room.
+                await reject(sender: sender, roomID: nil, envelope: nil, Rejection(.forbidden, "No such room."))
+                continue
+            }
             var roomID: Int64?
             var envelope: ClientEnvelope?
             do {

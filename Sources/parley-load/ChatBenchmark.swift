@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ParleyCore
 import ParleyMQTT
 
 /// `parley-load chat`: the end-to-end message pipeline. Members publish on `chat-in`, Parley
@@ -51,7 +52,7 @@ struct ChatBenchmark: AsyncParsableCommand {
             let baselineClients = try await ChatClients(
                 host: target.mqttHost, port: baselinePort,
                 credentials: users.map { ("load-\(tag)-\($0.index)", nil, nil) },
-                topics: users.map { ["chat-room/\(plan.room(of: $0.index).uid)"] }, steps: steps)
+                topics: users.map { [Topic.room(plan.room(of: $0.index).uid)] }, steps: steps)
             let baseline = RateLadder(
                 rates: rates, stepDuration: stepDuration, p99Limit: p99Limit, cpu: try ProcessCPU(watch: baselineWatch))
             print("baseline: plugin-less mosquitto relaying chat-room publishes")
@@ -65,7 +66,7 @@ struct ChatBenchmark: AsyncParsableCommand {
         let parleyClients = try await ChatClients(
             host: target.mqttHost, port: target.mqttPort,
             credentials: users.map { ($0.login.mqtt.clientId, $0.login.mqtt.username, $0.login.mqtt.password) },
-            topics: users.map { ["chat-room/\(plan.room(of: $0.index).uid)", "messenger-notifications/\($0.id)"] },
+            topics: users.map { [Topic.room(plan.room(of: $0.index).uid), Topic.notifications($0.id)] },
             steps: steps)
         let sampler = try health.sampler()
         let parley = RateLadder(
@@ -158,7 +159,8 @@ struct RoomPlan: Sendable {
             do {
                 // QoS 1 as apps publish; the proof of delivery is the event coming back.
                 try clients.clients[sender].publishWithoutWaiting(
-                    topic: (direct ? "chat-room/" : "chat-in/") + rooms[room].uid, payload: payload, qos: 1)
+                    topic: direct ? Topic.room(rooms[room].uid) : Topic.chatIn(rooms[room].uid), payload: payload,
+                    qos: 1)
             } catch {
                 recorder.recordFailure()
             }

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Logging
 import NIOCore
+import ParleyCore
 import ParleyMQTT
 import ParleyPushSimulator
 import Synchronization
@@ -124,7 +125,7 @@ struct FanoutBenchmark: AsyncParsableCommand {
             let event = Array(RoomPlan.event(room: API.Room(id: 1, uid: "fanout-baseline"), sender: 1, uid: marker))
             let start = Clock.nanoseconds()
             async let published: Void = publisher.publish(
-                batch: (0..<members).map { ("messenger-notifications/\($0 + 1)", event) })
+                batch: (0..<members).map { (Topic.notifications(Int64($0 + 1)), event) })
             async let posted: Void = pushes.send(count: members - 1, concurrency: concurrency, body: body)
             _ = try await (published, posted)
             let notified = try await observer.waitFor(count: members, since: start)
@@ -170,7 +171,7 @@ final class NotificationObserver: Sendable {
             }
         }
         try await client.waitUntilConnected(timeout: .seconds(10))
-        try await client.subscribe("messenger-notifications/+", qos: 1)
+        try await client.subscribe(Topic.notificationsPrefix + "+", qos: 1)
     }
 
     func expect(marker: String) { arrivals.state.withLock { $0 = (marker, []) } }

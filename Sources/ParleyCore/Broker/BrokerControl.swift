@@ -22,7 +22,7 @@ public struct BrokerControl: Encodable, Sendable, Equatable {
     /// A user lost a room: neither its events nor its input topic are theirs any more.
     public static func roomLost(roomUID: String, userIDs: [Int64]) -> BrokerControl {
         BrokerControl(
-            invalidate: userIDs.flatMap { ["\($0) \(Topic.room(roomUID))", "\($0) chat-in/\(roomUID)"] })
+            invalidate: userIDs.flatMap { ["\($0) \(Topic.room(roomUID))", "\($0) \(Topic.chatIn(roomUID))"] })
     }
 
     public func json() -> String {

@@ -18,9 +18,3 @@ public enum RoomRole: String, Sendable, Codable, CaseIterable, Comparable {
 
     public static func < (lhs: RoomRole, rhs: RoomRole) -> Bool { lhs.rank < rhs.rank }
 }
-
-/// Topic names of the MQTT contract (`mqtt-protocol.md`).
-public enum Topic {
-    public static func room(_ uid: String) -> String { "chat-room/\(uid)" }
-    public static func notifications(_ userID: Int64) -> String { "messenger-notifications/\(userID)" }
-}

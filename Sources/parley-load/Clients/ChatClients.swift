@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ParleyCore
 import ParleyMQTT
 
 /// MQTT clients of a chat benchmark: one per member, each subscribed to its room, recording
@@ -35,7 +36,7 @@ final class ChatClients: Sendable {
             clients.append(client)
             consumers.append(
                 Task {
-                    for await message in client.messages where message.topic.hasPrefix("chat-room/") {
+                    for await message in client.messages where message.topic.hasPrefix(Topic.roomPrefix) {
                         guard let stamp = SendStamp(payload: message.payload), stamp.sender != index,
                             recorders.indices.contains(stamp.step)
                         else { continue }
