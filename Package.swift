@@ -105,7 +105,6 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                "ParleyMedia",
             ],
             resources: [.copy("Resources/openapi.yaml"), .copy("Resources/asyncapi.yaml")],
             swiftSettings: swiftSettings

@@ -2,7 +2,6 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import ParleyCore
-import ParleyMedia
 
 /// Streams stored content with the conditional and Range rules of RFC 9110: 304 for a
 /// current copy, 206 for one range (or `multipart/byteranges` for several), 416 for none

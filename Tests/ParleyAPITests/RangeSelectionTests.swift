@@ -1,4 +1,4 @@
-import ParleyMedia
+import ParleyAPI
 import Testing
 
 struct RangeSelectionTests {
