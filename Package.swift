@@ -276,6 +276,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The executable's own rules (settings, wiring), through `@testable import parley`.
+        .testTarget(name: "ParleyCommandTests", dependencies: ["parley"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ParleyLoadTests", dependencies: ["parley-load", "ParleyTestSupport"], swiftSettings: swiftSettings),
         .testTarget(

@@ -134,7 +134,7 @@ struct WorkerCommand: AsyncParsableCommand {
                 let logger = Runtime.logger("media")
                 let files = PostgresFileRepository(database: dependencies.postgres, logger: logger)
                 let store = try settings.blobStore(database: dependencies.postgres)
-                let workDirectory = settings.mediaWorkDirectory
+                let workDirectory = try settings.mediaWorkDirectory()
                 try FileManager.default.createDirectory(atPath: workDirectory, withIntermediateDirectories: true)
                 let handler = MediaHandler(
                     files: files, store: store, processor: ToolMediaProcessor(runner: try settings.toolRunner()),

@@ -20,7 +20,7 @@ extension Settings {
     }
 
     func sessionCacheLifetime() throws -> Duration {
-        try seconds(SettingKeys.Accounts.sessionCacheLifetime) ?? .seconds(30)
+        try required(seconds(SettingKeys.Accounts.sessionCacheLifetime), SettingKeys.Accounts.sessionCacheLifetime)
     }
 
     func mqttTokenKey() throws -> MQTTTokenKey {
@@ -35,7 +35,7 @@ extension Settings {
     func mqttEndpoint() throws -> MQTTEndpoint {
         typealias K = SettingKeys.MQTTClients
         return MQTTEndpoint(
-            host: string(K.publicHost) ?? string(SettingKeys.MQTT.host, default: "127.0.0.1"),
+            host: try string(K.publicHost) ?? required(string(SettingKeys.MQTT.host), SettingKeys.MQTT.host),
             port: try required(port(K.publicPort), K.publicPort),
             tls: try bool(K.publicTLS),
             websocketPort: try port(K.publicWebsocketPort))

@@ -9,30 +9,30 @@ import ParleyRedis
 extension Settings {
     func postgres() throws -> PostgresConfiguration {
         typealias K = SettingKeys.Postgres
-        guard let tls = PostgresConfiguration.TLSMode(rawValue: string(K.tls, default: "prefer")) else {
+        guard let tls = PostgresConfiguration.TLSMode(rawValue: try required(string(K.tls), K.tls)) else {
             throw SettingsError.invalid(K.tls, expected: "disable, prefer or require")
         }
         return PostgresConfiguration(
-            host: string(K.host, default: "127.0.0.1"),
+            host: try required(string(K.host), K.host),
             port: try required(port(K.port), K.port),
-            user: string(K.user, default: "parley"),
+            user: try required(string(K.user), K.user),
             password: string(K.password),
-            database: string(K.database, default: "parley"),
+            database: try required(string(K.database), K.database),
             tls: tls,
             maximumConnections: try required(int(K.maxConnections, in: 1...1000), K.maxConnections),
-            connectTimeout: try seconds(K.connectTimeout) ?? .seconds(5),
-            answerTimeout: try seconds(K.answerTimeout) ?? .seconds(30))
+            connectTimeout: try required(seconds(K.connectTimeout), K.connectTimeout),
+            answerTimeout: try required(seconds(K.answerTimeout), K.answerTimeout))
     }
 
     func redis() throws -> RedisConfiguration {
         typealias K = SettingKeys.Redis
         return RedisConfiguration(
-            host: string(K.host, default: "127.0.0.1"),
+            host: try required(string(K.host), K.host),
             port: try required(port(K.port), K.port),
             password: string(K.password),
             database: try required(int(K.database, in: 0...15), K.database),
             maximumConnections: try required(int(K.maxConnections, in: 1...1000), K.maxConnections),
-            commandTimeout: try seconds(K.commandTimeout) ?? .seconds(10))
+            commandTimeout: try required(seconds(K.commandTimeout), K.commandTimeout))
     }
 
     /// - Parameter role: names the process in its client id (`serve`, `worker`).
@@ -40,12 +40,12 @@ extension Settings {
         typealias K = SettingKeys.MQTT
         let suffix = UUID().uuidString.prefix(8).lowercased()
         return MQTTConfiguration(
-            host: string(K.host, default: "127.0.0.1"),
+            host: try required(string(K.host), K.host),
             port: try required(port(K.port), K.port),
             username: string(K.username),
             password: string(K.password),
             clientID: "parley-\(role)-\(suffix)",
-            keepAlive: try seconds(K.keepAlive) ?? .seconds(30),
+            keepAlive: try required(seconds(K.keepAlive), K.keepAlive),
             tls: try bool(K.tls),
             caFile: string(K.caFile),
             tlsInsecure: try bool(K.tlsInsecure))
@@ -55,20 +55,20 @@ extension Settings {
     func http(internalPortKey: SettingKey = SettingKeys.HTTP.internalPort) throws -> HTTPConfiguration {
         typealias K = SettingKeys.HTTP
         return HTTPConfiguration(
-            host: string(K.host, default: "127.0.0.1"),
+            host: try required(string(K.host), K.host),
             port: try port(K.port),
             tlsPort: try port(K.tlsPort),
             tlsCertificatePath: string(K.tlsCertificate),
             tlsKeyPath: string(K.tlsKey),
-            internalHost: string(K.internalHost, default: "127.0.0.1"),
+            internalHost: try required(string(K.internalHost), K.internalHost),
             internalPort: try port(internalPortKey),
-            idleTimeout: try seconds(K.idleTimeout) ?? .seconds(300),
-            readinessTimeout: try seconds(K.readinessTimeout) ?? .seconds(2))
+            idleTimeout: try required(seconds(K.idleTimeout), K.idleTimeout),
+            readinessTimeout: try required(seconds(K.readinessTimeout), K.readinessTimeout))
     }
 
     func logLevel() throws -> Logger.Level {
         let key = SettingKeys.General.logLevel
-        guard let level = Logger.Level(rawValue: string(key, default: "info")) else {
+        guard let level = Logger.Level(rawValue: try required(string(key), key)) else {
             throw SettingsError.invalid(key, expected: "a log level (trace ... critical)")
         }
         return level

@@ -7,10 +7,10 @@ extension Settings {
     /// The configured blob store.
     func blobStore(database: PostgresPool) throws -> any BlobStore {
         typealias K = SettingKeys.Files
-        switch string(K.store, default: "filesystem") {
+        switch try required(string(K.store), K.store) {
         case "filesystem":
             do {
-                return try FilesystemBlobStore(root: string(K.directory, default: "data/files"))
+                return try FilesystemBlobStore(root: try required(string(K.directory), K.directory))
             } catch {
                 throw SettingsError.invalid(K.directory, expected: "a directory Parley can create and write")
             }
@@ -51,5 +51,7 @@ extension Settings {
             memoryLimit: memory, cpuSeconds: Int(timeout.components.seconds), wallTime: timeout + .seconds(5))
     }
 
-    var mediaWorkDirectory: String { string(SettingKeys.Files.directory, default: "data/files") + "/work" }
+    func mediaWorkDirectory() throws -> String {
+        try required(string(SettingKeys.Files.directory), SettingKeys.Files.directory) + "/work"
+    }
 }

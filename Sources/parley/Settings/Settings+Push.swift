@@ -6,7 +6,7 @@ import ParleyPush
 extension Settings {
     func pushContent() throws -> PushComposer.Content {
         let key = SettingKeys.Push.content
-        guard let content = PushComposer.Content(rawValue: string(key, default: "preview")) else {
+        guard let content = PushComposer.Content(rawValue: try required(string(key), key)) else {
             throw SettingsError.invalid(key, expected: "preview or ids")
         }
         return content
@@ -33,7 +33,7 @@ extension Settings {
             guard let topic = string(K.apnsTopic) else { throw SettingsError.missing(K.apnsTopic) }
             guard
                 let environment = APNsConfiguration.Environment(
-                    rawValue: string(K.apnsEnvironment, default: "production"))
+                    rawValue: try required(string(K.apnsEnvironment), K.apnsEnvironment))
             else { throw SettingsError.invalid(K.apnsEnvironment, expected: "production or sandbox") }
             senders[.apns] = APNsSender(
                 configuration: APNsConfiguration(
@@ -44,7 +44,7 @@ extension Settings {
         if let accountFile = string(K.fcmServiceAccountFile) {
             guard let document = FileManager.default.contents(atPath: accountFile),
                 let configuration = try? FCMConfiguration(
-                    serviceAccountJSON: document, baseURL: string(K.fcmURL, default: "https://fcm.googleapis.com"))
+                    serviceAccountJSON: document, baseURL: try required(string(K.fcmURL), K.fcmURL))
             else {
                 throw SettingsError.invalid(
                     K.fcmServiceAccountFile, expected: "a readable service-account JSON file with an RSA private key")

@@ -27,13 +27,15 @@ struct Settings: Sendable {
 
     private init(reader: ConfigReader) { self.reader = reader }
 
+    /// The configured value, else the key's default (the only place defaults are written); an
+    /// empty value counts as unset.
     func string(_ key: SettingKey) -> String? {
-        let value = reader.string(forKey: ConfigKey(key.name), isSecret: key.isSecret) ?? key.defaultValue
-        guard let value, !value.isEmpty else { return nil }
+        let configured = reader.string(forKey: ConfigKey(key.name), isSecret: key.isSecret)
+        guard let value = configured?.isEmpty == false ? configured : key.defaultValue, !value.isEmpty else {
+            return nil
+        }
         return value
     }
-
-    func string(_ key: SettingKey, default fallback: String) -> String { string(key) ?? fallback }
 
     func int(_ key: SettingKey, in range: ClosedRange<Int> = 0...Int.max) throws -> Int? {
         guard let text = string(key) else { return nil }
@@ -69,7 +71,8 @@ struct Settings: Sendable {
         }
     }
 
-    func required(_ value: Int?, _ key: SettingKey) throws -> Int {
+    /// A value the key's default guarantees, or one without a default that must be set.
+    func required<Value>(_ value: Value?, _ key: SettingKey) throws -> Value {
         guard let value else { throw SettingsError.missing(key) }
         return value
     }

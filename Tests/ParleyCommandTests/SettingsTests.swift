@@ -1,0 +1,36 @@
+import Testing
+
+@testable import parley
+
+/// Configuration defaults are written once, in the key table that `parley --help` and the
+/// README print; every reader takes them from there.
+struct SettingsTests {
+    @Test func componentsTakeTheirDefaultsFromTheKeyTable() throws {
+        let settings = Settings(environment: [:])
+        let postgres = try settings.postgres()
+        #expect(postgres.host == SettingKeys.Postgres.host.defaultValue)
+        #expect(postgres.user == SettingKeys.Postgres.user.defaultValue)
+        #expect(postgres.tls.rawValue == SettingKeys.Postgres.tls.defaultValue)
+        #expect(postgres.connectTimeout == .seconds(Int(SettingKeys.Postgres.connectTimeout.defaultValue ?? "") ?? -1))
+        let http = try settings.http()
+        #expect(http.internalHost == SettingKeys.HTTP.internalHost.defaultValue)
+        #expect(http.idleTimeout == .seconds(Int(SettingKeys.HTTP.idleTimeout.defaultValue ?? "") ?? -1))
+        #expect(try settings.logLevel().rawValue == SettingKeys.General.logLevel.defaultValue)
+        #expect(try settings.mediaWorkDirectory() == "\(SettingKeys.Files.directory.defaultValue ?? "")/work")
+    }
+
+    @Test func anEmptyValueMeansTheDefaultAndASetOneWins() throws {
+        let empty = Settings(environment: ["PARLEY_POSTGRES_HOST": "", "PARLEY_REDIS_COMMAND_TIMEOUT": ""])
+        #expect(try empty.postgres().host == "127.0.0.1")
+        #expect(try empty.redis().commandTimeout == .seconds(10))
+        let set = Settings(environment: ["PARLEY_POSTGRES_HOST": "db.internal", "PARLEY_REDIS_COMMAND_TIMEOUT": "2.5"])
+        #expect(try set.postgres().host == "db.internal")
+        #expect(try set.redis().commandTimeout == .milliseconds(2500))
+    }
+
+    @Test func aMalformedValueNamesItsVariable() {
+        let settings = Settings(environment: ["PARLEY_POSTGRES_TLS": "sometimes"])
+        let error = #expect(throws: SettingsError.self) { try settings.postgres() }
+        #expect(error?.description.hasPrefix("PARLEY_POSTGRES_TLS must be") == true)
+    }
+}
