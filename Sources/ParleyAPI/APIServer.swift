@@ -5,65 +5,24 @@ import Logging
 import NIOCore
 import NIOSSL
 import ParleyCore
-import Prometheus
 import ServiceLifecycle
 
-/// Builds Parley's HTTP listeners as `Service`s: one router for clients (served over TLS and
-/// cleartext) and one for the internal listener.
+/// Builds Parley's HTTP listeners as `Service`s: the public router (``ParleyRoutes``) served
+/// over TLS and cleartext, and the internal router on the internal listener.
 public struct APIServer: Sendable {
     public let configuration: HTTPConfiguration
-    let probes: [any DependencyProbe]
-    let registry: PrometheusCollectorRegistry
     let logger: Logger
 
-    public init(
-        configuration: HTTPConfiguration, probes: [any DependencyProbe], registry: PrometheusCollectorRegistry,
-        logger: Logger
-    ) {
+    public init(configuration: HTTPConfiguration, logger: Logger) {
         self.configuration = configuration
-        self.probes = probes
-        self.registry = registry
         self.logger = logger
-    }
-
-    /// The router clients reach. `extend` adds routes (the controllers of later features, and
-    /// test-only routes in tests).
-    public func publicRouter(
-        extend: (Router<ParleyRequestContext>) -> Void = { _ in }
-    ) -> Router<ParleyRequestContext> {
-        let router = Router(context: ParleyRequestContext.self)
-        addCommonMiddleware(to: router)
-        OperationsController(probes: probes, readinessTimeout: configuration.readinessTimeout).addRoutes(to: router)
-        OpenAPIController().addRoutes(to: router)
-        extend(router)
-        return router
-    }
-
-    /// Health and metrics, and what `extend` adds (the broker-auth endpoints).
-    public func internalRouter(
-        extend: (Router<ParleyRequestContext>) -> Void = { _ in }
-    ) -> Router<ParleyRequestContext> {
-        let router = Router(context: ParleyRequestContext.self)
-        addCommonMiddleware(to: router)
-        OperationsController(probes: probes, readinessTimeout: configuration.readinessTimeout).addRoutes(to: router)
-        MetricsController(registry: registry).addRoutes(to: router)
-        extend(router)
-        return router
-    }
-
-    private func addCommonMiddleware(to router: Router<ParleyRequestContext>) {
-        router.add(middleware: RequestIDMiddleware())
-        router.add(middleware: MetricsMiddleware())
-        router.add(middleware: ProblemMiddleware())
     }
 
     /// Every configured listener, ready to run in a `ServiceGroup`.
     public func services(
-        publicRouter: Router<ParleyRequestContext>? = nil,
-        internalRouter: Router<ParleyRequestContext>? = nil,
+        publicRouter: Router<ParleyRequestContext>, internalRouter: Router<ParleyRequestContext>,
         onListening: @escaping @Sendable (Listener, Int) async -> Void = { _, _ in }
     ) throws -> [any Service] {
-        let publicRouter = publicRouter ?? self.publicRouter()
         var services: [any Service] = []
         let http2 = http2Configuration
         if let port = configuration.port {
@@ -82,7 +41,7 @@ public struct APIServer: Sendable {
         if let port = configuration.internalPort {
             services.append(
                 application(
-                    router: internalRouter ?? self.internalRouter(),
+                    router: internalRouter,
                     server: .http1(configuration: http2.streamConfiguration),
                     host: configuration.internalHost, port: port, listener: .internal, onListening: onListening))
         }

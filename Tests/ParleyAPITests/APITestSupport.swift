@@ -14,23 +14,27 @@ struct StaticProbe: DependencyProbe {
     func probe() async throws { if !up { throw Down() } }
 }
 
-extension APIServer {
+extension ParleyRoutes {
+    /// The routes of the HTTP layer alone (health, documents, metrics), or with `features`.
     static func forTesting(
-        probes: [any DependencyProbe] = [], configuration: HTTPConfiguration = HTTPConfiguration(),
-        registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
-    ) -> APIServer {
-        APIServer(configuration: configuration, probes: probes, registry: registry, logger: .quiet)
+        probes: [any DependencyProbe] = [], readinessTimeout: Duration = .seconds(2),
+        registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), features: Features? = nil,
+        broker: BrokerAuthController? = nil
+    ) -> ParleyRoutes {
+        ParleyRoutes(
+            probes: probes, readinessTimeout: readinessTimeout, registry: registry, features: features, broker: broker)
     }
 }
 
-/// Runs `body` against the public router in memory (no sockets).
+/// Runs `body` against the public router in memory (no sockets); `extend` adds test-only routes.
 func withPublicRouter(
-    _ server: APIServer = .forTesting(),
+    _ routes: ParleyRoutes = .forTesting(),
     extend: (Router<ParleyRequestContext>) -> Void = { _ in },
     _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
 ) async throws {
-    let app = Application(router: server.publicRouter(extend: extend), logger: .quiet)
-    try await app.test(.router, body)
+    let router = routes.publicRouter()
+    extend(router)
+    try await Application(router: router, logger: .quiet).test(.router, body)
 }
 
 /// Decodes a problem+json body.

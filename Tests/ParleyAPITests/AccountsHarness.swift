@@ -48,10 +48,11 @@ struct AccountsHarness: Sendable {
             policy: policy, blobStore: blobStore, uploadLimit: uploadLimit, mediaJobs: mediaJobs)
     }
 
-    /// One API instance: its own session cache, trusted (as when its subscriber listens).
-    func instance(
+    /// One API instance's features, wired by `ParleyRoutes.Features` as in `parley serve`: its
+    /// own session cache, trusted (as when its subscriber listens), over the test's adapters.
+    func features(
         cache: SessionCache = Self.trustedCache(), broker: any BrokerSessionControl = NoBroker()
-    ) -> (api: AccountsAPI, cache: SessionCache) {
+    ) -> ParleyRoutes.Features {
         let users = PostgresUserRepository(database: database, logger: .quiet)
         let sessions = PostgresSessionRepository(database: database, logger: .quiet)
         let hasher = BcryptPasswordHasher(cost: 4)
@@ -60,11 +61,20 @@ struct AccountsHarness: Sendable {
             limiter: RedisRateLimiter(pool: redis, namespace: namespace),
             revocations: RedisSessionRevocationBus(pool: redis), broker: broker, mqttKey: Self.mqttKey,
             policy: policy, revokedLocally: { cache.revoke(sessions: $0) })
-        let api = AccountsAPI(
+        return ParleyRoutes.Features(
             accounts: accounts, users: users, sessions: sessions,
             directory: PostgresDirectoryRepository(database: database, logger: .quiet), hasher: hasher, cache: cache,
-            endpoint: Self.endpoint)
-        return (api, cache)
+            endpoint: Self.endpoint, rooms: roomService,
+            notificationSettings: PostgresPushRepository(database: database, logger: .quiet),
+            files: PostgresFileRepository(database: database, logger: .quiet), store: blobStore, links: Self.fileLinks,
+            mediaJobs: mediaJobs, uploadLimit: uploadLimit)
+    }
+
+    /// The public router of one instance, as `parley serve` builds it.
+    func publicRouter(
+        cache: SessionCache = Self.trustedCache(), broker: any BrokerSessionControl = NoBroker()
+    ) -> Router<ParleyRequestContext> {
+        ParleyRoutes.forTesting(features: features(cache: cache, broker: broker)).publicRouter()
     }
 
     static func trustedCache() -> SessionCache {
@@ -78,38 +88,14 @@ struct AccountsHarness: Sendable {
         broker: any BrokerSessionControl = NoBroker(),
         _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
-        let api = instance(broker: broker).api
-        let routes = signedInRoutes
+        let application = Application(router: publicRouter(broker: broker), logger: .quiet)
         try await database.withRunningClient { _ in
-            let files = filesController
-            let router = APIServer.forTesting().publicRouter { router in
-                api.addRoutes(to: router) { routes($0) }
-                files.addContentRoutes(to: router)
-            }
-            try await Application(router: router, logger: .quiet).test(.router, body)
+            try await application.test(.router, body)
         }
-    }
-
-    /// Rooms, messages, notification preferences and files, as `serve` adds them.
-    func signedInRoutes(_ group: RouterGroup<AuthenticatedRequestContext>) {
-        RoomsController(service: roomService).addRoutes(to: group)
-        NotificationsController(
-            rooms: roomService, settings: PostgresPushRepository(database: database, logger: .quiet)
-        ).addRoutes(to: group)
-        filesController.addSignedInRoutes(to: group)
     }
 
     var roomService: RoomService {
         RoomService(rooms: PostgresRoomRepository(database: database, logger: .quiet, fileLinks: Self.fileLinks))
-    }
-
-    var filesController: FilesController {
-        FilesController(
-            files: PostgresFileRepository(database: database, logger: .quiet), store: blobStore,
-            links: Self.fileLinks, rooms: roomService,
-            tokens: AccessTokens(
-                sessions: PostgresSessionRepository(database: database, logger: .quiet), cache: Self.trustedCache()),
-            mediaJobs: mediaJobs, uploadLimit: uploadLimit)
     }
 
     struct NoBroker: BrokerSessionControl {

@@ -23,9 +23,7 @@ struct BrokerAuthTests {
             sessions: PostgresSessionRepository(database: harness.database, logger: .quiet),
             rooms: PostgresRoomRepository(database: harness.database, logger: .quiet))
         let internalApp = Application(
-            router: APIServer.forTesting().internalRouter {
-                BrokerAuthController(authority: authority).addRoutes(to: $0)
-            },
+            router: ParleyRoutes.forTesting(broker: BrokerAuthController(authority: authority)).internalRouter(),
             logger: .quiet)
         try await harness.run { api in
             try await internalApp.test(.router) { broker in try await body(api, broker) }

@@ -34,13 +34,11 @@ struct BrokerPluginTests {
             sessions: PostgresSessionRepository(database: harness.database, logger: .quiet),
             rooms: PostgresRoomRepository(database: harness.database, logger: .quiet))
         let internalServer = APIServer(
-            configuration: HTTPConfiguration(port: nil, tlsPort: nil, internalPort: 0),
-            probes: [], registry: PrometheusCollectorRegistry(), logger: .quiet)
+            configuration: HTTPConfiguration(port: nil, tlsPort: nil, internalPort: 0), logger: .quiet)
         let ports = PortBook()
+        let routes = ParleyRoutes.forTesting(broker: BrokerAuthController(authority: authority))
         let listeners = try internalServer.services(
-            internalRouter: internalServer.internalRouter {
-                BrokerAuthController(authority: authority).addRoutes(to: $0)
-            }
+            publicRouter: routes.publicRouter(), internalRouter: routes.internalRouter()
         ) { listener, port in ports.set(listener, port) }
         let group = ServiceGroup(configuration: .init(services: listeners.map { .init(service: $0) }, logger: .quiet))
         let brokerBox = BrokerBox()

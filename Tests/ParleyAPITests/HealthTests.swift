@@ -9,8 +9,8 @@ import Testing
 
 struct HealthTests {
     @Test func liveAnswersWithoutTouchingDependencies() async throws {
-        let server = APIServer.forTesting(probes: [StaticProbe(name: "postgres", up: false)])
-        try await withPublicRouter(server) { client in
+        let routes = ParleyRoutes.forTesting(probes: [StaticProbe(name: "postgres", up: false)])
+        try await withPublicRouter(routes) { client in
             try await client.execute(uri: "/health/live", method: .get) { response in
                 #expect(response.status == .ok)
                 #expect(String(buffer: response.body) == #"{"status":"live"}"#)
@@ -19,11 +19,11 @@ struct HealthTests {
     }
 
     @Test func readyIs503NamingTheDependencyThatIsDown() async throws {
-        let server = APIServer.forTesting(probes: [
+        let routes = ParleyRoutes.forTesting(probes: [
             StaticProbe(name: "postgres", up: true), StaticProbe(name: "redis", up: false),
             StaticProbe(name: "mqtt", up: true),
         ])
-        try await withPublicRouter(server) { client in
+        try await withPublicRouter(routes) { client in
             try await client.execute(uri: "/health/ready", method: .get) { response in
                 #expect(response.status == .serviceUnavailable)
                 let body = try problem(response)
@@ -38,11 +38,10 @@ struct HealthTests {
     @Test func readinessFollowsPostgresStoppingAndReturning() async throws {
         let services = try await TestServices.makePrivate()
         let database = PostgresPool(configuration: services.postgres(), logger: .quiet)
-        let server = APIServer.forTesting(
-            probes: [PostgresProbe(database: database)],
-            configuration: HTTPConfiguration(readinessTimeout: .milliseconds(500)))
+        let routes = ParleyRoutes.forTesting(
+            probes: [PostgresProbe(database: database)], readinessTimeout: .milliseconds(500))
         try await database.withRunningClient { _ in
-            try await withPublicRouter(server) { client in
+            try await withPublicRouter(routes) { client in
                 /// Polls readiness until it answers `expected` (a loaded machine connects slowly).
                 func becomes(_ expected: HTTPResponse.Status, within seconds: Int = 30) async throws -> Bool {
                     let deadline = ContinuousClock.now + .seconds(seconds)

@@ -13,18 +13,23 @@ final class LiveServer: Sendable {
     let group: ServiceGroup
     let running: Task<Void, any Error>
 
+    /// - Parameter extend: adds test-only routes to the public router.
     init(
         registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
         extend: (Router<ParleyRequestContext>) -> Void = { _ in }
     ) async throws {
         let services = try TestServices.shared()
-        let server = APIServer.forTesting(
+        let server = APIServer(
             configuration: HTTPConfiguration(
                 port: 0, tlsPort: 0, tlsCertificatePath: services.certificatePath, tlsKeyPath: services.keyPath,
                 internalPort: 0),
-            registry: registry)
+            logger: .quiet)
         let ports = self.ports
-        let listeners = try server.services(publicRouter: server.publicRouter(extend: extend)) { listener, port in
+        let routes = ParleyRoutes.forTesting(registry: registry)
+        let publicRouter = routes.publicRouter()
+        extend(publicRouter)
+        let listeners = try server.services(publicRouter: publicRouter, internalRouter: routes.internalRouter()) {
+            listener, port in
             ports.set(listener, port)
         }
         var configuration = ServiceGroupConfiguration(services: listeners.map { .init(service: $0) }, logger: .quiet)

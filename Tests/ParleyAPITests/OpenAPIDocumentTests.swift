@@ -9,11 +9,7 @@ import Testing
 struct OpenAPIDocumentTests {
     @Test func theDocumentDescribesEveryPublicRoute() async throws {
         let harness = try await AccountsHarness.make()
-        let api = harness.instance().api
-        let router = APIServer.forTesting().publicRouter { router in
-            api.addRoutes(to: router) { harness.signedInRoutes($0) }
-            harness.filesController.addContentRoutes(to: router)
-        }
+        let router = harness.publicRouter()
         let document = try await fetchDocument(router)
         #expect(document.hasPrefix("openapi: 3.1"))
         #expect(router.routes.count >= 35)
@@ -51,7 +47,7 @@ struct OpenAPIDocumentTests {
 
 struct AsyncAPIDocumentTests {
     @Test func theMQTTContractIsServedWithEveryTopicAndEventType() async throws {
-        let application = Application(router: APIServer.forTesting().publicRouter(), logger: .quiet)
+        let application = Application(router: ParleyRoutes.forTesting().publicRouter(), logger: .quiet)
         let document = try await application.test(.router) { client in
             try await client.execute(uri: "/asyncapi.yaml", method: .get) { String(buffer: $0.body) }
         }

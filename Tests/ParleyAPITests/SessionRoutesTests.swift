@@ -89,9 +89,7 @@ struct SessionRoutesTests {
     @Test func revocationReachesAnotherInstanceWithinOneSecond() async throws {
         let harness = try await AccountsHarness.make(policy: AccountPolicy())
         let services = try TestServices.shared()
-        let (apiA, _) = harness.instance()
         let cacheB = SessionCache(lifetime: .seconds(60))
-        let (apiB, _) = harness.instance(cache: cacheB)
         let listening = ListeningFlag()
         let subscriber = RedisSubscriber(
             configuration: services.redis(), channel: RedisSessionRevocationBus.channel, logger: .quiet,
@@ -105,9 +103,8 @@ struct SessionRoutesTests {
         #expect(listening.value)
 
         try await harness.database.withRunningClient { _ in
-            let routerA = APIServer.forTesting().publicRouter { apiA.addRoutes(to: $0) }
-            let applicationB = Application(
-                router: APIServer.forTesting().publicRouter { apiB.addRoutes(to: $0) }, logger: .quiet)
+            let routerA = harness.publicRouter()
+            let applicationB = Application(router: harness.publicRouter(cache: cacheB), logger: .quiet)
             try await Application(router: routerA, logger: .quiet).test(.router) { clientA in
                 try await applicationB.test(.router) { clientB in
                     let login = try await clientA.signUp()

@@ -8,8 +8,8 @@ struct AdminController: Sendable {
     let directory: any DirectoryRepository
     let hasher: any PasswordHasher
 
-    func addRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
-        let admin = group.group("admin").add(middleware: AdministratorsOnly())
+    /// - Parameter admin: `/v1/admin`, behind `AdministratorsOnly`.
+    func addRoutes(to admin: RouterGroup<AuthenticatedRequestContext>) {
         admin.post("users") { request, context in
             let body = try await JSONBody.decode(AdminUserRequest.self, from: request, context: context)
             var newUser = try NewUser(

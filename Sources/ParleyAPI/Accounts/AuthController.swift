@@ -30,7 +30,7 @@ struct AuthController: Sendable {
         }
     }
 
-    func addAuthenticatedRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
+    func addSignedInRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
         group.post("auth/logout") { _, context in
             try await accounts.logout(context.identity)
             return Response(status: .noContent)

@@ -29,7 +29,7 @@ public struct FilesController: Sendable {
     }
 
     /// Upload, metadata and room listings: bearer only.
-    public func addSignedInRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
+    func addSignedInRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
         group.post("files") { request, context in
             let file = try await upload(request, userID: context.identity.userID)
             return JSONResponse(.created, links.object(file))
@@ -55,8 +55,7 @@ public struct FilesController: Sendable {
 
     /// Content and thumbnails (a header, `?access_token=` or a signed URL: players send no
     /// headers), and public files (nothing).
-    public func addContentRoutes(to router: Router<ParleyRequestContext>) {
-        let v1 = router.group("v1")
+    func addContentRoutes(to v1: RouterGroup<ParleyRequestContext>) {
         for method in [HTTPRequest.Method.get, .head] {
             v1.on("files/:id/content", method: method) { request, context in
                 let fileID = try context.parameters.id("id")

@@ -48,10 +48,13 @@ struct WorkerCommand: AsyncParsableCommand {
         let (workers, roleProbes) = try roleServices(
             settings: settings, dependencies: dependencies, pushClient: pushClient)
         // Readiness covers the roles too: a relay or queue that stopped moving is named.
-        let api = APIServer(
-            configuration: http, probes: dependencies.probes + roleProbes, registry: Runtime.metrics,
-            logger: Runtime.logger("http"))
-        let listeners = try api.services { listener, port in
+        // Only the internal listener: health and metrics.
+        let routes = ParleyRoutes(
+            probes: dependencies.probes + roleProbes, readinessTimeout: http.readinessTimeout,
+            registry: Runtime.metrics, features: nil)
+        let api = APIServer(configuration: http, logger: Runtime.logger("http"))
+        let listeners = try api.services(publicRouter: routes.publicRouter(), internalRouter: routes.internalRouter()) {
+            listener, port in
             logger.notice("listening", metadata: ["listener": "\(listener.rawValue)", "port": "\(port)"])
         }
         logger.notice("worker roles", metadata: ["roles": "\(roles.map(\.rawValue))"])

@@ -1,0 +1,107 @@
+import Hummingbird
+import ParleyCore
+import Prometheus
+
+/// Where every route of Parley is mounted, and behind which middleware, read top to bottom.
+/// `parley serve` and the tests build their routers here; a controller only adds its own
+/// paths to the group it is handed.
+public struct ParleyRoutes: Sendable {
+    let probes: [any DependencyProbe]
+    let readinessTimeout: Duration
+    let registry: PrometheusCollectorRegistry
+    /// The features behind `/v1`; nil for tests of the HTTP layer alone (health, documents).
+    let features: Features?
+    /// The endpoints the MQTT broker asks; only on the internal listener.
+    let broker: BrokerAuthController?
+
+    public init(
+        probes: [any DependencyProbe], readinessTimeout: Duration = .seconds(2),
+        registry: PrometheusCollectorRegistry, features: Features?, broker: BrokerAuthController? = nil
+    ) {
+        self.probes = probes
+        self.readinessTimeout = readinessTimeout
+        self.registry = registry
+        self.features = features
+        self.broker = broker
+    }
+
+    /// The router clients reach, over TLS and cleartext.
+    public func publicRouter() -> Router<ParleyRequestContext> {
+        let router = Self.router()
+        OperationsController(probes: probes, readinessTimeout: readinessTimeout).addRoutes(to: router)
+        OpenAPIController().addRoutes(to: router)
+        guard let features else { return router }
+
+        let v1 = router.group("v1")
+        // No token: register, login, refresh.
+        features.auth.addPublicRoutes(to: v1)
+        // File content and thumbnails check their own credential (a bearer token,
+        // `?access_token=` or a signed URL: players send no headers); public files need none.
+        features.files.addContentRoutes(to: v1)
+
+        // Everything else needs a bearer access token.
+        let signedIn = v1.group()
+            .add(middleware: BearerAuthenticationMiddleware(sessions: features.sessions, cache: features.cache))
+            .group(context: AuthenticatedRequestContext.self)
+        features.auth.addSignedInRoutes(to: signedIn)
+        features.profile.addRoutes(to: signedIn)
+        features.rooms.addRoutes(to: signedIn)
+        features.notifications.addRoutes(to: signedIn)
+        features.files.addSignedInRoutes(to: signedIn)
+        // `/v1/admin/*`: system administrators only.
+        features.admin.addRoutes(to: signedIn.group("admin").add(middleware: AdministratorsOnly()))
+        return router
+    }
+
+    /// Health, metrics and the broker's endpoints, on the internal listener.
+    public func internalRouter() -> Router<ParleyRequestContext> {
+        let router = Self.router()
+        OperationsController(probes: probes, readinessTimeout: readinessTimeout).addRoutes(to: router)
+        MetricsController(registry: registry).addRoutes(to: router)
+        broker?.addRoutes(to: router)
+        return router
+    }
+
+    /// Every request gets an id, is counted, and fails as problem+json.
+    private static func router() -> Router<ParleyRequestContext> {
+        let router = Router(context: ParleyRequestContext.self)
+        router.add(middleware: RequestIDMiddleware())
+        router.add(middleware: MetricsMiddleware())
+        router.add(middleware: ProblemMiddleware())
+        return router
+    }
+}
+
+extension ParleyRoutes {
+    /// The controllers behind `/v1`, built from the ports they use: the one graph of the API,
+    /// whichever adapters `parley serve` or a test chooses.
+    public struct Features: Sendable {
+        let auth: AuthController
+        let profile: ProfileController
+        let admin: AdminController
+        let rooms: RoomsController
+        let notifications: NotificationsController
+        let files: FilesController
+        let sessions: any SessionRepository
+        let cache: SessionCache
+
+        public init(
+            accounts: AccountService, users: any UserRepository, sessions: any SessionRepository,
+            directory: any DirectoryRepository, hasher: any PasswordHasher, cache: SessionCache,
+            endpoint: MQTTEndpoint, rooms: RoomService, notificationSettings: any NotificationSettingsRepository,
+            files: any FileRepository, store: any BlobStore, links: FileLinks, mediaJobs: (any JobQueue)?,
+            uploadLimit: Int64
+        ) {
+            auth = AuthController(accounts: accounts, endpoint: endpoint)
+            profile = ProfileController(accounts: accounts, users: users, sessions: sessions)
+            admin = AdminController(users: users, directory: directory, hasher: hasher)
+            self.rooms = RoomsController(service: rooms)
+            notifications = NotificationsController(rooms: rooms, settings: notificationSettings)
+            self.files = FilesController(
+                files: files, store: store, links: links, rooms: rooms,
+                tokens: AccessTokens(sessions: sessions, cache: cache), mediaJobs: mediaJobs, uploadLimit: uploadLimit)
+            self.sessions = sessions
+            self.cache = cache
+        }
+    }
+}
