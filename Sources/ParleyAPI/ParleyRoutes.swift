@@ -94,7 +94,7 @@ extension ParleyRoutes {
         ) {
             auth = AuthController(accounts: accounts, endpoint: endpoint)
             profile = ProfileController(accounts: accounts, users: users, sessions: sessions)
-            admin = AdminController(users: users, directory: directory, hasher: hasher)
+            admin = AdminController(directory: DirectoryService(users: users, directory: directory, hasher: hasher))
             self.rooms = RoomsController(service: rooms)
             notifications = NotificationsController(rooms: rooms, settings: notificationSettings)
             self.files = FilesController(

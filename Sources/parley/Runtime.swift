@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Metrics
+import ParleyAPI
 import ParleyCore
 import ParleyPostgres
 import PostgresNIO
@@ -56,12 +57,18 @@ enum Runtime {
         }
     }
 
-    /// Runs `body` with the directory (groups, applications, roles) of the configured database.
+    /// Runs `body` with the directory's rules over the configured database (the commands'
+    /// side of `/v1/admin/*`).
     static func withDirectory<Result: Sendable>(
-        _ settings: Settings, _ body: @escaping @Sendable (PostgresDirectoryRepository) async throws -> Result
+        _ settings: Settings, _ body: @escaping @Sendable (DirectoryService) async throws -> Result
     ) async throws -> Result {
-        try await withDatabase(settings) { database in
-            try await body(PostgresDirectoryRepository(database: database, logger: logger("directory")))
+        let hasher = BcryptPasswordHasher(cost: try settings.bcryptCost())
+        return try await withDatabase(settings) { database in
+            try await body(
+                DirectoryService(
+                    users: PostgresUserRepository(database: database, logger: logger("users")),
+                    directory: PostgresDirectoryRepository(database: database, logger: logger("directory")),
+                    hasher: hasher))
         }
     }
 

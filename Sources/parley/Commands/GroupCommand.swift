@@ -15,8 +15,6 @@ struct GroupCommand: AsyncParsableCommand {
 
         func run() async throws {
             let settings = try await options.settings()
-            let name = name.trimmingCharacters(in: .whitespaces)
-            guard (1...200).contains(name.count) else { throw ValidationError("The name must be 1 to 200 characters.") }
             let group = try await Runtime.withDirectory(settings) { try await $0.createGroup(name: name) }
             print("created group \(group.id) \(group.name)")
         }
@@ -44,10 +42,7 @@ struct GroupCommand: AsyncParsableCommand {
 
         func run() async throws {
             let settings = try await options.settings()
-            let removed = try await Runtime.withDirectory(settings) {
-                try await $0.removeMember(groupID: group, userID: user)
-            }
-            guard removed else { throw CommandFailure("user \(user) is not a member of group \(group)") }
+            try await Runtime.withDirectory(settings) { try await $0.removeMember(groupID: group, userID: user) }
             print("removed user \(user) from group \(group)")
         }
     }

@@ -32,12 +32,10 @@ struct RoleCommand: AsyncParsableCommand {
 
         func run() async throws {
             let settings = try await options.settings()
-            let appCode = try DirectoryCode.validated(app, field: "app")
-            let roleCode = try DirectoryCode.validated(code, field: "code")
             let role = try await Runtime.withDirectory(settings) {
-                try await $0.createRole(appCode: appCode, code: roleCode, name: name, rank: rank)
+                try await $0.createRole(appCode: app, code: code, name: name, rank: rank)
             }
-            print("created role \(role.id) \(appCode)/\(role.code)")
+            print("created role \(role.id) \(app)/\(role.code)")
         }
     }
 
@@ -62,10 +60,7 @@ struct RoleCommand: AsyncParsableCommand {
 
         func run() async throws {
             let settings = try await options.settings()
-            let revoked = try await Runtime.withDirectory(settings) {
-                try await $0.revokeRole(userID: user, roleID: role)
-            }
-            guard revoked else { throw CommandFailure("user \(user) does not hold role \(role)") }
+            try await Runtime.withDirectory(settings) { try await $0.revokeRole(userID: user, roleID: role) }
             print("took role \(role) from user \(user)")
         }
     }

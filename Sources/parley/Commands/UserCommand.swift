@@ -1,8 +1,6 @@
 import ArgumentParser
 import Foundation
-import HummingbirdBcrypt
 import ParleyCore
-import ParleyPostgres
 
 /// `parley user create`: accounts for operators, e.g. the first administrator.
 struct UserCommand: AsyncParsableCommand {
@@ -23,12 +21,10 @@ struct UserCommand: AsyncParsableCommand {
             // A terminal read waits on a person: a thread of its own, not Swift concurrency's.
             let password = try await BlockingCall.run("parley-password-input") { Result { try PasswordInput.read() } }
                 .get()
-            let hash = Bcrypt.hash(password, cost: UInt8(try settings.bcryptCost()))
-            let newUser = try NewUser(
-                email: email, firstName: firstName, lastName: lastName, passwordHash: hash, isAdmin: admin
-            ).validated()
-            let user = try await Runtime.withDatabase(settings) { database in
-                try await PostgresUserRepository(database: database, logger: Runtime.logger("users")).create(newUser)
+            let newUser = NewUser(
+                email: email, firstName: firstName, lastName: lastName, passwordHash: "", isAdmin: admin)
+            let user = try await Runtime.withDirectory(settings) {
+                try await $0.createUser(newUser, password: password)
             }
             print("created user \(user.id) <\(user.email)>\(user.isAdmin ? " (administrator)" : "")")
         }
@@ -36,9 +32,8 @@ struct UserCommand: AsyncParsableCommand {
 }
 
 /// Reads a password without putting it on the command line (where `ps` would show it).
+/// Its length is the directory service's rule, as for `/v1/admin/users`.
 enum PasswordInput {
-    static let minimumLength = 8
-
     static func read() throws -> String {
         let password: String?
         if isatty(STDIN_FILENO) != 0 {
@@ -46,9 +41,7 @@ enum PasswordInput {
         } else {
             password = readLine(strippingNewline: true)
         }
-        guard let password, password.count >= minimumLength, password.utf8.count <= 72 else {
-            throw ValidationError("The password must be \(minimumLength) to 72 bytes long.")
-        }
+        guard let password else { throw ValidationError("No password was given on standard input.") }
         return password
     }
 }
