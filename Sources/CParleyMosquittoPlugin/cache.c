@@ -93,14 +93,22 @@ static bool matches(const char *key, const char *username, const char *client_id
     return true;
 }
 
-/* Drops the decisions that match; NULL arguments match anything (all NULL: everything). */
-void cache_clear_matching(const char *username, const char *client_id, const char *topic)
+/* Whether an entry is a READ decision: a delivery to an authorised subscription. */
+static bool is_read(const cache_entry *e)
+{
+    const char *access = strchr(e->key, '\x01');
+    access = access ? strchr(access + 1, '\x01') : NULL;
+    return access != NULL && access[1] == '1' && access[2] == '\x01';
+}
+
+/* The one walk that frees entries: drops every entry `drop` says to. */
+static void remove_where(bool (*drop)(const cache_entry *e, const void *context), const void *context)
 {
     for (size_t i = 0; i < CACHE_SLOTS; i++) {
         cache_entry **link = &slots[i];
         while (*link != NULL) {
             cache_entry *e = *link;
-            if (matches(e->key, username, client_id, topic)) {
+            if (drop(e, context)) {
                 *link = e->next;
                 free(e->key);
                 free(e);
@@ -110,48 +118,42 @@ void cache_clear_matching(const char *username, const char *client_id, const cha
             }
         }
     }
+}
+
+typedef struct {
+    const char *username, *client_id, *topic;
+} match_fields;
+
+static bool drop_matching(const cache_entry *e, const void *context)
+{
+    const match_fields *m = context;
+    return matches(e->key, m->username, m->client_id, m->topic);
+}
+
+static bool drop_matching_decision(const cache_entry *e, const void *context)
+{
+    return !is_read(e) && drop_matching(e, context);
+}
+
+static bool drop_expired_or_decision(const cache_entry *e, const void *context)
+{
+    time_t now = *(const time_t *)context;
+    return !(e->expires > now && is_read(e));
+}
+
+/* Drops the decisions that match; NULL arguments match anything (all NULL: everything). */
+void cache_clear_matching(const char *username, const char *client_id, const char *topic)
+{
+    match_fields m = {username, client_id, topic};
+    remove_where(drop_matching, &m);
 }
 
 /* Makes room without cutting deliveries: drops expired entries and decisions, keeping the
    READ entries of authorised subscriptions. */
-void cache_evict(time_t now)
-{
-    for (size_t i = 0; i < CACHE_SLOTS; i++) {
-        cache_entry **link = &slots[i];
-        while (*link != NULL) {
-            cache_entry *e = *link;
-            const char *access = strchr(e->key, '\x01');
-            access = access ? strchr(access + 1, '\x01') : NULL;
-            bool keep = e->expires > now && access != NULL && access[1] == '1' && access[2] == '\x01';
-            if (!keep) {
-                *link = e->next;
-                free(e->key);
-                free(e);
-                count--;
-            } else {
-                link = &e->next;
-            }
-        }
-    }
-}
+void cache_evict(time_t now) { remove_where(drop_expired_or_decision, &now); }
 
 void cache_clear_decisions(const char *username, const char *client_id)
 {
-    for (size_t i = 0; i < CACHE_SLOTS; i++) {
-        cache_entry **link = &slots[i];
-        while (*link != NULL) {
-            cache_entry *e = *link;
-            const char *access = strchr(e->key, '\x01');
-            access = access ? strchr(access + 1, '\x01') : NULL;
-            bool read = access != NULL && access[1] == '1' && access[2] == '\x01';
-            if (!read && matches(e->key, username, client_id, NULL)) {
-                *link = e->next;
-                free(e->key);
-                free(e);
-                count--;
-            } else {
-                link = &e->next;
-            }
-        }
-    }
+    match_fields m = {username, client_id, NULL};
+    remove_where(drop_matching_decision, &m);
 }

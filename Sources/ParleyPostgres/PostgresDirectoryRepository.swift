@@ -26,29 +26,11 @@ public struct PostgresDirectoryRepository: DirectoryRepository {
     }
 
     public func addMember(groupID: Int64, userID: Int64) async throws {
-        do {
-            _ = try await changingRooms(of: userID, linkedTo: .group(groupID)) { connection in
-                try await connection.query(
-                    """
-                    INSERT INTO cloud.user_account_to_user_group (user_group_id, user_account_id)
-                    VALUES (\(groupID), \(userID)) ON CONFLICT DO NOTHING
-                    """, logger: logger)
-                return true
-            }
-        } catch let error as PSQLError where error.isForeignKeyViolation {
-            throw ParleyError.notFound("The group or the user does not exist.")
-        }
+        try await link(userID, to: .group(groupID), missing: "The group or the user does not exist.")
     }
 
     public func removeMember(groupID: Int64, userID: Int64) async throws -> Bool {
-        try await changingRooms(of: userID, linkedTo: .group(groupID)) { connection in
-            try await connection.query(
-                """
-                DELETE FROM cloud.user_account_to_user_group
-                WHERE user_group_id = \(groupID) AND user_account_id = \(userID) RETURNING 1
-                """, logger: logger
-            ).first(Int.self) != nil
-        }
+        try await unlink(userID, from: .group(groupID))
     }
 
     public func applications() async throws -> [Application] {
@@ -96,34 +78,74 @@ public struct PostgresDirectoryRepository: DirectoryRepository {
     }
 
     public func grantRole(userID: Int64, roleID: Int64) async throws {
-        do {
-            _ = try await changingRooms(of: userID, linkedTo: .appRole(roleID)) { connection in
-                try await connection.query(
-                    """
-                    INSERT INTO cloud.user_account_to_role (user_account_id, role_id)
-                    VALUES (\(userID), \(roleID)) ON CONFLICT DO NOTHING
-                    """, logger: logger)
-                return true
-            }
-        } catch let error as PSQLError where error.isForeignKeyViolation {
-            throw ParleyError.notFound("The user or the role does not exist.")
-        }
+        try await link(userID, to: .appRole(roleID), missing: "The user or the role does not exist.")
     }
 
     public func revokeRole(userID: Int64, roleID: Int64) async throws -> Bool {
-        try await changingRooms(of: userID, linkedTo: .appRole(roleID)) { connection in
-            try await connection.query(
-                """
-                DELETE FROM cloud.user_account_to_role
-                WHERE user_account_id = \(userID) AND role_id = \(roleID) RETURNING 1
-                """, logger: logger
-            ).first(Int.self) != nil
-        }
+        try await unlink(userID, from: .appRole(roleID))
     }
 
+    /// What links a user to rooms: a group's membership or an application role's grant.
     enum Link {
         case group(Int64)
         case appRole(Int64)
+
+        func insert(userID: Int64) -> PostgresQuery {
+            switch self {
+            case .group(let id):
+                """
+                INSERT INTO cloud.user_account_to_user_group (user_group_id, user_account_id)
+                VALUES (\(id), \(userID)) ON CONFLICT DO NOTHING
+                """
+            case .appRole(let id):
+                """
+                INSERT INTO cloud.user_account_to_role (user_account_id, role_id)
+                VALUES (\(userID), \(id)) ON CONFLICT DO NOTHING
+                """
+            }
+        }
+
+        func delete(userID: Int64) -> PostgresQuery {
+            switch self {
+            case .group(let id):
+                """
+                DELETE FROM cloud.user_account_to_user_group
+                WHERE user_group_id = \(id) AND user_account_id = \(userID) RETURNING 1
+                """
+            case .appRole(let id):
+                """
+                DELETE FROM cloud.user_account_to_role
+                WHERE user_account_id = \(userID) AND role_id = \(id) RETURNING 1
+                """
+            }
+        }
+
+        var rooms: PostgresQuery {
+            switch self {
+            case .group(let id):
+                "SELECT chat_room_id FROM messenger.chat_room_to_user_group WHERE user_group_id = \(id)"
+            case .appRole(let id): "SELECT chat_room_id FROM messenger.chat_room_to_app_role WHERE app_role_id = \(id)"
+            }
+        }
+    }
+
+    /// Adds the link (idempotent); `not-found` when either end does not exist.
+    private func link(_ userID: Int64, to link: Link, missing: String) async throws {
+        do {
+            _ = try await changingRooms(of: userID, linkedTo: link) { connection in
+                try await connection.query(link.insert(userID: userID), logger: logger)
+                return true
+            }
+        } catch let error as PSQLError where error.isForeignKeyViolation {
+            throw ParleyError.notFound(missing)
+        }
+    }
+
+    /// Removes the link; false when there was none.
+    private func unlink(_ userID: Int64, from link: Link) async throws -> Bool {
+        try await changingRooms(of: userID, linkedTo: link) { connection in
+            try await connection.query(link.delete(userID: userID), logger: logger).first(Int.self) != nil
+        }
     }
 
     /// Runs a change of a user's groups or roles, and records the membership events of every
@@ -132,19 +154,7 @@ public struct PostgresDirectoryRepository: DirectoryRepository {
         of userID: Int64, linkedTo link: Link, _ change: @escaping @Sendable (PostgresConnection) async throws -> Bool
     ) async throws -> Bool {
         try await database.transaction(logger: logger) { connection in
-            let rooms: [Int64] =
-                switch link {
-                case .group(let id):
-                    try await connection.query(
-                        "SELECT chat_room_id FROM messenger.chat_room_to_user_group WHERE user_group_id = \(id)",
-                        logger: logger
-                    ).all(Int64.self)
-                case .appRole(let id):
-                    try await connection.query(
-                        "SELECT chat_room_id FROM messenger.chat_room_to_app_role WHERE app_role_id = \(id)",
-                        logger: logger
-                    ).all(Int64.self)
-                }
+            let rooms = try await connection.query(link.rooms, logger: logger).all(Int64.self)
             let before = try await readableRooms(rooms, userID: userID, on: connection)
             guard try await change(connection) else { return false }
             let after = try await readableRooms(rooms, userID: userID, on: connection)
