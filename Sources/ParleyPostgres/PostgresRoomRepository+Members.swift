@@ -4,15 +4,15 @@ import PostgresNIO
 
 /// Memberships: direct, through groups and through application roles.
 extension PostgresRoomRepository {
-    public func members(roomID: Int64) async throws -> [Member] {
-        try await memberRows(roomID: roomID, userID: nil)
+    public func members(roomID: Int64, after: Int64?, limit: Int) async throws -> [Member] {
+        try await memberRows(roomID: roomID, userID: nil, after: after, limit: limit)
     }
 
     public func member(roomID: Int64, userID: Int64) async throws -> Member? {
-        try await memberRows(roomID: roomID, userID: userID).first
+        try await memberRows(roomID: roomID, userID: userID, after: nil, limit: 1).first
     }
 
-    private func memberRows(roomID: Int64, userID: Int64?) async throws -> [Member] {
+    private func memberRows(roomID: Int64, userID: Int64?, after: Int64?, limit: Int) async throws -> [Member] {
         let rows = try await database.client.query(
             """
             SELECT u.id, u.email, u.first_name, u.last_name, u.is_admin, u.created_at, max(r.rank),
@@ -21,7 +21,8 @@ extension PostgresRoomRepository {
             JOIN cloud.role r ON r.id = m.role_id
             JOIN cloud.user_account u ON u.id = m.user_account_id
             WHERE m.chat_room_id = \(roomID) AND (\(userID)::bigint IS NULL OR m.user_account_id = \(userID))
-            GROUP BY u.id ORDER BY u.id
+              AND m.user_account_id > coalesce(\(after)::bigint, 0)
+            GROUP BY u.id ORDER BY u.id LIMIT \(limit)
             """, logger: logger)
         var members: [Member] = []
         for try await (id, email, first, last, admin, created, rank, via) in rows.decode(

@@ -130,19 +130,33 @@ extension PostgresRoomRepository {
         return byRoom
     }
 
-    public func markRead(roomID: Int64, userID: Int64, messageID: Int64) async throws {
+    public func markRead(roomID: Int64, userID: Int64, target: ReadMarker.Target) async throws -> ReadMarker {
         try await database.transaction(logger: logger) { connection in
-            let seq = try await connection.query(
-                "SELECT seq FROM messenger.message WHERE id = \(messageID) AND chat_room_id = \(roomID)",
-                logger: logger
-            ).first(Int64.self)
-            guard let seq else { throw ParleyError(.notFound, "No such message in this room.", field: "messageId") }
+            let query: PostgresQuery =
+                switch target {
+                case .message(let id):
+                    "SELECT id, seq FROM messenger.message WHERE id = \(id) AND chat_room_id = \(roomID)"
+                case .seq(let seq):
+                    "SELECT id, seq FROM messenger.message WHERE chat_room_id = \(roomID) AND seq = \(seq)"
+                }
+            guard let (messageID, seq) = try await connection.query(query, logger: logger).first((Int64, Int64).self)
+            else { throw ParleyError(.notFound, "No such message in this room.", field: target.field) }
+            let asked = ReadMarker(messageId: messageID, seq: seq)
             if let readAt = try await moveReadMarker(
                 roomID: roomID, userID: userID, messageID: messageID, seq: seq, on: connection)
             {
-                let event = RoomEvent.read(messageID: messageID, userID: userID, roomID: roomID, at: readAt)
+                let event = RoomEvent.read(marker: asked, userID: userID, roomID: roomID, at: readAt)
                 try await Outbox.add(roomID: roomID, event: event.json(), fanout: nil, on: connection, logger: logger)
+                return asked
             }
+            // Already at or past it: where it stands.
+            let current = try await connection.query(
+                """
+                SELECT message_id, seq FROM messenger.read_marker
+                WHERE chat_room_id = \(roomID) AND user_account_id = \(userID)
+                """, logger: logger
+            ).first((Int64, Int64).self)
+            return current.map { ReadMarker(messageId: $0.0, seq: $0.1) } ?? asked
         }
     }
 

@@ -57,9 +57,12 @@ public struct PostgresRoomRepository: RoomRepository {
     }
 
     public func rooms(for userID: Int64, page: RoomPage) async throws -> (rooms: [RoomView], nextCursor: String?) {
-        let rows = try await roomViews(for: userID, roomID: nil, page: page)
+        // One more than the page, so the last page says it is the last.
+        let read = try await roomViews(
+            for: userID, roomID: nil, page: RoomPage(limit: page.limit + 1, cursor: page.cursor, since: page.since))
+        let rows = read.prefix(page.limit)
         let next =
-            rows.count == page.limit ? rows.last.map { RoomCursor(activity: $0.activity, id: $0.room.id).encoded } : nil
+            read.count > page.limit ? rows.last.map { RoomCursor(activity: $0.activity, id: $0.room.id).encoded } : nil
         return (rows.map(\.room), next)
     }
 
@@ -82,7 +85,8 @@ public struct PostgresRoomRepository: RoomRepository {
             let room = RoomView(
                 id: row.0, uid: row.1, type: RoomView.Kind(rawValue: row.2) ?? .multiparty, name: row.3,
                 createdAt: row.4, lastMessageAt: row.5, myRole: RoomRole(rank: row.7) ?? .reader, lastSeq: row.6,
-                lastReadMessageId: row.8, unreadCount: max(0, row.6 - row.9), peer: peer)
+                lastReadMessageId: row.8, lastReadSeq: row.8 == nil ? nil : row.9, unreadCount: max(0, row.6 - row.9),
+                peer: peer)
             rooms.append((room, row.16))
         }
         return rooms

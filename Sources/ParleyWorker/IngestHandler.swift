@@ -128,10 +128,8 @@ public struct IngestHandler: Sendable {
     private func handleNotice(_ envelope: ClientEnvelope, roomID: Int64, uid: String, sender: Int64) async throws {
         switch envelope.type {
         case "read-message-notification":
-            guard let messageID = envelope.data.messageId else {
-                throw Rejection(.invalidRequest, "messageId is required.")
-            }
-            try await rooms.markRead(roomID: roomID, messageID: messageID, by: sender)
+            let target = try ReadMarker.Target(messageId: envelope.data.messageId, seq: envelope.data.seq)
+            try await rooms.markRead(roomID: roomID, target: target, by: sender)
         case "creating-message-info":
             try await rooms.require(.writer, roomID: roomID, userID: sender)
             if try await limiter.hit("typing:\(sender)", limit: 10, window: .seconds(10)) != nil {

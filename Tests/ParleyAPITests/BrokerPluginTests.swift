@@ -310,6 +310,23 @@ struct BrokerPluginTests {
             #expect((typing["data"] as? [String: Any])?["userId"] as? Int == Int(userID(users[0])))
             #expect((typing["data"] as? [String: Any])?["time"] as? String == "2026-11-22T00:00:00.000Z")
 
+            // A read marker moves by seq (or message id), and every member learns both.
+            try await reader.publish(
+                topic: "chat-in/\(uid)",
+                string: #"{"type":"read-message-notification","data":{"chatRoomId":\#(roomID),"seq":2},"hash":"m1"}"#)
+            let read = try #require(await envelope(listener, type: "read-message-notification"))
+            let marker = try #require(read["data"] as? [String: Any])
+            #expect(marker["seq"] as? Int == 2)
+            #expect(marker["messageId"] as? Int == data["id"] as? Int)
+            #expect(marker["userId"] as? Int == Int(userID(users[2])))
+            try await reader.publish(
+                topic: "chat-in/\(uid)",
+                string:
+                    #"{"type":"read-message-notification","data":{"chatRoomId":\#(roomID),"seq":2,"messageId":1},"hash":"m2"}"#
+            )
+            let ambiguous = try #require(await envelope(reader, type: "message-rejected"))
+            #expect((ambiguous["data"] as? [String: Any])?["code"] as? String == "invalid-request")
+
             // A burst into one room is stored in its order (one lane per room), seq by seq.
             for index in 0..<20 {
                 try writer.publishWithoutWaiting(

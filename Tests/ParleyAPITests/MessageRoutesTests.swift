@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import ParleyAPI
 import Testing
 
@@ -106,6 +107,85 @@ struct MessageRoutesTests {
         }
     }
 
+    @Test func historysNextCursorWalksThePagesInTheirReadingDirection() async throws {
+        try await AccountsHarness.make().run { client in
+            let (id, users) = try await client.roomOfThree()
+            let me = token(users[0])
+            for index in 2...7 {
+                _ = try await client.json(
+                    .post, "/v1/rooms/\(id)/messages", token: me, body: #"{"content":"m","uid":"c\#(index)"}"#)
+            }
+            /// Every page from `first` on, following `nextCursor` (at most 10 pages).
+            func walk(_ first: String) async throws -> [[Int]] {
+                var pages: [[Int]] = []
+                var query: String? = first
+                while let next = query, pages.count < 10 {
+                    let answer = try await client.json(.get, "/v1/rooms/\(id)/messages?\(next)", token: me)
+                    pages.append((answer.json["messages"] as? [[String: Any]])?.compactMap { $0["seq"] as? Int } ?? [])
+                    #expect((answer.json["nextCursor"] is NSNull) == !(answer.json["hasMore"] as? Bool ?? true))
+                    query = (answer.json["nextCursor"] as? String).map { "limit=3&cursor=\($0)" }
+                }
+                return pages
+            }
+            #expect(try await walk("limit=3") == [[5, 6, 7], [2, 3, 4], [1]])
+            #expect(try await walk("limit=3&after=0") == [[1, 2, 3], [4, 5, 6], [7]])
+            for bad in ["cursor=sideways:3", "cursor=before:x", "cursor=before:3&after=1"] {
+                let refused = try await client.json(.get, "/v1/rooms/\(id)/messages?\(bad)", token: me)
+                #expect(refused.status == .badRequest, "\(bad)")
+                #expect(refused.json["field"] as? String == "cursor")
+            }
+        }
+    }
+
+    @Test func membersAndRoomFilesPageLikeEveryOtherList() async throws {
+        let harness = try await AccountsHarness.make()
+        try await harness.run { client in
+            var users: [[String: Any]] = []
+            for _ in 0..<5 { users.append(try await client.signUp()) }
+            let room = try await client.multipartyRoom(
+                by: users[0], members: users.dropFirst().map { ($0, "writer") }, name: "Paged")
+            let me = token(users[0])
+            /// Every page of a list, following `nextCursor` (at most 10 pages).
+            func walk(_ path: String, _ key: String, id: (([String: Any]) -> Int?)) async throws -> [[Int]] {
+                var pages: [[Int]] = []
+                var cursor: String? = ""
+                while let next = cursor, pages.count < 10 {
+                    let query = next.isEmpty ? "limit=2" : "limit=2&cursor=\(next)"
+                    let answer = try await client.json(.get, "\(path)?\(query)", token: me)
+                    #expect(answer.status == .ok, "\(answer.text)")
+                    pages.append((answer.json[key] as? [[String: Any]])?.compactMap(id) ?? [])
+                    #expect(answer.json.keys.contains("nextCursor"))
+                    cursor = answer.json["nextCursor"] as? String
+                }
+                return pages
+            }
+            let ids = users.map { Int(userID($0)) }.sorted()
+            let members = try await walk("/v1/rooms/\(room.id)/members", "members") {
+                ($0["user"] as? [String: Any])?["id"] as? Int
+            }
+            #expect(members == [[ids[0], ids[1]], [ids[2], ids[3]], [ids[4]]])
+
+            var files: [Int] = []
+            for index in 0..<4 {
+                let upload = try await client.execute(
+                    uri: "/v1/files?name=f\(index).bin", method: .post,
+                    headers: [.authorization: "Bearer \(me)", .contentType: "application/octet-stream"],
+                    body: ByteBuffer(string: "file \(index)")
+                ) { response in (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any]
+                }
+                let file = try #require(upload?["id"] as? Int)
+                files.append(file)
+                _ = try await client.json(
+                    .post, "/v1/rooms/\(room.id)/messages", token: me,
+                    body: #"{"content":"","uid":"file-\#(index)","fileId":\#(file)}"#)
+            }
+            let pages = try await walk("/v1/rooms/\(room.id)/files", "files") { $0["id"] as? Int }
+            #expect(pages == [[files[3], files[2]], [files[1], files[0]]], "newest first")
+            let bad = try await client.json(.get, "/v1/rooms/\(room.id)/files?cursor=x", token: me)
+            #expect(bad.json["field"] as? String == "cursor")
+        }
+    }
+
     @Test func readMarkersMoveForwardOnlyAndDriveUnreadCounts() async throws {
         try await AccountsHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
@@ -120,22 +200,32 @@ struct MessageRoutesTests {
                 let room = try await client.json(.get, "/v1/rooms/\(id)", token: token(users[2]))
                 return (room.json["unreadCount"] as? Int, room.json["lastReadMessageId"] as? Int)
             }
+            func read(_ body: String) async throws -> (status: HTTPResponse.Status, messageId: Int?, seq: Int?) {
+                let answer = try await client.json(.post, "/v1/rooms/\(id)/read", token: token(users[2]), body: body)
+                return (answer.status, answer.json["messageId"] as? Int, answer.json["seq"] as? Int)
+            }
             #expect(try await unread().0 == 4)
-            #expect(
-                try await client.json(
-                    .post, "/v1/rooms/\(id)/read", token: token(users[2]), body: #"{"messageId":\#(ids[1])}"#
-                )
-                .status == .noContent)
+            let before = try await client.json(.get, "/v1/rooms/\(id)", token: token(users[2]))
+            #expect(before.json["lastReadSeq"] is NSNull)
+            // By id (messages seq 2-4 follow the room's first message, seq 1).
+            #expect(try await read(#"{"messageId":\#(ids[1])}"#) == (.ok, ids[1], 3))
             #expect(try await unread() == (1, ids[1]))
-            _ = try await client.json(
-                .post, "/v1/rooms/\(id)/read", token: token(users[2]), body: #"{"messageId":\#(ids[0])}"#)
+            // It never moves back: the answer is where it stands.
+            #expect(try await read(#"{"messageId":\#(ids[0])}"#) == (.ok, ids[1], 3))
+            #expect(try await read(#"{"seq":2}"#) == (.ok, ids[1], 3))
             #expect(try await unread() == (1, ids[1]))
-            let foreign = try await client.json(
-                .post, "/v1/rooms/\(id)/read", token: token(users[2]), body: #"{"messageId":999999}"#)
-            #expect(foreign.status == .notFound)
+            // By seq, as history pages.
+            #expect(try await read(#"{"seq":4}"#) == (.ok, ids[2], 4))
+            let after = try await client.json(.get, "/v1/rooms/\(id)", token: token(users[2]))
+            #expect(after.json["lastReadSeq"] as? Int == 4)
+            #expect(after.json["unreadCount"] as? Int == 0)
+            #expect(try await read(#"{"messageId":999999}"#).status == .notFound)
+            #expect(try await read(#"{"seq":99}"#).status == .notFound)
+            #expect(try await read(#"{"messageId":\#(ids[2]),"seq":4}"#).status == .badRequest)
+            #expect(try await read("{}").status == .badRequest)
             let list = try await client.json(.get, "/v1/rooms?messages=2", token: token(users[2]))
             let room = try #require((list.json["rooms"] as? [[String: Any]])?.first)
-            #expect(room["unreadCount"] as? Int == 1)
+            #expect(room["unreadCount"] as? Int == 0)
             #expect((room["latestMessages"] as? [[String: Any]])?.compactMap { $0["seq"] as? Int } == [3, 4])
         }
     }

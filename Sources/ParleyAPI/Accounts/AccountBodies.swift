@@ -155,19 +155,6 @@ struct PushRequest: Decodable {
     let pushProvider: PushProvider
 }
 
-struct UsersResponse: Encodable, Sendable {
-    let users: [UserResponse]
-    let nextCursor: String?
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(users, forKey: .users)
-        try container.encode(nextCursor, forKey: .nextCursor)
-    }
-
-    enum CodingKeys: String, CodingKey { case users, nextCursor }
-}
-
 struct AdminUserRequest: Decodable {
     let email: String
     let password: String

@@ -39,21 +39,14 @@ struct ProfileController: Sendable {
             return Response(status: .noContent)
         }
         group.get("users") { request, _ in
-            let limit = try request.integer(query: "limit", default: 20, range: 1...100)
+            let paging = try Paging(request, defaultLimit: 20, maximum: 100)
             let query = request.uri.queryParameters["q"].map(String.init)?.trimmingCharacters(in: .whitespaces)
             if let query, query.count > 100 {
                 throw ParleyError.invalidRequest("q must be at most 100 characters", field: "q")
             }
-            let cursor = try request.uri.queryParameters["cursor"].map { text -> Int64 in
-                guard let value = Int64(text), value >= 0 else {
-                    throw ParleyError.invalidRequest("cursor is not one this server issued", field: "cursor")
-                }
-                return value
-            }
             let found = try await users.search(
-                prefix: query?.isEmpty == true ? nil : query, after: cursor, limit: limit)
-            let next = found.count == limit ? found.last.map { String($0.id) } : nil
-            return JSONResponse(.ok, UsersResponse(users: found.map(UserResponse.init), nextCursor: next))
+                prefix: query?.isEmpty == true ? nil : query, after: try paging.idCursor(), limit: paging.readLimit)
+            return JSONResponse(.ok, paging.page("users", found.map(UserResponse.init)) { String($0.id) })
         }
         group.get("users/:id") { _, context in
             guard let user = try await users.find(id: try context.parameters.id("id")) else {

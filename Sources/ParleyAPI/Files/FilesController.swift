@@ -41,15 +41,10 @@ public struct FilesController: Sendable {
         group.get("rooms/:id/files") { request, context in
             let roomID = try context.parameters.id("id")
             _ = try await rooms.require(.reader, roomID: roomID, userID: context.identity.userID)
-            let limit = try request.integer(query: "limit", default: 50, range: 1...200)
-            let before = try request.uri.queryParameters["before"].map { text -> Int64 in
-                guard let value = Int64(text), value > 0 else {
-                    throw ParleyError.invalidRequest("before must be a file id", field: "before")
-                }
-                return value
-            }
-            let found = try await files.roomFiles(roomID: roomID, before: before, limit: limit)
-            return JSONResponse(.ok, FilesResponse(files: found.map { links.object($0) }))
+            let paging = try Paging(request, defaultLimit: 50, maximum: 200)
+            let found = try await files.roomFiles(
+                roomID: roomID, before: try paging.idCursor(), limit: paging.readLimit)
+            return JSONResponse(.ok, paging.page("files", found.map { links.object($0) }) { String($0.file.id) })
         }
     }
 
@@ -252,8 +247,4 @@ public struct FilesController: Sendable {
         default: throw ParleyError.invalidRequest("protected must be true or false", field: "protected")
         }
     }
-}
-
-struct FilesResponse: Encodable, Sendable {
-    let files: [FileObject]
 }

@@ -59,10 +59,12 @@ public struct RoomsController: Sendable {
     }
 
     private func addMembershipRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
-        group.get("rooms/:id/members") { _, context in
+        group.get("rooms/:id/members") { request, context in
+            let paging = try Paging(request, defaultLimit: 100, maximum: 500)
             let members = try await service.members(
-                roomID: try context.parameters.id("id"), for: context.identity.userID)
-            return JSONResponse(.ok, MembersResponse(members: members.map(MemberResponse.init)))
+                roomID: try context.parameters.id("id"), for: context.identity.userID, after: try paging.idCursor(),
+                limit: paging.readLimit)
+            return JSONResponse(.ok, paging.page("members", members.map(MemberResponse.init)) { String($0.user.id) })
         }
         group.put("rooms/:id/members/:userId") { request, context in
             let body = try await JSONBody.decode(RoleRequestBody.self, from: request, context: context)
@@ -110,7 +112,11 @@ public struct RoomsController: Sendable {
             let query = try Self.historyQuery(request)
             let (messages, hasMore) = try await service.history(
                 roomID: try context.parameters.id("id"), query: query, for: context.identity.userID)
-            return JSONResponse(.ok, MessagesResponse(messages: messages, hasMore: hasMore))
+            return JSONResponse(
+                .ok,
+                MessagesResponse(
+                    messages: messages, hasMore: hasMore,
+                    nextCursor: hasMore ? HistoryCursor.next(after: messages, query: query)?.encoded : nil))
         }
         group.post("rooms/:id/messages") { request, context in
             let body = try await JSONBody.decode(
@@ -121,9 +127,10 @@ public struct RoomsController: Sendable {
         }
         group.post("rooms/:id/read") { request, context in
             let body = try await JSONBody.decode(ReadRequest.self, from: request, context: context)
-            try await service.markRead(
-                roomID: try context.parameters.id("id"), messageID: body.messageId, by: context.identity.userID)
-            return Response(status: .noContent)
+            let marker = try await service.markRead(
+                roomID: try context.parameters.id("id"),
+                target: try ReadMarker.Target(messageId: body.messageId, seq: body.seq), by: context.identity.userID)
+            return JSONResponse(.ok, marker)
         }
     }
 
@@ -144,8 +151,20 @@ public struct RoomsController: Sendable {
                 return date
             }
         }
+        var before = try seq("before")
+        var after = try seq("after")
+        if let text = request.uri.queryParameters["cursor"] {
+            guard before == nil, after == nil, let cursor = HistoryCursor(String(text)) else {
+                throw ParleyError.invalidRequest(
+                    "cursor is one this server issued, and stands instead of before and after", field: "cursor")
+            }
+            switch cursor {
+            case .before(let seq): before = seq
+            case .after(let seq): after = seq
+            }
+        }
         return HistoryQuery(
-            before: try seq("before"), after: try seq("after"), since: try time("since"), until: try time("until"),
+            before: before, after: after, since: try time("since"), until: try time("until"),
             limit: try request.integer(query: "limit", default: 50, range: 1...200))
     }
 }

@@ -8,6 +8,7 @@ public struct ClientEnvelope: Decodable, Sendable {
         public let uid: String?
         public let fileId: Int64?
         public let messageId: Int64?
+        public let seq: Int64?
         public let creating: Bool?
         public let time: String?
     }

@@ -13,6 +13,8 @@ public struct RoomView: Sendable, Equatable {
     public var myRole: RoomRole
     public var lastSeq: Int64
     public var lastReadMessageId: Int64?
+    /// The `seq` of `lastReadMessageId`: what history pages by.
+    public var lastReadSeq: Int64?
     public var unreadCount: Int64
     /// The other user of a two-party room.
     public var peer: User?
@@ -21,7 +23,7 @@ public struct RoomView: Sendable, Equatable {
 
     public init(
         id: Int64, uid: String, type: Kind, name: String?, createdAt: Date, lastMessageAt: Date?, myRole: RoomRole,
-        lastSeq: Int64, lastReadMessageId: Int64?, unreadCount: Int64, peer: User? = nil,
+        lastSeq: Int64, lastReadMessageId: Int64?, lastReadSeq: Int64? = nil, unreadCount: Int64, peer: User? = nil,
         latestMessages: [Message]? = nil
     ) {
         self.id = id
@@ -33,6 +35,7 @@ public struct RoomView: Sendable, Equatable {
         self.myRole = myRole
         self.lastSeq = lastSeq
         self.lastReadMessageId = lastReadMessageId
+        self.lastReadSeq = lastReadSeq
         self.unreadCount = unreadCount
         self.peer = peer
         self.latestMessages = latestMessages

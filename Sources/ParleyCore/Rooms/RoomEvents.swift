@@ -27,15 +27,17 @@ public enum RoomEvent {
 
     public struct Read: Codable, Sendable {
         public let messageId: Int64
+        public let seq: Int64
         public let userId: Int64
         public let chatRoomId: Int64
         public let readAt: Date
     }
 
-    public static func read(messageID: Int64, userID: Int64, roomID: Int64, at: Date) -> Envelope<Read> {
-        Envelope(
+    public static func read(marker: ReadMarker, userID: Int64, roomID: Int64, at: Date) -> Envelope<Read> {
+        let messageID = marker.messageId
+        return Envelope(
             type: "read-message-notification",
-            data: Read(messageId: messageID, userId: userID, chatRoomId: roomID, readAt: at),
+            data: Read(messageId: messageID, seq: marker.seq, userId: userID, chatRoomId: roomID, readAt: at),
             identity: "\(roomID):\(userID):\(messageID)")
     }
 

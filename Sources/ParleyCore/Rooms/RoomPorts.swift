@@ -23,7 +23,8 @@ public protocol RoomRepository: Sendable {
     /// The two-party room of a pair, created on first use; `created` tells which.
     func direct(userID: Int64, peerID: Int64) async throws -> (roomID: Int64, created: Bool)
     func rename(roomID: Int64, name: String, by userID: Int64) async throws
-    func members(roomID: Int64) async throws -> [Member]
+    /// Members by user id after `after`, at most `limit`.
+    func members(roomID: Int64, after: Int64?, limit: Int) async throws -> [Member]
     func member(roomID: Int64, userID: Int64) async throws -> Member?
     /// Adds or changes a direct membership; throws `not-found` when the user does not exist.
     func setDirectMember(roomID: Int64, userID: Int64, role: RoomRole, by editorID: Int64) async throws
@@ -45,8 +46,9 @@ public protocol RoomRepository: Sendable {
     /// ``send(batch:)`` after a role check to answer.
     func sendIfAllowed(_ submission: MessageSubmission, minimum: RoomRole) async throws -> SentMessage?
     func messages(roomID: Int64, query: HistoryQuery) async throws -> (messages: [Message], hasMore: Bool)
-    /// Moves the read marker forward; throws `not-found` for a message of another room.
-    func markRead(roomID: Int64, userID: Int64, messageID: Int64) async throws
+    /// Moves the read marker forward (never back) and returns where it stands; throws
+    /// `not-found` for a message of another room.
+    func markRead(roomID: Int64, userID: Int64, target: ReadMarker.Target) async throws -> ReadMarker
 }
 
 /// A page of the room list.

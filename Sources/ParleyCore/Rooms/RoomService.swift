@@ -90,9 +90,10 @@ public struct RoomService: Sendable {
         return try await room(id: roomID, for: userID)
     }
 
-    public func members(roomID: Int64, for userID: Int64) async throws -> [Member] {
+    /// A page of members by user id, after `after`.
+    public func members(roomID: Int64, for userID: Int64, after: Int64?, limit: Int) async throws -> [Member] {
         try await require(.reader, roomID: roomID, userID: userID)
-        return try await rooms.members(roomID: roomID)
+        return try await rooms.members(roomID: roomID, after: after, limit: limit)
     }
 
     public func setMember(roomID: Int64, memberID: Int64, role: RoomRole, by userID: Int64) async throws -> Member {
@@ -188,9 +189,10 @@ public struct RoomService: Sendable {
         return try await rooms.messages(roomID: roomID, query: query)
     }
 
-    public func markRead(roomID: Int64, messageID: Int64, by userID: Int64) async throws {
+    @discardableResult
+    public func markRead(roomID: Int64, target: ReadMarker.Target, by userID: Int64) async throws -> ReadMarker {
         try await require(.reader, roomID: roomID, userID: userID)
-        try await rooms.markRead(roomID: roomID, userID: userID, messageID: messageID)
+        return try await rooms.markRead(roomID: roomID, userID: userID, target: target)
     }
 
     /// Two-party rooms keep their pair: their membership cannot be edited.

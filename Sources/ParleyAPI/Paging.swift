@@ -1,0 +1,57 @@
+import Hummingbird
+import ParleyCore
+
+/// Every list pages alike: `limit` and an opaque `cursor` in, the items and `nextCursor` out,
+/// `nextCursor` null on the last page. A page is read one item longer than asked, so the last
+/// page says it is the last.
+struct Paging {
+    let limit: Int
+    let cursor: String?
+
+    init(_ request: Request, defaultLimit: Int, maximum: Int) throws {
+        limit = try request.integer(query: "limit", default: defaultLimit, range: 1...maximum)
+        cursor = request.uri.queryParameters["cursor"].map(String.init)
+    }
+
+    /// How many to read: one more than the page, to know whether another follows.
+    var readLimit: Int { limit + 1 }
+
+    /// The cursor of a list keyed by id: the last id of the previous page.
+    func idCursor() throws -> Int64? {
+        try cursor.map { text in
+            guard let value = Int64(text), value > 0 else {
+                throw ParleyError.invalidRequest("cursor is not one this server issued", field: "cursor")
+            }
+            return value
+        }
+    }
+
+    /// The page of what was read (at most ``readLimit``) under `key`, and the next cursor.
+    func page<Item: Encodable & Sendable>(
+        _ key: String, _ read: [Item], cursor: (Item) -> String
+    ) -> ListPage<Item> {
+        let items = Array(read.prefix(limit))
+        return ListPage(key: key, items: items, nextCursor: read.count > limit ? items.last.map(cursor) : nil)
+    }
+}
+
+/// `{<key>: [items], nextCursor}`, with `nextCursor` present as null at the end.
+struct ListPage<Item: Encodable & Sendable>: Encodable, Sendable {
+    let key: String
+    let items: [Item]
+    let nextCursor: String?
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(items, forKey: Key(key))
+        try container.encode(nextCursor, forKey: Key("nextCursor"))
+    }
+
+    struct Key: CodingKey {
+        let stringValue: String
+        init(_ name: String) { stringValue = name }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        var intValue: Int? { nil }
+        init?(intValue: Int) { nil }
+    }
+}
