@@ -17,10 +17,7 @@ public struct BearerAuthenticationMiddleware: RouterMiddleware {
     public func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        guard let token = AccessTokens.bearer(request) else { throw ParleyError.unauthorized }
-        guard let identity = try await tokens.identity(token) else {
-            throw ParleyError(.unauthorized, "The access token is unknown, expired or revoked.")
-        }
+        let identity = try await tokens.caller(of: request)
         var context = context
         context.identity = identity
         context.logger[metadataKey: "user_id"] = "\(identity.userID)"
@@ -36,6 +33,18 @@ public struct AccessTokens: Sendable {
     public init(sessions: any SessionRepository, cache: SessionCache) {
         self.sessions = sessions
         self.cache = cache
+    }
+
+    /// The signed-in caller of a request: the bearer token of its `Authorization` header, or
+    /// (`queryToken`, for file content: players send no headers) of `?access_token=`. A
+    /// missing, unknown, expired or revoked token is `unauthorized`.
+    func caller(of request: Request, queryToken: Bool = false) async throws -> AuthenticatedUser {
+        let fromQuery = queryToken ? request.uri.queryParameters["access_token"].map(String.init) : nil
+        guard let token = Self.bearer(request) ?? fromQuery else { throw ParleyError.unauthorized }
+        guard let identity = try await identity(token) else {
+            throw ParleyError(.unauthorized, "The access token is unknown, expired or revoked.")
+        }
+        return identity
     }
 
     /// The token of `Authorization: Bearer <token>`, when present and of a sane length.

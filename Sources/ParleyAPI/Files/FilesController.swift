@@ -3,12 +3,13 @@ import Hummingbird
 import NIOCore
 import ParleyCore
 
-/// `/v1/files`, file content and thumbnails, public files, and `/v1/rooms/{id}/files`.
+/// `/v1/files`, file content and thumbnails, public files, and `/v1/rooms/{id}/files`. Who may
+/// read a file is `FileAccess`'s decision.
 public struct FilesController: Sendable {
     let files: any FileRepository
+    let access: FileAccess
     let store: any BlobStore
     let links: FileLinks
-    let rooms: RoomService
     let tokens: AccessTokens
     /// Thumbnails and probes for images and videos; nil when no media worker runs.
     let mediaJobs: (any JobQueue)?
@@ -20,9 +21,9 @@ public struct FilesController: Sendable {
         mediaJobs: (any JobQueue)?, uploadLimit: Int64 = 100 * 1024 * 1024
     ) {
         self.files = files
+        self.access = FileAccess(files: files, links: links, rooms: rooms)
         self.store = store
         self.links = links
-        self.rooms = rooms
         self.tokens = tokens
         self.mediaJobs = mediaJobs
         self.uploadLimit = uploadLimit
@@ -35,15 +36,14 @@ public struct FilesController: Sendable {
             return JSONResponse(.created, links.object(file))
         }
         group.get("files/:id") { _, context in
-            let file = try await readable(try context.parameters.id("id"), userID: context.identity.userID)
+            let file = try await access.readable(try context.parameters.id("id"), by: context.identity.userID)
             return JSONResponse(.ok, links.object(file))
         }
         group.get("rooms/:id/files") { request, context in
             let roomID = try context.parameters.id("id")
-            _ = try await rooms.require(.reader, roomID: roomID, userID: context.identity.userID)
             let paging = try Paging(request, defaultLimit: 50, maximum: 200)
-            let found = try await files.roomFiles(
-                roomID: roomID, before: try paging.idCursor(), limit: paging.readLimit)
+            let found = try await access.roomFiles(
+                roomID: roomID, by: context.identity.userID, before: try paging.idCursor(), limit: paging.readLimit)
             return JSONResponse(.ok, paging.page("files", found.map { links.object($0) }) { String($0.file.id) })
         }
     }
@@ -74,10 +74,7 @@ public struct FilesController: Sendable {
             }
             v1.on("public/files/:id/:name", method: method) { request, context in
                 let fileID = try context.parameters.id("id")
-                guard let file = try await files.find(id: fileID), !file.isProtected,
-                    context.parameters.get("name").map({ $0 == file.name || $0.removingPercentEncoding == file.name })
-                        == true
-                else { throw ParleyError.notFound() }
+                let file = try await access.published(fileID, name: context.parameters.get("name") ?? "")
                 return content(file, isPublic: true).response(to: request)
             }
         }
@@ -90,31 +87,13 @@ public struct FilesController: Sendable {
             fileName: file.name, cacheControl: isPublic ? "public, max-age=86400" : "private, max-age=86400")
     }
 
-    /// The file when the caller may read it; 404 otherwise (its existence stays private).
-    private func readable(_ fileID: Int64, userID: Int64) async throws -> StoredFile {
-        guard let file = try await files.find(id: fileID) else { throw ParleyError.notFound() }
-        if file.uploadedById == userID { return file }
-        guard try await files.canRead(fileID: fileID, userID: userID) else { throw ParleyError.notFound() }
-        return file
-    }
-
-    /// A signed URL for exactly this path, else a token from the header or `access_token`.
+    /// A signed URL for exactly this path, else the caller's token (header or `access_token`).
     private func authorised(_ request: Request, fileID: Int64, path: String) async throws -> StoredFile {
         let query = request.uri.queryParameters
         if let expires = query["expires"].flatMap({ Int64($0) }), let signature = query["signature"] {
-            guard links.verify(path: path, expires: expires, signature: String(signature)) else {
-                throw ParleyError(.forbidden, "The link is invalid or has expired.")
-            }
-            guard let file = try await files.find(id: fileID) else { throw ParleyError.notFound() }
-            return file
+            return try await access.signed(fileID, path: path, expires: expires, signature: String(signature))
         }
-        guard let token = AccessTokens.bearer(request) ?? query["access_token"].map(String.init) else {
-            throw ParleyError.unauthorized
-        }
-        guard let identity = try await tokens.identity(token) else {
-            throw ParleyError(.unauthorized, "The access token is unknown, expired or revoked.")
-        }
-        return try await readable(fileID, userID: identity.userID)
+        return try await access.readable(fileID, by: try await tokens.caller(of: request, queryToken: true).userID)
     }
 
     // MARK: Upload
