@@ -1,0 +1,228 @@
+import Foundation
+import ParleyCore
+import Testing
+
+/// The room rules over an in-memory repository: who may see, write and administer, and how
+/// a batch of sends is answered, in milliseconds without PostgreSQL.
+struct RoomServiceTests {
+    let rooms = InMemoryRooms()
+    var service: RoomService { RoomService(rooms: rooms) }
+    static let admin: Int64 = 1
+    static let writer: Int64 = 2
+    static let reader: Int64 = 3
+    static let stranger: Int64 = 4
+
+    func multiparty() async throws -> Int64 {
+        try await service.create(
+            by: Self.admin, name: "  Crew ", members: [(Self.writer, .writer), (Self.reader, .reader)],
+            firstMessage: NewMessage(content: "hi", uid: "0", fileId: nil)
+        ).id
+    }
+
+    @Test func aRoomOneCannotReadDoesNotExistAndTooLowARoleIsForbidden() async throws {
+        let room = try await multiparty()
+        let hidden = await #expect(throws: ParleyError.self) { try await service.room(id: room, for: Self.stranger) }
+        #expect(hidden?.code == .notFound)
+        let history = await #expect(throws: ParleyError.self) {
+            try await service.history(roomID: room, query: HistoryQuery(), for: Self.stranger)
+        }
+        #expect(history?.code == .notFound)
+        let rename = await #expect(throws: ParleyError.self) {
+            try await service.rename(roomID: room, name: "Mine", by: Self.writer)
+        }
+        #expect(rename?.code == .forbidden)
+        #expect(try await service.rename(roomID: room, name: " Ours ", by: Self.admin).name == "Ours")
+    }
+
+    @Test func aMultipartyRoomNeedsTwoOtherDistinctMembers() async throws {
+        for members: [(userID: Int64, role: RoomRole)] in [
+            [(Self.writer, .writer)], [(Self.writer, .writer), (Self.writer, .reader)],
+            [(Self.admin, .admin), (Self.writer, .writer)],
+        ] {
+            let error = await #expect(throws: ParleyError.self) {
+                try await service.create(
+                    by: Self.admin, name: "R", members: members,
+                    firstMessage: NewMessage(content: "x", uid: "0", fileId: nil))
+            }
+            #expect(error?.field == "members")
+        }
+        #expect(await rooms.roomCount == 0)
+    }
+
+    @Test func aTwoPartyRoomCannotBeLeftOrEditedAndOneCannotTalkToOneself() async throws {
+        let (room, created) = try await service.direct(userID: Self.admin, peerID: Self.writer)
+        #expect(created)
+        let leave = await #expect(throws: ParleyError.self) {
+            try await service.removeMember(roomID: room.id, memberID: Self.admin, by: Self.admin)
+        }
+        #expect(leave?.code == .forbidden)
+        let add = await #expect(throws: ParleyError.self) {
+            try await service.setMember(roomID: room.id, memberID: Self.reader, role: .reader, by: Self.admin)
+        }
+        #expect(add?.code == .forbidden)
+        let alone = await #expect(throws: ParleyError.self) { try await service.direct(userID: 1, peerID: 1) }
+        #expect(alone?.field == "userId")
+        #expect(try await service.direct(userID: Self.writer, peerID: Self.admin).created == false)
+    }
+
+    @Test func aBatchOfSendsIsAnsweredSendBySendWithRefusalsAlone() async throws {
+        let room = try await multiparty()
+        let message = { (uid: String) in try NewMessage(content: "m", uid: uid, fileId: nil) }
+        let outcomes = try await service.send([
+            MessageSubmission(roomID: room, senderID: Self.writer, message: try message("a")),
+            MessageSubmission(roomID: room, senderID: Self.reader, message: try message("b")),
+            MessageSubmission(roomID: room, senderID: Self.stranger, message: try message("c")),
+            MessageSubmission(roomID: room, senderID: Self.admin, message: try message("d")),
+        ])
+        #expect(outcomes.map { (try? $0.get())?.message.seq } == [2, nil, nil, 3])
+        #expect(outcomes.map { ($0.failureError as? ParleyError)?.code } == [nil, .forbidden, .notFound, nil])
+        // One send alone takes the one-round-trip path; a retry answers the stored message.
+        let first = try await service.send(roomID: room, message: try message("e"), by: Self.writer)
+        let again = try await service.send(roomID: room, message: try message("e"), by: Self.writer)
+        #expect(first.created && !again.created)
+        #expect(first.message.id == again.message.id)
+        let refused = await #expect(throws: ParleyError.self) {
+            try await service.send(roomID: room, message: try message("f"), by: Self.reader)
+        }
+        #expect(refused?.code == .forbidden)
+        #expect(await rooms.messageCount(room) == 4)
+    }
+}
+
+extension Result {
+    var failureError: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
+/// Rooms, direct memberships and messages in memory, with the repository's contract: seq
+/// gap-free per room, one message per (room, sender, uid).
+actor InMemoryRooms: RoomRepository {
+    struct Stored {
+        let id: Int64
+        let uid: String
+        let kind: RoomView.Kind
+        var name: String?
+        var members: [Int64: RoomRole]
+        var messages: [Message] = []
+    }
+    private var stored: [Int64: Stored] = [:]
+    private var nextMessageID: Int64 = 1
+
+    var roomCount: Int { stored.count }
+    func messageCount(_ roomID: Int64) -> Int { stored[roomID]?.messages.count ?? 0 }
+
+    func role(roomID: Int64, userID: Int64) async throws -> RoomRole? { stored[roomID]?.members[userID] }
+    func roles(of members: Set<RoomUser>) async throws -> [RoomUser: RoomRole] {
+        var roles: [RoomUser: RoomRole] = [:]
+        for member in members { roles[member] = stored[member.roomID]?.members[member.userID] }
+        return roles
+    }
+    func role(roomUID: String, userID: Int64) async throws -> RoomRole? {
+        stored.values.first { $0.uid == roomUID }?.members[userID]
+    }
+    func roomID(uid: String) async throws -> Int64? { stored.values.first { $0.uid == uid }?.id }
+
+    func room(id: Int64, for userID: Int64) async throws -> RoomView? {
+        guard let room = stored[id], let role = room.members[userID] else { return nil }
+        return RoomView(
+            id: id, uid: room.uid, type: room.kind, name: room.name, createdAt: Date(),
+            lastMessageAt: room.messages.last?.createdAt, myRole: role, lastSeq: room.messages.last?.seq ?? 0,
+            lastReadMessageId: nil, unreadCount: 0)
+    }
+
+    func rooms(for userID: Int64, page: RoomPage) async throws -> (rooms: [RoomView], nextCursor: String?) {
+        var views: [RoomView] = []
+        for id in stored.keys.sorted() { if let view = try await room(id: id, for: userID) { views.append(view) } }
+        return (views, nil)
+    }
+
+    func latestMessages(roomIDs: [Int64], count: Int) async throws -> [Int64: [Message]] {
+        Dictionary(uniqueKeysWithValues: roomIDs.map { ($0, Array(stored[$0]?.messages.suffix(count) ?? [])) })
+    }
+
+    func createMultiparty(
+        creatorID: Int64, name: String, members: [Int64: RoomRole], firstMessage: NewMessage
+    ) async throws -> Int64 {
+        let id = newRoom(.multiparty, name: name, members: members.merging([creatorID: .admin]) { $1 })
+        _ = store(MessageSubmission(roomID: id, senderID: creatorID, message: firstMessage))
+        return id
+    }
+
+    func direct(userID: Int64, peerID: Int64) async throws -> (roomID: Int64, created: Bool) {
+        let pair: [Int64: RoomRole] = [userID: .writer, peerID: .writer]
+        if let existing = stored.values.first(where: { $0.kind == .twoparty && $0.members == pair }) {
+            return (existing.id, false)
+        }
+        return (newRoom(.twoparty, name: nil, members: pair), true)
+    }
+
+    func rename(roomID: Int64, name: String, by userID: Int64) async throws { stored[roomID]?.name = name }
+
+    func members(roomID: Int64, after: Int64?, limit: Int) async throws -> [Member] { [] }
+    func member(roomID: Int64, userID: Int64) async throws -> Member? {
+        guard let role = stored[roomID]?.members[userID] else { return nil }
+        return Member(
+            user: User(
+                id: userID, email: "\(userID)@example.com", firstName: "U", lastName: "\(userID)", isAdmin: false,
+                createdAt: Date()),
+            role: role, via: ["direct"])
+    }
+    func setDirectMember(roomID: Int64, userID: Int64, role: RoomRole, by editorID: Int64) async throws {
+        stored[roomID]?.members[userID] = role
+    }
+    func removeDirectMember(roomID: Int64, userID: Int64, by editorID: Int64) async throws -> Bool {
+        stored[roomID]?.members.removeValue(forKey: userID) != nil
+    }
+    func setGroup(roomID: Int64, groupID: Int64, role: RoomRole?, by editorID: Int64) async throws -> Bool { false }
+    func setAppRole(roomID: Int64, appRoleID: Int64, role: RoomRole?, by editorID: Int64) async throws -> Bool {
+        false
+    }
+
+    func send(batch: [MessageSubmission]) async throws -> [SendOutcome] { batch.map { store($0) } }
+
+    func sendIfAllowed(_ submission: MessageSubmission, minimum: RoomRole) async throws -> SentMessage? {
+        guard let role = stored[submission.roomID]?.members[submission.senderID], role >= minimum,
+            !isStored(submission)
+        else { return nil }
+        return try store(submission).get()
+    }
+
+    func messages(roomID: Int64, query: HistoryQuery) async throws -> (messages: [Message], hasMore: Bool) {
+        (stored[roomID]?.messages ?? [], false)
+    }
+
+    func markRead(roomID: Int64, userID: Int64, target: ReadMarker.Target) async throws -> ReadMarker {
+        throw ParleyError.notFound()
+    }
+
+    private func newRoom(_ kind: RoomView.Kind, name: String?, members: [Int64: RoomRole]) -> Int64 {
+        let id = Int64(stored.count + 1)
+        stored[id] = Stored(
+            id: id, uid: "room-\(id)-" + String(repeating: "x", count: 16), kind: kind, name: name, members: members)
+        return id
+    }
+
+    private func isStored(_ submission: MessageSubmission) -> Bool {
+        stored[submission.roomID]?.messages.contains {
+            $0.sentById == submission.senderID && $0.uid == submission.message.uid
+        } ?? false
+    }
+
+    private func store(_ submission: MessageSubmission) -> SendOutcome {
+        guard let room = stored[submission.roomID] else { return .failure(ParleyError.notFound("No such room.")) }
+        if let existing = room.messages.first(where: {
+            $0.sentById == submission.senderID && $0.uid == submission.message.uid
+        }) {
+            return .success(SentMessage(message: existing, created: false))
+        }
+        let message = Message(
+            id: nextMessageID, seq: (room.messages.last?.seq ?? 0) + 1, chatRoomId: room.id, chatRoomUid: room.uid,
+            sentById: submission.senderID, content: submission.message.content, uid: submission.message.uid,
+            fileId: submission.message.fileId, createdAt: Date())
+        nextMessageID += 1
+        stored[submission.roomID]?.messages.append(message)
+        return .success(SentMessage(message: message, created: true))
+    }
+}
