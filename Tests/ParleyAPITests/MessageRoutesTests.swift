@@ -129,7 +129,12 @@ struct MessageRoutesTests {
             }
             #expect(try await walk("limit=3") == [[5, 6, 7], [2, 3, 4], [1]])
             #expect(try await walk("limit=3&after=0") == [[1, 2, 3], [4, 5, 6], [7]])
-            for bad in ["cursor=sideways:3", "cursor=before:x", "cursor=before:3&after=1"] {
+            // Both bounds: the cursor keeps the upper one.
+            #expect(try await walk("limit=3&after=0&before=7") == [[1, 2, 3], [4, 5, 6]])
+            for bad in [
+                "cursor=sideways:3", "cursor=before:x", "cursor=before:3&after=1", "cursor=before:3,before:4",
+                "cursor=", "cursor=after:1,",
+            ] {
                 let refused = try await client.json(.get, "/v1/rooms/\(id)/messages?\(bad)", token: me)
                 #expect(refused.status == .badRequest, "\(bad)")
                 #expect(refused.json["field"] as? String == "cursor")

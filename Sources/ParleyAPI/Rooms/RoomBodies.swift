@@ -107,34 +107,41 @@ struct MessagesResponse: Encodable, Sendable {
     enum CodingKeys: String, CodingKey { case messages, hasMore, nextCursor }
 }
 
-/// History's `nextCursor`: the page's `before` or `after` seq, in its reading direction.
-enum HistoryCursor: Equatable {
-    case before(Int64)
-    case after(Int64)
+/// History's `nextCursor`: the seq window of the next page, in the page's reading direction
+/// (`before:5`, or `after:12,before:100` when the first page had both bounds). It stands
+/// instead of `before` and `after`.
+struct HistoryCursor: Equatable {
+    let before: Int64?
+    let after: Int64?
+
+    init(before: Int64?, after: Int64?) {
+        self.before = before
+        self.after = after
+    }
 
     init?(_ text: String) {
-        let parts = text.split(separator: ":", maxSplits: 1)
-        guard parts.count == 2, let seq = Int64(parts[1]), seq >= 0 else { return nil }
-        switch parts[0] {
-        case "before": self = .before(seq)
-        case "after": self = .after(seq)
-        default: return nil
+        var bounds: [Substring: Int64] = [:]
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let pair = part.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            guard pair.count == 2, ["before", "after"].contains(pair[0]), bounds[pair[0]] == nil,
+                let seq = Int64(pair[1]), seq >= 0
+            else { return nil }
+            bounds[pair[0]] = seq
         }
+        guard !bounds.isEmpty else { return nil }
+        self.init(before: bounds["before"], after: bounds["after"])
     }
 
     var encoded: String {
-        switch self {
-        case .before(let seq): "before:\(seq)"
-        case .after(let seq): "after:\(seq)"
-        }
+        [after.map { "after:\($0)" }, before.map { "before:\($0)" }].compactMap { $0 }.joined(separator: ",")
     }
 
     /// Without a lower bound a page is the newest below its upper bound, and the next one is
-    /// older; with one, the next one is newer.
+    /// older; with one, the next one is newer, still below the page's upper bound.
     static func next(after page: [Message], query: HistoryQuery) -> HistoryCursor? {
         if query.after == nil && query.since == nil {
-            return page.first.map { .before($0.seq) }
+            return page.first.map { HistoryCursor(before: $0.seq, after: nil) }
         }
-        return page.last.map { .after($0.seq) }
+        return page.last.map { HistoryCursor(before: query.before, after: $0.seq) }
     }
 }

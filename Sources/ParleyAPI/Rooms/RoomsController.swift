@@ -158,10 +158,7 @@ public struct RoomsController: Sendable {
                 throw ParleyError.invalidRequest(
                     "cursor is one this server issued, and stands instead of before and after", field: "cursor")
             }
-            switch cursor {
-            case .before(let seq): before = seq
-            case .after(let seq): after = seq
-            }
+            (before, after) = (cursor.before, cursor.after)
         }
         return HistoryQuery(
             before: before, after: after, since: try time("since"), until: try time("until"),
