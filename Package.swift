@@ -270,6 +270,8 @@ let package = Package(
             dependencies: [
                 "ParleyAPI", "ParleyPostgres", "ParleyRedis", "ParleyMQTT", "ParleyWorker", "ParleyTestSupport",
                 "ParleyPush", "ParleyPushSimulator", "ParleyMedia",
+                // `parley serve`'s and `parley worker`'s graphs, through `@testable import parley`.
+                "parley",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -277,7 +279,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // The executable's own rules (settings, wiring), through `@testable import parley`.
-        .testTarget(name: "ParleyCommandTests", dependencies: ["parley"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ParleyCommandTests",
+            dependencies: [
+                "parley", "ParleyPostgres", "ParleyPush", "ParleyRedis", "ParleyWorker", "ParleyTestSupport",
+            ],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "ParleyLoadTests", dependencies: ["parley-load", "ParleyTestSupport"], swiftSettings: swiftSettings),
         .testTarget(

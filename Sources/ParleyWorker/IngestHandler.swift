@@ -43,7 +43,7 @@ public struct IngestHandler: Sendable {
                     "chat-in message without a stamped sender dropped", metadata: ["topic": "\(input.topic)"])
                 continue
             }
-            guard case .chatIn(let uid) = Topic(input.topic) else {
+            guard let uid = Topic.chatInUID(input.topic) else {
                 // The ACL lets nothing else through; a uid the ACL would refuse names no room.
                 await reject(sender: sender, roomID: nil, envelope: nil, Rejection(.forbidden, "No such room."))
                 continue

@@ -1,3 +1,4 @@
+import Logging
 import ParleyAPI
 import ParleyCore
 import ParleyMQTT
@@ -5,55 +6,92 @@ import ParleyPostgres
 import ParleyRedis
 
 /// `parley serve`'s object graph, read top to bottom: the adapters chosen from the settings
-/// and the connections the process holds, wired into the API by `ParleyRoutes.Features`
-/// (which the tests build from the same ports).
+/// and the connections the process holds, wired into the API by ``features(_:cache:)``, which
+/// the tests call too with adapters of their choosing.
 struct ServeGraph {
     let routes: ParleyRoutes
     /// Keeps this instance's session cache in step with revocations made anywhere.
     let revocationListener: RedisSubscriber
 
+    /// What the API's features are built over: the connections and the values `parley serve`
+    /// reads from its settings (a test chooses its own).
+    struct Parts: Sendable {
+        var postgres: PostgresPool
+        var redis: RedisConnectionPool
+        /// Ends revoked sessions at the broker.
+        var broker: any BrokerSessionControl
+        var mqttKey: MQTTTokenKey
+        var endpoint: MQTTEndpoint
+        var accountPolicy: AccountPolicy
+        var bcryptCost: Int
+        /// Keeps rate-limit counters apart when several deployments share one Redis.
+        var rateLimitNamespace = "parley"
+        var fileLinks: FileLinks
+        var sendBatching = SendBatching()
+        var store: any BlobStore
+        /// Thumbnail and probe jobs of uploads; nil queues none.
+        var mediaJobs: (any JobQueue)?
+        var uploadLimit: Int64
+        var logger: @Sendable (String) -> Logger = { Runtime.logger($0) }
+    }
+
     init(settings: Settings, dependencies: Dependencies) throws {
-        let postgres = dependencies.postgres
-        let redis = dependencies.redis
-
-        // Accounts and sessions.
-        let users = PostgresUserRepository(database: postgres, logger: Runtime.logger("users"))
-        let sessions = PostgresSessionRepository(database: postgres, logger: Runtime.logger("sessions"))
-        let hasher = BcryptPasswordHasher(cost: try settings.bcryptCost())
-        let cache = SessionCache(lifetime: try settings.sessionCacheLifetime())
-        let accounts = AccountService(
-            users: users, sessions: sessions, hasher: hasher, limiter: RedisRateLimiter(pool: redis),
-            revocations: RedisSessionRevocationBus(pool: redis),
+        let mqttKey = try settings.mqttTokenKey()
+        let parts = Parts(
+            postgres: dependencies.postgres, redis: dependencies.redis,
             broker: MQTTBrokerSessionControl(client: dependencies.mqtt, logger: Runtime.logger("broker")),
-            mqttKey: try settings.mqttTokenKey(), policy: try settings.accountPolicy(),
-            revokedLocally: { cache.revoke(sessions: $0) })
-
-        // Rooms, messages and files.
-        let fileLinks = try settings.fileLinks()
-        let roomRepository = PostgresRoomRepository(
-            database: postgres, logger: Runtime.logger("rooms"), fileLinks: fileLinks)
-        let rooms = RoomService(rooms: roomRepository, batching: try settings.sendBatching())
-
-        let features = ParleyRoutes.Features(
-            accounts: accounts, users: users, sessions: sessions,
-            directory: PostgresDirectoryRepository(database: postgres, logger: Runtime.logger("directory")),
-            hasher: hasher, cache: cache, endpoint: try settings.mqttEndpoint(), rooms: rooms,
-            notificationSettings: PostgresPushRepository(database: postgres, logger: Runtime.logger("push")),
-            files: PostgresFileRepository(database: postgres, logger: Runtime.logger("files")),
-            store: try settings.blobStore(database: postgres), links: fileLinks,
-            mediaJobs: RedisJobQueue(name: "media", pool: redis, configuration: try settings.jobQueue()),
+            mqttKey: mqttKey, endpoint: try settings.mqttEndpoint(), accountPolicy: try settings.accountPolicy(),
+            bcryptCost: try settings.bcryptCost(), fileLinks: try settings.fileLinks(),
+            sendBatching: try settings.sendBatching(), store: try settings.blobStore(database: dependencies.postgres),
+            mediaJobs: RedisJobQueue(
+                name: QueueName.media, pool: dependencies.redis, configuration: try settings.jobQueue()),
             uploadLimit: try settings.uploadLimit())
+        let cache = SessionCache(lifetime: try settings.sessionCacheLifetime())
+
+        // The broker's questions (may this client connect, publish, subscribe) are answered
+        // from the same sessions and rooms the API keeps.
         let broker = BrokerAuthController(
             authority: BrokerAuthority(
-                key: try settings.mqttTokenKey(), server: try settings.serverIdentity(), sessions: sessions,
-                rooms: roomRepository))
+                key: mqttKey, server: try settings.serverIdentity(),
+                sessions: PostgresSessionRepository(database: parts.postgres, logger: Runtime.logger("sessions")),
+                rooms: PostgresRoomRepository(
+                    database: parts.postgres, logger: Runtime.logger("rooms"), fileLinks: parts.fileLinks)))
         routes = ParleyRoutes(
             probes: dependencies.probes, readinessTimeout: try settings.http().readinessTimeout,
-            registry: Runtime.metrics, features: features, broker: broker)
+            registry: Runtime.metrics, features: Self.features(parts, cache: cache), broker: broker)
 
         revocationListener = RedisSubscriber(
             configuration: try settings.redis(), channel: RedisSessionRevocationBus.channel,
             logger: Runtime.logger("revocations"), onListening: { cache.setTrusted($0) },
             onMessage: { cache.revoke(message: $0) })
+    }
+
+    /// The features behind `/v1` over `parts`; `cache` is this instance's session cache.
+    static func features(_ parts: Parts, cache: SessionCache) -> ParleyRoutes.Features {
+        let postgres = parts.postgres
+        let logger = parts.logger
+
+        // Accounts and sessions.
+        let users = PostgresUserRepository(database: postgres, logger: logger("users"))
+        let sessions = PostgresSessionRepository(database: postgres, logger: logger("sessions"))
+        let hasher = BcryptPasswordHasher(cost: parts.bcryptCost)
+        let accounts = AccountService(
+            users: users, sessions: sessions, hasher: hasher,
+            limiter: RedisRateLimiter(pool: parts.redis, namespace: parts.rateLimitNamespace),
+            revocations: RedisSessionRevocationBus(pool: parts.redis), broker: parts.broker, mqttKey: parts.mqttKey,
+            policy: parts.accountPolicy, revokedLocally: { cache.revoke(sessions: $0) })
+
+        // Rooms, messages and files.
+        let rooms = RoomService(
+            rooms: PostgresRoomRepository(database: postgres, logger: logger("rooms"), fileLinks: parts.fileLinks),
+            batching: parts.sendBatching)
+
+        return ParleyRoutes.Features(
+            accounts: accounts, users: users, sessions: sessions,
+            directory: PostgresDirectoryRepository(database: postgres, logger: logger("directory")),
+            hasher: hasher, cache: cache, endpoint: parts.endpoint, rooms: rooms,
+            notificationSettings: PostgresPushRepository(database: postgres, logger: logger("push")),
+            files: PostgresFileRepository(database: postgres, logger: logger("files")), store: parts.store,
+            links: parts.fileLinks, mediaJobs: parts.mediaJobs, uploadLimit: parts.uploadLimit)
     }
 }

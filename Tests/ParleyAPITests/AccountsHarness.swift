@@ -11,6 +11,8 @@ import ParleyPostgres
 import ParleyRedis
 import ParleyTestSupport
 
+@testable import parley
+
 /// The account routes over real PostgreSQL (a fresh database) and the suite's Redis.
 struct AccountsHarness: Sendable {
     static let mqttKey = try! MQTTTokenKey(bytes: Array(repeating: 42, count: 32))
@@ -48,26 +50,17 @@ struct AccountsHarness: Sendable {
             policy: policy, blobStore: blobStore, uploadLimit: uploadLimit, mediaJobs: mediaJobs)
     }
 
-    /// One API instance's features, wired by `ParleyRoutes.Features` as in `parley serve`: its
-    /// own session cache, trusted (as when its subscriber listens), over the test's adapters.
+    /// One API instance's features, wired by `parley serve`'s own graph over the test's
+    /// adapters: its own session cache, trusted (as when its subscriber listens).
     func features(
         cache: SessionCache = Self.trustedCache(), broker: any BrokerSessionControl = NoBroker()
     ) -> ParleyRoutes.Features {
-        let users = PostgresUserRepository(database: database, logger: .quiet)
-        let sessions = PostgresSessionRepository(database: database, logger: .quiet)
-        let hasher = BcryptPasswordHasher(cost: 4)
-        let accounts = AccountService(
-            users: users, sessions: sessions, hasher: hasher,
-            limiter: RedisRateLimiter(pool: redis, namespace: namespace),
-            revocations: RedisSessionRevocationBus(pool: redis), broker: broker, mqttKey: Self.mqttKey,
-            policy: policy, revokedLocally: { cache.revoke(sessions: $0) })
-        return ParleyRoutes.Features(
-            accounts: accounts, users: users, sessions: sessions,
-            directory: PostgresDirectoryRepository(database: database, logger: .quiet), hasher: hasher, cache: cache,
-            endpoint: Self.endpoint, rooms: roomService,
-            notificationSettings: PostgresPushRepository(database: database, logger: .quiet),
-            files: PostgresFileRepository(database: database, logger: .quiet), store: blobStore, links: Self.fileLinks,
-            mediaJobs: mediaJobs, uploadLimit: uploadLimit)
+        ServeGraph.features(
+            ServeGraph.Parts(
+                postgres: database, redis: redis, broker: broker, mqttKey: Self.mqttKey, endpoint: Self.endpoint,
+                accountPolicy: policy, bcryptCost: 4, rateLimitNamespace: namespace, fileLinks: Self.fileLinks,
+                store: blobStore, mediaJobs: mediaJobs, uploadLimit: uploadLimit, logger: { _ in .quiet }),
+            cache: cache)
     }
 
     /// The public router of one instance, as `parley serve` builds it.

@@ -28,6 +28,18 @@ struct TopicTests {
         }
     }
 
+    @Test func theIngestsShortcutReadsChatInAsTheParserDoes() {
+        for name in [
+            "chat-in/\(uid)", "chat-in/\(uid)/", "chat-in/\(uid)/x", "chat-in/+", "chat-in/#", "chat-in/short",
+            "chat-in/\(uid)\u{1}", "chat-in/\(String(repeating: "a", count: 65))", "chat-in/", "chat-room/\(uid)",
+            "$share/parley-ingest/chat-in/\(uid)", "/chat-in/\(uid)", "chat-in/\(uid)é",
+        ] {
+            let parsed: String? = if case .chatIn(let uid) = Topic(name) { uid } else { nil }
+            #expect(Topic.chatInUID(name) == parsed, "\(name)")
+        }
+        #expect(Topic.chatInUID("chat-in/\(uid)") == uid)
+    }
+
     @Test func theBrokerPluginAsksAboutExactlyTheContractsTopics() throws {
         let header = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../Sources/CParleyMosquittoPlugin/plugin_internal.h")

@@ -51,6 +51,14 @@ public enum Topic: Sendable, Equatable {
         }
     }
 
+    /// The room uid of a `chat-in` topic, or nil; what `Topic(name)` gives for one, without
+    /// splitting the name (the ingest asks this for every message).
+    public static func chatInUID(_ name: String) -> String? {
+        guard name.hasPrefix(chatInPrefix) else { return nil }
+        let uid = String(name.utf8.dropFirst(chatInPrefix.utf8.count))!
+        return isRoomUID(uid) ? uid : nil
+    }
+
     public static func room(_ uid: String) -> String { Topic.room(uid: uid).name }
     public static func chatIn(_ uid: String) -> String { Topic.chatIn(uid: uid).name }
     public static func notifications(_ userID: Int64) -> String { Topic.notifications(userID: userID).name }

@@ -1,0 +1,150 @@
+import Foundation
+import ParleyCore
+import ParleyMQTT
+import ParleyMedia
+import ParleyPostgres
+import ParleyPush
+import ParleyRedis
+import ParleyWorker
+import ServiceLifecycle
+
+/// `parley worker`'s object graph: the services of the chosen roles over the process's
+/// connections, and the readiness probes that watch them, one role per function below. A
+/// role reads only its own settings, so a bad media setting does not stop an outbox worker.
+struct WorkerGraph {
+    private(set) var services: [any Service] = []
+    private(set) var probes: [any DependencyProbe] = []
+
+    private let settings: Settings
+    private let dependencies: Dependencies
+    /// Names this process's consumers in the queues' consumer groups.
+    private let process = "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
+
+    init(
+        roles: Set<WorkerCommand.Role>, settings: Settings, dependencies: Dependencies, pushClient: PushHTTPClient
+    ) throws {
+        self.settings = settings
+        self.dependencies = dependencies
+        for role in WorkerCommand.Role.allCases where roles.contains(role) {
+            switch role {
+            case .outbox: try addOutbox()
+            case .ingest: try addIngest()
+            case .fanout: try addFanout()
+            case .push: try addPush(client: pushClient)
+            case .media: try addMedia()
+            }
+        }
+    }
+
+    // MARK: The queues between the roles
+
+    private func fanoutQueue() throws -> RedisJobQueue {
+        RedisJobQueue(name: QueueName.fanout, pool: dependencies.redis, configuration: try settings.jobQueue())
+    }
+
+    /// Pushes wait on slow providers: more in flight, and a longer lease than other jobs.
+    private func pushQueue() throws -> RedisJobQueue {
+        var configuration = try settings.jobQueue()
+        configuration.concurrency = try settings.pushConcurrency()
+        configuration.batchSize = configuration.concurrency
+        configuration.blockFor = .seconds(1)
+        configuration.visibilityTimeout = try settings.pushVisibilityTimeout()
+        return RedisJobQueue(name: QueueName.push, pool: dependencies.redis, configuration: configuration)
+    }
+
+    private func rooms() throws -> PostgresRoomRepository {
+        PostgresRoomRepository(
+            database: dependencies.postgres, logger: Runtime.logger("rooms"), fileLinks: try settings.fileLinks())
+    }
+
+    // MARK: Roles
+
+    /// Publishes committed room events (the transactional outbox) and queues their fan-out.
+    private mutating func addOutbox() throws {
+        let logger = Runtime.logger("outbox")
+        services.append(
+            OutboxRelay(
+                database: dependencies.postgres, publisher: dependencies.mqtt, fanout: try fanoutQueue(),
+                fileLinks: try settings.fileLinks(), logger: logger))
+        services.append(OutboxMonitor(database: dependencies.postgres, logger: logger))
+        probes.append(
+            OutboxRelayProbe(
+                database: dependencies.postgres, stallLimit: try settings.outboxStallLimit(), logger: logger))
+    }
+
+    /// Stores client input from `chat-in` (a shared subscription), in lanes of batches.
+    private mutating func addIngest() throws {
+        let rooms = try rooms()
+        let handler = IngestHandler(
+            rooms: RoomService(rooms: rooms), repository: rooms, publisher: dependencies.mqtt,
+            limiter: RedisRateLimiter(pool: dependencies.redis), payloadLimit: try settings.ingestPayloadLimit(),
+            logger: Runtime.logger("ingest"))
+        services.append(
+            IngestConsumer(
+                client: dependencies.mqtt, logger: Runtime.logger("ingest"), lanes: try settings.ingestConcurrency(),
+                batchLimit: try settings.messageBatchLimit(), handle: handler.handle))
+    }
+
+    /// Copies events to the members' notification topics and queues their pushes.
+    private mutating func addFanout() throws {
+        let queue = try fanoutQueue()
+        let audience = PostgresPushRepository(database: dependencies.postgres, logger: Runtime.logger("push"))
+        let handler = FanoutHandler(
+            readers: try rooms(), publisher: dependencies.mqtt, queue: queue,
+            chunkSize: try settings.fanoutChunkSize(),
+            pushes: PushFanout(
+                audience: audience, queue: try pushQueue(), composer: PushComposer(content: try settings.pushContent())),
+            logger: Runtime.logger("fanout"))
+        probes.append(JobQueueProbe(queue: queue))
+        for index in 0..<(try settings.fanoutConsumers()) {
+            services.append(
+                JobConsumer(
+                    queue: queue, consumer: "\(process)-\(index)", logger: Runtime.logger("fanout"),
+                    handler: handler.handle))
+        }
+    }
+
+    /// Sends pushes through APNs, FCM and the webhook.
+    private mutating func addPush(client: PushHTTPClient) throws {
+        let logger = Runtime.logger("push")
+        let senders = try settings.pushSenders(client: client)
+        if senders.isEmpty {
+            logger.warning("no push provider is configured; push jobs will be dropped")
+        }
+        let queue = try pushQueue()
+        let handler = PushHandler(
+            senders: senders, tokens: PostgresPushRepository(database: dependencies.postgres, logger: logger),
+            logger: logger)
+        probes.append(JobQueueProbe(queue: queue))
+        services.append(
+            JobConsumer(queue: queue, consumer: "\(process)-push", logger: logger, handler: handler.handle))
+    }
+
+    /// Thumbnails and probes of uploads; deletes orphaned uploads.
+    private mutating func addMedia() throws {
+        let logger = Runtime.logger("media")
+        let files = PostgresFileRepository(database: dependencies.postgres, logger: logger)
+        let store = try settings.blobStore(database: dependencies.postgres)
+        let workDirectory = try settings.mediaWorkDirectory()
+        try FileManager.default.createDirectory(atPath: workDirectory, withIntermediateDirectories: true)
+        let handler = MediaHandler(
+            files: files, store: store, processor: ToolMediaProcessor(runner: try settings.toolRunner()),
+            workRoot: workDirectory, logger: logger)
+        var configuration = try settings.jobQueue()
+        // Tools may take their whole time limit: the job must not be reclaimed meanwhile.
+        configuration.visibilityTimeout = max(configuration.visibilityTimeout, .seconds(300))
+        let queue = RedisJobQueue(name: QueueName.media, pool: dependencies.redis, configuration: configuration)
+        probes.append(JobQueueProbe(queue: queue))
+        services.append(
+            JobConsumer(queue: queue, consumer: "\(process)-media", logger: logger, handler: handler.handle))
+        services.append(OrphanSweeper(files: files, store: store, grace: try settings.orphanGrace(), logger: logger))
+    }
+}
+
+/// The job queues' names in Redis, shared by the processes that fill and drain them.
+enum QueueName {
+    static let fanout = "fanout"
+    static let push = "push"
+    /// Filled by `serve` (uploads), drained by the media role.
+    static let media = "media"
+}

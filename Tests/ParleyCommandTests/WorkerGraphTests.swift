@@ -1,0 +1,78 @@
+import Foundation
+import ParleyPostgres
+import ParleyPush
+import ParleyRedis
+import ParleyTestSupport
+import ParleyWorker
+import Testing
+
+@testable import parley
+
+/// `parley worker --roles …` runs what each role needs and watches it, and nothing else.
+struct WorkerGraphTests {
+    /// Enough configuration for every role; nothing here connects until the services run.
+    static func settings(_ overrides: [String: String] = [:]) -> Settings {
+        let base = [
+            "PARLEY_MQTT_TOKEN_KEY": Data(repeating: 42, count: 32).base64EncodedString(),
+            "PARLEY_FILES_DIRECTORY": TestScratch.path("worker-graph"),
+            "PARLEY_FANOUT_CONSUMERS": "3",
+        ]
+        return Settings(environment: base.merging(overrides) { $1 })
+    }
+
+    /// Builds the graph of `roles` and hands it to `body`; the push client is shut down after.
+    func withGraph(
+        _ roles: Set<WorkerCommand.Role>, settings: Settings = Self.settings(),
+        _ body: (WorkerGraph) throws -> Void = { _ in }
+    ) async throws {
+        let client = try PushHTTPClient()
+        do {
+            let graph = try WorkerGraph(
+                roles: roles, settings: settings, dependencies: try Dependencies(settings: settings, role: "worker"),
+                pushClient: client)
+            try body(graph)
+        } catch {
+            try await client.shutdown()
+            throw error
+        }
+        try await client.shutdown()
+    }
+
+    @Test func eachRoleRunsItsOwnServicesWithTheirProbes() async throws {
+        try await withGraph([.outbox]) { graph in
+            #expect(graph.services.count == 2)
+            #expect(graph.services.first is OutboxRelay)
+            #expect(graph.services.last is OutboxMonitor)
+            #expect(graph.probes.count == 1 && graph.probes.first is OutboxRelayProbe)
+        }
+        try await withGraph([.fanout]) { graph in
+            // One consumer per configured fan-out slot, one probe for their queue.
+            #expect(graph.services.count == 3)
+            #expect(graph.services.allSatisfy { $0 is JobConsumer })
+            #expect(graph.probes.count == 1 && graph.probes.first is JobQueueProbe)
+        }
+        try await withGraph([.ingest]) { graph in
+            #expect(graph.services.count == 1)
+            #expect(graph.probes.isEmpty)
+        }
+        try await withGraph([.push]) { graph in
+            #expect(graph.services.count == 1)
+            #expect(graph.probes.count == 1)
+        }
+        try await withGraph([.media]) { graph in
+            #expect(graph.services.count == 2)
+            #expect(graph.services.last is OrphanSweeper)
+            #expect(graph.probes.count == 1)
+        }
+        try await withGraph(Set(WorkerCommand.Role.allCases)) { graph in
+            #expect(graph.services.count == 2 + 3 + 1 + 1 + 2)
+            #expect(graph.probes.count == 4)
+        }
+    }
+
+    @Test func aRoleReadsOnlyItsOwnSettings() async throws {
+        let badMedia = Self.settings(["PARLEY_MEDIA_TIMEOUT": "soon"])
+        try await withGraph([.outbox, .fanout, .ingest, .push], settings: badMedia)
+        await #expect(throws: SettingsError.self) { try await withGraph([.media], settings: badMedia) }
+    }
+}
