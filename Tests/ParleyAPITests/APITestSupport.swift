@@ -2,9 +2,10 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
-import ParleyAPI
 import ParleyCore
 import Prometheus
+
+@testable import ParleyAPI
 
 /// A probe whose answer a test controls.
 struct StaticProbe: DependencyProbe {

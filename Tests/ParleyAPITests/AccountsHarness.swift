@@ -4,13 +4,13 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
-import ParleyAPI
 import ParleyCore
 import ParleyMedia
 import ParleyPostgres
 import ParleyRedis
 import ParleyTestSupport
 
+@testable import ParleyAPI
 @testable import parley
 
 /// The account routes over real PostgreSQL (a fresh database) and the suite's Redis.
@@ -113,28 +113,85 @@ extension TestClientProtocol {
         }
     }
 
+    /// A successful answer decoded into the API's own type, as a client written against the
+    /// contract reads it; anything else (an error status, a shape that does not decode) throws.
+    func decoded<Answer: Decodable>(
+        _ type: Answer.Type, _ method: HTTPRequest.Method, _ uri: String, token: String? = nil, body: String? = nil
+    ) async throws -> Answer {
+        let answer = try await json(method, uri, token: token, body: body)
+        guard (200..<300).contains(answer.status.code) else {
+            throw HarnessError("\(method) \(uri) answered \(answer.status): \(answer.text)")
+        }
+        do {
+            return try JSONCoding.decoder.decode(Answer.self, from: Data(answer.text.utf8))
+        } catch {
+            throw HarnessError("\(method) \(uri) answered no \(Answer.self): \(error) in \(answer.text)")
+        }
+    }
+
     /// Registers and logs in a fresh user; returns the login answer.
     func signUp(
         email: String = "user-\(UUID().uuidString.prefix(8))@example.com", password: String = "correct horse",
         device: String? = nil
-    ) async throws -> [String: Any] {
+    ) async throws -> LoginResponse {
         let registered = try await json(
             .post, "/v1/auth/register",
             body: #"{"email":"\#(email)","password":"\#(password)","firstName":"Test","lastName":"User"}"#)
         guard registered.status == .created else { throw HarnessError("register failed: \(registered.text)") }
         let deviceJSON = device.map { #","device":\#($0)"# } ?? ""
-        let login = try await json(
-            .post, "/v1/auth/login", body: #"{"email":"\#(email)","password":"\#(password)"\#(deviceJSON)}"#)
-        guard login.status == .ok else { throw HarnessError("login failed: \(login.text)") }
-        return login.json
+        return try await decoded(
+            LoginResponse.self, .post, "/v1/auth/login",
+            body: #"{"email":"\#(email)","password":"\#(password)"\#(deviceJSON)}"#)
+    }
+
+    /// `count` fresh users, logged in.
+    func signUp(count: Int) async throws -> [LoginResponse] {
+        var logins: [LoginResponse] = []
+        for _ in 0..<count { logins.append(try await signUp()) }
+        return logins
+    }
+
+    /// Sends a message over REST; the stored message (201 new, 200 the same uid again).
+    @discardableResult
+    func send(_ content: String = "m", uid: String, to roomID: Int, as sender: LoginResponse) async throws -> Message {
+        try await decoded(
+            Message.self, .post, "/v1/rooms/\(roomID)/messages", token: token(sender),
+            body: String(
+                decoding: try JSONSerialization.data(withJSONObject: ["content": content, "uid": uid]), as: UTF8.self))
+    }
+
+    /// One page of a room's history.
+    func history(_ roomID: Int, _ query: String = "", as reader: LoginResponse) async throws -> MessagesResponse {
+        try await decoded(MessagesResponse.self, .get, "/v1/rooms/\(roomID)/messages?\(query)", token: token(reader))
+    }
+
+    /// Every page of a list from `uri` on, following `nextCursor` (at most `limit` pages); each
+    /// page as `page` reads it. `following` makes the next page's URI from a cursor (by
+    /// default `uri` with `cursor=` added).
+    func pages<Page: Decodable, Item>(
+        _ type: Page.Type, _ uri: String, following: ((String) -> String)? = nil, token: String, limit: Int = 20,
+        _ page: (Page) -> (items: [Item], nextCursor: String?)
+    ) async throws -> [[Item]] {
+        var pages: [[Item]] = []
+        var next: String? = uri
+        while let current = next, pages.count < limit {
+            let answer = try await json(.get, current, token: token)
+            // The contract: `nextCursor` is always there, null on the last page.
+            guard answer.status == .ok, answer.json.keys.contains("nextCursor") else {
+                throw HarnessError("\(current) answered \(answer.status) without nextCursor: \(answer.text)")
+            }
+            let (items, cursor) = page(try JSONCoding.decoder.decode(Page.self, from: Data(answer.text.utf8)))
+            pages.append(items)
+            next = cursor.map { following?($0) ?? uri + (uri.contains("?") ? "&" : "?") + "cursor=\($0)" }
+        }
+        return pages
     }
 }
 
 extension TestClientProtocol {
     /// A multiparty room of three new users: the creator (admin), a writer and a reader.
-    func roomOfThree() async throws -> (id: Int, users: [[String: Any]]) {
-        var users: [[String: Any]] = []
-        for _ in 0..<3 { users.append(try await signUp()) }
+    func roomOfThree() async throws -> (id: Int, users: [LoginResponse]) {
+        let users = try await signUp(count: 3)
         let room = try await multipartyRoom(
             by: users[0], members: [(users[1], "writer"), (users[2], "reader")], name: "T",
             firstMessage: (content: "first", uid: "first"))
@@ -144,27 +201,30 @@ extension TestClientProtocol {
     /// A multiparty room `creator` makes (as its admin) with `members` in their roles and a
     /// first message (`seq` 1); its id and uid.
     func multipartyRoom(
-        by creator: [String: Any], members: [([String: Any], String)], name: String = "R",
+        by creator: LoginResponse, members: [(LoginResponse, String)], name: String = "R",
         firstMessage: (content: String, uid: String) = ("hi", "0")
     ) async throws -> (id: Int, uid: String) {
+        let room = try await createRoom(by: creator, members: members, name: name, firstMessage: firstMessage)
+        return (Int(room.id), room.uid)
+    }
+
+    /// `POST /v1/rooms`'s answer: the room as its creator sees it.
+    func createRoom(
+        by creator: LoginResponse, members: [(LoginResponse, String)], name: String,
+        firstMessage: (content: String, uid: String)
+    ) async throws -> RoomResponse {
         let body: [String: Any] = [
             "name": name, "members": members.map { ["userId": Int(userID($0.0)), "role": $0.1] },
             "firstMessage": ["content": firstMessage.content, "uid": firstMessage.uid],
         ]
-        let answer = try await json(
-            .post, "/v1/rooms", token: token(creator),
+        return try await decoded(
+            RoomResponse.self, .post, "/v1/rooms", token: token(creator),
             body: String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self))
-        guard let id = answer.json["id"] as? Int, let uid = answer.json["uid"] as? String else {
-            throw HarnessError("the room was not created: \(answer.status) \(answer.text)")
-        }
-        return (id, uid)
     }
 }
 
-func token(_ login: [String: Any]) -> String { login["accessToken"] as? String ?? "" }
-func userID(_ login: [String: Any]) -> Int64 {
-    ((login["user"] as? [String: Any])?["id"] as? NSNumber)?.int64Value ?? 0
-}
+func token(_ login: LoginResponse) -> String { login.accessToken }
+func userID(_ login: LoginResponse) -> Int64 { login.user.id }
 
 struct HarnessError: Error, CustomStringConvertible {
     let description: String

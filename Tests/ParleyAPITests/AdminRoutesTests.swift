@@ -1,10 +1,11 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
-import ParleyAPI
 import ParleyCore
 import ParleyPostgres
 import Testing
+
+@testable import ParleyAPI
 
 struct AdminRoutesTests {
     /// Signs up a user and makes them a system administrator (as `parley user create --admin` would).
@@ -13,10 +14,10 @@ struct AdminRoutesTests {
         try await harness.database.client.query(
             "UPDATE cloud.user_account SET is_admin = true WHERE id = \(userID(login))", logger: .quiet)
         // Sign in again: the identity (and its admin flag) is read at authentication.
-        let email = (login["user"] as? [String: Any])?["email"] as? String ?? ""
-        let again = try await client.json(
-            .post, "/v1/auth/login", body: #"{"email":"\#(email)","password":"correct horse"}"#)
-        return token(again.json)
+        let again = try await client.decoded(
+            LoginResponse.self, .post, "/v1/auth/login",
+            body: #"{"email":"\#(login.user.email)","password":"correct horse"}"#)
+        return token(again)
     }
 
     @Test func everyAdministrationRouteIsForbiddenToOthers() async throws {

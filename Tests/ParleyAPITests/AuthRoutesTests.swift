@@ -1,9 +1,10 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
-import ParleyAPI
 import ParleyCore
 import Testing
+
+@testable import ParleyAPI
 
 struct AuthRoutesTests {
     @Test func registerAnswersTheUserAndRefusesATakenEmail() async throws {
@@ -72,20 +73,19 @@ struct AuthRoutesTests {
             // The lifetime less the time the sign-up took (seconds on a machine busy with
             // other work), never more.
             let took = Int((ContinuousClock.now - asked).components.seconds) + 1
-            #expect(((3600 - took)...3600).contains(login["expiresIn"] as? Int ?? 0))
-            #expect((login["accessToken"] as? String)?.count ?? 0 >= 22)
-            #expect((login["refreshToken"] as? String)?.count ?? 0 >= 22)
-            #expect(login["deviceId"] as? Int != nil)
-            let mqtt = try #require(login["mqtt"] as? [String: Any])
-            #expect(mqtt["host"] as? String == "mqtt.example.test")
-            #expect(mqtt["port"] as? Int == 8883)
-            #expect(mqtt["tls"] as? Bool == true)
-            #expect(mqtt["websocketPort"] as? Int == 8083)
-            #expect(mqtt["username"] as? String == String(userID(login)))
-            let password = try #require(mqtt["password"] as? String)
-            let verified = try MQTTToken.verify(password, key: AccountsHarness.mqttKey)
+            #expect(((3600 - took)...3600).contains(login.expiresIn))
+            #expect(login.accessToken.count >= 22)
+            #expect(login.refreshToken.count >= 22)
+            #expect(login.deviceId != nil)
+            let mqtt = login.mqtt
+            #expect(mqtt.host == "mqtt.example.test")
+            #expect(mqtt.port == 8883)
+            #expect(mqtt.tls == true)
+            #expect(mqtt.websocketPort == 8083)
+            #expect(mqtt.username == String(userID(login)))
+            let verified = try MQTTToken.verify(mqtt.password, key: AccountsHarness.mqttKey)
             #expect(verified.userID == userID(login))
-            #expect(verified.clientID == mqtt["clientId"] as? String)
+            #expect(verified.clientID == mqtt.clientId)
             #expect(verified.expiresAt > Int64(Date().timeIntervalSince1970) + 3600)
         }
     }

@@ -3,10 +3,11 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
-import ParleyAPI
 import ParleyCore
 import ParleyPostgres
 import Testing
+
+@testable import ParleyAPI
 
 /// The broker-auth endpoints with the exact bodies mosquitto-go-auth and EMQX 5 send.
 struct BrokerAuthTests {
@@ -46,10 +47,7 @@ struct BrokerAuthTests {
     @Test func goAuthUserAndSuperuser() async throws {
         try await withRouters { api, broker in
             let login = try await api.signUp()
-            let mqtt = try #require(login["mqtt"] as? [String: Any])
-            let (user, password, client) = (
-                mqtt["username"] as? String ?? "", mqtt["password"] as? String ?? "", mqtt["clientId"] as? String ?? ""
-            )
+            let (user, password, client) = (login.mqtt.username, login.mqtt.password, login.mqtt.clientId)
             let good = try await post(
                 broker, "/internal/broker/user",
                 #"{"username":"\#(user)","password":"\#(password)","clientid":"\#(client)"}"#)
@@ -94,12 +92,11 @@ struct BrokerAuthTests {
 
     @Test func goAuthACLFollowsMembership() async throws {
         try await withRouters { api, broker in
-            var users: [[String: Any]] = []
-            for _ in 0..<4 { users.append(try await api.signUp()) }
+            let users = try await api.signUp(count: 4)
             let uid = try await api.multipartyRoom(
                 by: users[0], members: [(users[1], "writer"), (users[2], "reader")], firstMessage: ("hi", "1")
             ).uid
-            func acl(_ user: [String: Any], _ topic: String, _ acc: Int) async throws -> HTTPResponse.Status {
+            func acl(_ user: LoginResponse, _ topic: String, _ acc: Int) async throws -> HTTPResponse.Status {
                 try await post(
                     broker, "/internal/broker/acl",
                     #"{"username":"\#(userID(user))","clientid":"c","topic":"\#(topic)","acc":\#(acc)}"#
@@ -128,10 +125,7 @@ struct BrokerAuthTests {
     @Test func emqxAuthenticationAndAuthorization() async throws {
         try await withRouters { api, broker in
             let login = try await api.signUp()
-            let mqtt = try #require(login["mqtt"] as? [String: Any])
-            let (user, password, client) = (
-                mqtt["username"] as? String ?? "", mqtt["password"] as? String ?? "", mqtt["clientId"] as? String ?? ""
-            )
+            let (user, password, client) = (login.mqtt.username, login.mqtt.password, login.mqtt.clientId)
             let allowed = try await post(
                 broker, "/internal/broker/emqx/authn",
                 #"{"clientid":"\#(client)","username":"\#(user)","password":"\#(password)"}"#)

@@ -1,7 +1,6 @@
 import Foundation
 import HummingbirdTesting
 import Logging
-import ParleyAPI
 import ParleyCore
 import ParleyMQTT
 import ParleyPostgres
@@ -12,6 +11,8 @@ import Prometheus
 import ServiceLifecycle
 import Synchronization
 import Testing
+
+@testable import ParleyAPI
 
 #if canImport(Glibc)
     import Glibc
@@ -89,13 +90,16 @@ struct BrokerPluginTests {
         return try #require(brokerBox.value)
     }
 
-    func mqtt(_ broker: PluginBroker, login: [String: Any]) throws -> MQTTClient {
-        let credentials = login["mqtt"] as? [String: Any] ?? [:]
-        return try MQTTClient(
+    /// A client with the credentials of `login`'s answer; `password` or `clientID` stand in for
+    /// its own when given.
+    func mqtt(
+        _ broker: PluginBroker, login: LoginResponse, password: String? = nil, clientID: String? = nil
+    ) throws -> MQTTClient {
+        try MQTTClient(
             configuration: MQTTConfiguration(
-                port: broker.port, username: credentials["username"] as? String,
-                password: credentials["password"] as? String, clientID: credentials["clientId"] as? String ?? "",
-                keepAlive: .seconds(5), acknowledgementTimeout: .seconds(3)), logger: .quiet)
+                port: broker.port, username: login.mqtt.username, password: password ?? login.mqtt.password,
+                clientID: clientID ?? login.mqtt.clientId, keepAlive: .seconds(5),
+                acknowledgementTimeout: .seconds(3)), logger: .quiet)
     }
 
     func serverClient(_ broker: PluginBroker) throws -> MQTTClient {
@@ -118,26 +122,17 @@ struct BrokerPluginTests {
 
     @Test func connectSubscribeAndRevocationThroughThePlugin() async throws {
         let broker = try await withBroker { api, broker in
-            var users: [[String: Any]] = []
-            for _ in 0..<3 { users.append(try await api.signUp()) }
+            let users = try await api.signUp(count: 3)
             let room = try await api.json(.put, "/v1/rooms/direct/\(userID(users[1]))", token: token(users[0]))
             let uid = try #require(room.json["uid"] as? String)
 
             // CONNECT: a good token, a tampered one, a foreign client id.
             let member = try await connected(try mqtt(broker, login: users[1]))
-            var tampered = users[2]
-            var credentials = tampered["mqtt"] as? [String: Any] ?? [:]
-            credentials["password"] = (credentials["password"] as? String ?? "") + "x"
-            tampered["mqtt"] = credentials
-            let refused = try mqtt(broker, login: tampered)
+            let refused = try mqtt(broker, login: users[2], password: users[2].mqtt.password + "x")
             try refused.start()
             await #expect(throws: MQTTError.timeout) { try await refused.waitUntilConnected(timeout: .seconds(1)) }
             await refused.shutdown()
-            var foreign = users[2]
-            credentials = foreign["mqtt"] as? [String: Any] ?? [:]
-            credentials["clientId"] = "someone-elses-id"
-            foreign["mqtt"] = credentials
-            let hijack = try mqtt(broker, login: foreign)
+            let hijack = try mqtt(broker, login: users[2], clientID: "someone-elses-id")
             try hijack.start()
             await #expect(throws: MQTTError.timeout) { try await hijack.waitUntilConnected(timeout: .seconds(1)) }
             await hijack.shutdown()
@@ -176,7 +171,7 @@ struct BrokerPluginTests {
             #expect(await next(member, within: .seconds(1)) == nil)
 
             // A kicked client is gone, and its presence says offline (retained).
-            let kick = #"{"kickClients":["\#((users[1]["mqtt"] as? [String: Any])?["clientId"] as? String ?? "")"]}"#
+            let kick = #"{"kickClients":["\#(users[1].mqtt.clientId)"]}"#
             try await server.publish(topic: "$CONTROL/parley-auth/v1", string: kick)
             var presence: MQTTMessage?
             for _ in 0..<10 where presence == nil {
@@ -198,8 +193,7 @@ struct BrokerPluginTests {
 
     @Test func aRemovedMemberStopsReceivingAndALoggedOutClientIsDisconnected() async throws {
         let broker = try await withBroker(relay: true) { api, broker in
-            var users: [[String: Any]] = []
-            for _ in 0..<3 { users.append(try await api.signUp()) }
+            let users = try await api.signUp(count: 3)
             let (roomID, uid) = try await api.multipartyRoom(
                 by: users[0], members: [(users[1], "reader"), (users[2], "reader")])
             let staying = try await connected(try mqtt(broker, login: users[1]))
@@ -243,8 +237,7 @@ struct BrokerPluginTests {
 
     @Test func chatInIsStoredBeforeItReachesTheRoom() async throws {
         let broker = try await withBroker(relay: true, ingest: true) { api, broker in
-            var users: [[String: Any]] = []
-            for _ in 0..<3 { users.append(try await api.signUp()) }
+            let users = try await api.signUp(count: 3)
             let (roomID, uid) = try await api.multipartyRoom(
                 by: users[0], members: [(users[1], "writer"), (users[2], "reader")], name: "In")
             let writer = try await connected(try mqtt(broker, login: users[0]))
@@ -278,9 +271,7 @@ struct BrokerPluginTests {
             let again = try #require(await envelope(listener, type: "new-message-notification", uid: "in-1"))
             #expect((again["data"] as? [String: Any])?["id"] as? Int == data["id"] as? Int)
             #expect(again["hash"] as? String == event["hash"] as? String)
-            let history = try await api.json(.get, "/v1/rooms/\(roomID)/messages", token: token(users[1]))
-            #expect(
-                (history.json["messages"] as? [[String: Any]])?.compactMap { $0["uid"] as? String } == ["0", "in-1"])
+            #expect(try await api.history(roomID, as: users[1]).messages.map(\.uid) == ["0", "in-1"])
 
             // A reader may not write: rejected on their own notification topic.
             try await reader.publish(
@@ -358,7 +349,7 @@ struct BrokerPluginTests {
             let other = try await api.signUp()
             let room = try await api.json(.put, "/v1/rooms/direct/\(userID(other))", token: token(login))
             let uid = room.json["uid"] as? String ?? ""
-            let credentials = try #require(login["mqtt"] as? [String: Any])
+            let credentials = login.mqtt
             let server = try await connected(try serverClient(broker))
             try await server.subscribe("chat-in/\(uid)")
             // A stock client with a will that claims to be another user, killed without a DISCONNECT.
@@ -367,8 +358,8 @@ struct BrokerPluginTests {
             let pid = try Subprocess.start(
                 "/usr/bin/mosquitto_sub",
                 [
-                    "-V", "mqttv5", "-p", String(broker.port), "-i", credentials["clientId"] as? String ?? "",
-                    "-u", credentials["username"] as? String ?? "", "-P", credentials["password"] as? String ?? "",
+                    "-V", "mqttv5", "-p", String(broker.port), "-i", credentials.clientId,
+                    "-u", credentials.username, "-P", credentials.password,
                     "-t", Topic.notifications(userID(login)), "--will-topic", "chat-in/\(uid)", "--will-payload",
                     #"{"type":"new-message-notification","data":{"content":"forged","uid":"w"},"hash":"w"}"#,
                     "-D", "will", "user-property", "parley-user", String(userID(other)),

@@ -2,7 +2,6 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
-import ParleyAPI
 import ParleyCore
 import ParleyMQTT
 import ParleyPostgres
@@ -11,6 +10,8 @@ import ParleyTestSupport
 import ParleyWorker
 import ServiceLifecycle
 import Testing
+
+@testable import ParleyAPI
 
 /// REST changes reach clients through the real broker: outbox relay → MQTT, fan-out job →
 /// Redis Streams → MQTT.
@@ -68,8 +69,7 @@ struct DeliveryEndToEndTests {
 
     @Test func aRESTSendArrivesOnTheRoomTopicAndEveryMembersNotificationTopic() async throws {
         try await withPipeline { client, subscriber in
-            var users: [[String: Any]] = []
-            for _ in 0..<3 { users.append(try await client.signUp()) }
+            let users = try await client.signUp(count: 3)
             let (roomID, uid) = try await client.multipartyRoom(
                 by: users[0], members: [(users[1], "writer"), (users[2], "reader")], name: "E2E",
                 firstMessage: ("hi", "e2e-0"))
@@ -102,8 +102,7 @@ struct DeliveryEndToEndTests {
 
     @Test func aUserAddedOrRemovedIsToldOnTheirNotificationTopic() async throws {
         try await withPipeline { client, subscriber in
-            var users: [[String: Any]] = []
-            for _ in 0..<4 { users.append(try await client.signUp()) }
+            let users = try await client.signUp(count: 4)
             let (roomID, uid) = try await client.multipartyRoom(
                 by: users[0], members: [(users[1], "writer"), (users[2], "writer")], name: "N",
                 firstMessage: ("hi", "n-0"))

@@ -3,7 +3,6 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
-import ParleyAPI
 import ParleyCore
 import ParleyMedia
 import ParleyPostgres
@@ -12,13 +11,18 @@ import ParleyTestSupport
 import ParleyWorker
 import Testing
 
+@testable import ParleyAPI
+
 /// Upload, metadata, access and Range delivery, over both blob stores.
 struct FileRoutesTests {
     struct Answer {
         let status: HTTPResponse.Status
         let headers: HTTPFields
         let body: [UInt8]
+        /// A problem's fields (problem+json).
         var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }
+        /// The file object, as the API writes it.
+        var file: FileObject? { try? JSONCoding.decoder.decode(FileObject.self, from: Data(body)) }
     }
 
     static func bytes(_ count: Int, seed: Int = 1) -> [UInt8] {
@@ -72,16 +76,17 @@ struct FileRoutesTests {
             let content = Self.bytes(200_000)
             let created = try await upload(client, token: token(user), content)
             #expect(created.status == .created)
-            let file = created.json
-            let id = try #require(file["id"] as? Int)
+            let file = try #require(created.file)
+            let id = file.id
             let hex = SHA256Hex.of(content)
-            #expect(file["checksum"] as? String == "sha256:\(hex)")
-            #expect(file["size"] as? Int == 200_000)
-            #expect(file["name"] as? String == "data.bin")
-            #expect(file["extension"] as? String == "bin")
-            #expect(file["protected"] as? Bool == true)
-            #expect((file["url"] as? String)?.contains("signature=") == true)
-            #expect((file["thumbnails"] as? [String: Any])?["small"] is NSNull)
+            #expect(file.checksum == "sha256:\(hex)")
+            #expect(file.size == 200_000)
+            #expect(file.name == "data.bin")
+            #expect(file.extension == "bin")
+            #expect(file.protected == true)
+            #expect(file.url.contains("signature="))
+            #expect(file.thumbnails.small == nil && file.thumbnails.large == nil)
+            #expect(file.uploadedById == userID(user))
 
             let path = "/v1/files/\(id)/content"
             let whole = try await send(client, .get, path, token: token(user))
@@ -138,7 +143,7 @@ struct FileRoutesTests {
         try await AccountsHarness.make().run { client in
             let user = try await client.signUp()
             let content = Self.bytes(1_000)
-            let id = try #require(try await upload(client, token: token(user), content).json["id"] as? Int)
+            let id = try #require(try await upload(client, token: token(user), content).file?.id)
             let path = "/v1/files/\(id)/content"
             let first = try await send(client, .get, path, token: token(user))
             let tag = try #require(first.headers[.eTag])
@@ -201,12 +206,13 @@ struct FileRoutesTests {
                 client, .post, "/v1/files", token: token(user),
                 headers: [.contentType: "multipart/form-data; boundary=\(boundary)"], body: body)
             #expect(created.status == .created)
-            #expect(created.json["name"] as? String == "passwd.PNG")
-            #expect(created.json["extension"] as? String == "png")
-            #expect(created.json["mimeType"] as? String == "image/png")
-            #expect(created.json["protected"] as? Bool == false)
-            #expect(created.json["checksum"] as? String == "sha256:\(SHA256Hex.of(Self.png))")
-            let url = try #require(created.json["url"] as? String)
+            let file = try #require(created.file)
+            #expect(file.name == "passwd.PNG")
+            #expect(file.extension == "png")
+            #expect(file.mimeType == "image/png")
+            #expect(file.protected == false)
+            #expect(file.checksum == "sha256:\(SHA256Hex.of(Self.png))")
+            let url = file.url
             #expect(url.hasPrefix("/v1/public/files/"))
 
             let open = try await send(client, .get, url)
@@ -283,9 +289,9 @@ struct FileRoutesTests {
             #expect(fake.status == .badRequest)
             #expect(fake.json["field"] as? String == "file")
             let sniffed = try await upload(client, token: token(user), Self.png, query: "name=x")
-            #expect(sniffed.json["mimeType"] as? String == "image/png")
+            #expect(sniffed.file?.mimeType == "image/png")
             let html = try await upload(client, token: token(user), Array("<html></html>".utf8), type: "text/html")
-            let id = try #require(html.json["id"] as? Int)
+            let id = try #require(html.file?.id)
             let served = try await send(client, .get, "/v1/files/\(id)/content", token: token(user))
             #expect(served.headers[.contentDisposition]?.hasPrefix("attachment;") == true)
             #expect(served.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff")
@@ -298,7 +304,7 @@ struct FileRoutesTests {
             let outsider = try await client.signUp()
             let created = try await upload(
                 client, token: token(users[0]), Self.png, type: "image/png", query: "name=a.png")
-            let id = try #require(created.json["id"] as? Int)
+            let id = try #require(created.file?.id)
             let path = "/v1/files/\(id)/content"
             // Before any message carries it, only the uploader sees it.
             #expect(try await send(client, .get, "/v1/files/\(id)", token: token(users[0])).status == .ok)
@@ -312,13 +318,12 @@ struct FileRoutesTests {
             #expect(stolen.status == .badRequest)
             #expect(stolen.json["code"] as? String == "file-unavailable")
 
-            let sent = try await client.json(
-                .post, "/v1/rooms/\(roomID)/messages", token: token(users[0]),
+            let sent = try await client.decoded(
+                Message.self, .post, "/v1/rooms/\(roomID)/messages", token: token(users[0]),
                 body: #"{"content":"look","uid":"f-1","fileId":\#(id)}"#)
-            #expect(sent.status == .created)
-            let attached = try #require(sent.json["file"] as? [String: Any])
-            #expect(attached["id"] as? Int == id)
-            #expect(attached["mimeType"] as? String == "image/png")
+            let attached = try #require(sent.file)
+            #expect(attached.id == id && sent.fileId == id)
+            #expect(attached.mimeType == "image/png")
 
             #expect(try await send(client, .get, "/v1/files/\(id)", token: token(users[2])).status == .ok)
             #expect(try await send(client, .get, path, token: token(users[2])).body == Self.png)
@@ -328,7 +333,7 @@ struct FileRoutesTests {
             // Players send no headers: a query token, or the signed URL of the file object.
             #expect(try await send(client, .get, "\(path)?access_token=\(token(users[1]))").body == Self.png)
             #expect(try await send(client, .get, "\(path)?access_token=\(token(outsider))").status == .notFound)
-            let signed = try #require(attached["url"] as? String)
+            let signed = attached.url
             #expect(try await send(client, .get, signed).body == Self.png)
             let tampered = signed.replacingOccurrences(of: "expires=", with: "expires=9")
             #expect(try await send(client, .get, tampered).status == .forbidden)
@@ -336,11 +341,11 @@ struct FileRoutesTests {
             #expect(try await send(client, .get, otherFile).status == .forbidden)
 
             // History and the room's file list carry the file object.
-            let history = try await client.json(.get, "/v1/rooms/\(roomID)/messages", token: token(users[2]))
-            let messages = history.json["messages"] as? [[String: Any]] ?? []
-            #expect((messages.last?["file"] as? [String: Any])?["id"] as? Int == id)
-            let listed = try await client.json(.get, "/v1/rooms/\(roomID)/files", token: token(users[1]))
-            #expect((listed.json["files"] as? [[String: Any]])?.map { $0["id"] as? Int } == [id])
+            let history = try await client.history(roomID, as: users[2])
+            #expect(history.messages.last?.file?.id == id)
+            let listed = try await client.decoded(
+                FilesPage.self, .get, "/v1/rooms/\(roomID)/files", token: token(users[1]))
+            #expect(listed.files.map(\.id) == [id])
             #expect(
                 try await client.json(.get, "/v1/rooms/\(roomID)/files", token: token(outsider)).status == .notFound)
         }
@@ -362,7 +367,7 @@ struct FileRoutesTests {
             #expect(picture.status == 0)
             let jpeg = try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(directory)/p.jpg")))
             let created = try await upload(client, token: token(user), jpeg, type: "image/jpeg", query: "name=p.jpg")
-            let id = try #require(created.json["id"] as? Int)
+            let id = try #require(created.file?.id)
             let path = "/v1/files/\(id)/thumbnails/small"
             #expect(try await send(client, .get, path, token: token(user)).status == .notFound)
 
@@ -372,9 +377,9 @@ struct FileRoutesTests {
                 logger: .quiet
             ).handle(MediaJob(fileID: Int64(id)).json())
 
-            let object = try await send(client, .get, "/v1/files/\(id)", token: token(user)).json
-            #expect(object["width"] as? Int == 640 && object["height"] as? Int == 480)
-            let signed = try #require((object["thumbnails"] as? [String: Any])?["small"] as? String)
+            let object = try #require(try await send(client, .get, "/v1/files/\(id)", token: token(user)).file)
+            #expect(object.width == 640 && object.height == 480)
+            let signed = try #require(object.thumbnails.small)
             let thumbnail = try await send(client, .get, signed)
             #expect(thumbnail.status == .ok)
             #expect(thumbnail.headers[.contentType] == "image/jpeg")
@@ -393,7 +398,7 @@ struct FileRoutesTests {
     @Test func anExpiredSignatureDoesNotOpenTheFile() async throws {
         try await AccountsHarness.make().run { client in
             let user = try await client.signUp()
-            let id = try #require(try await upload(client, token: token(user), Self.bytes(10)).json["id"] as? Int)
+            let id = try #require(try await upload(client, token: token(user), Self.bytes(10)).file?.id)
             let path = "/v1/files/\(id)/content"
             let expired = AccountsHarness.fileLinks.signed(path, now: Date().addingTimeInterval(-200_000))
             #expect(try await send(client, .get, expired).status == .forbidden)

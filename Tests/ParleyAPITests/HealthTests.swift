@@ -1,11 +1,12 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
-import ParleyAPI
 import ParleyCore
 import ParleyPostgres
 import ParleyTestSupport
 import Testing
+
+@testable import ParleyAPI
 
 struct HealthTests {
     @Test func liveAnswersWithoutTouchingDependencies() async throws {

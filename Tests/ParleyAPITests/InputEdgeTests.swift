@@ -1,8 +1,9 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
-import ParleyAPI
 import Testing
+
+@testable import ParleyAPI
 
 /// Client input that must get a clear 4xx, never a 500 or a broken room.
 struct InputEdgeTests {

@@ -1,9 +1,10 @@
 import Foundation
 import Hummingbird
-import ParleyAPI
 import Prometheus
 import Synchronization
 import Testing
+
+@testable import ParleyAPI
 
 struct ListenerTests {
     @Test func tlsNegotiatesHTTP2AndFallsBackToHTTP1() async throws {

@@ -1,11 +1,12 @@
 import Foundation
 import Hummingbird
 import Logging
-import ParleyAPI
 import ParleyTestSupport
 import Prometheus
 import ServiceLifecycle
 import Synchronization
+
+@testable import ParleyAPI
 
 /// Parley's real listeners on free loopback ports, run in a `ServiceGroup` as `serve` does.
 final class LiveServer: Sendable {

@@ -2,30 +2,28 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
-import ParleyAPI
+import ParleyCore
 import Testing
+
+@testable import ParleyAPI
 
 struct MessageRoutesTests {
     /// A room of three writers; returns the room id and the three logins.
     @Test func fiftyConcurrentSendsGetSeq1To50WithoutGapOrDuplicate() async throws {
         try await AccountsHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
-            let senders = [token(users[0]), token(users[1])]
+            let senders = [users[0], users[1]]
             let seqs = try await withThrowingTaskGroup(of: Int.self) { group in
                 for index in 0..<50 {
                     let sender = senders[index % 2]
                     group.addTask {
-                        let answer = try await client.json(
-                            .post, "/v1/rooms/\(id)/messages", token: sender,
-                            body: #"{"content":"m\#(index)","uid":"c-\#(index)"}"#)
-                        return answer.json["seq"] as? Int ?? -1
+                        Int(try await client.send("m\(index)", uid: "c-\(index)", to: id, as: sender).seq)
                     }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             #expect(seqs.sorted() == Array(2...51))
-            let history = try await client.json(.get, "/v1/rooms/\(id)/messages?limit=200", token: senders[0])
-            let stored = (history.json["messages"] as? [[String: Any]])?.compactMap { $0["seq"] as? Int }
+            let stored = try await client.history(id, "limit=200", as: users[0]).messages.map(\.seq)
             #expect(stored == Array(1...51))
         }
     }
@@ -43,7 +41,9 @@ struct MessageRoutesTests {
                 Set(first.json.keys) == [
                     "id", "seq", "chatRoomId", "chatRoomUid", "sentById", "content", "uid", "createdAt",
                 ])
-            #expect(first.json["sentById"] as? Int == Int(userID(users[1])))
+            let message = try JSONCoding.decoder.decode(Message.self, from: Data(first.text.utf8))
+            #expect(message.sentById == userID(users[1]))
+            #expect(message.content == "hello" && message.uid == "retry-1" && message.chatRoomId == id)
             // Another sender may use the same uid.
             let other = try await client.json(.post, "/v1/rooms/\(id)/messages", token: token(users[0]), body: body)
             #expect(other.status == .created)
@@ -70,8 +70,7 @@ struct MessageRoutesTests {
             #expect(answers.filter { $0.0 == .created }.count == 1)
             #expect(answers.filter { $0.0 == .ok }.count == 11)
             #expect(Set(answers.map(\.1)).count == 1)
-            let history = try await client.json(.get, "/v1/rooms/\(id)/messages", token: sender)
-            #expect((history.json["messages"] as? [[String: Any]])?.count == 2)
+            #expect(try await client.history(id, as: users[1]).messages.count == 2)
         }
     }
 
@@ -79,16 +78,10 @@ struct MessageRoutesTests {
         try await AccountsHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
             let me = token(users[0])
-            for index in 2...10 {
-                _ = try await client.json(
-                    .post, "/v1/rooms/\(id)/messages", token: me, body: #"{"content":"m","uid":"h\#(index)"}"#)
-            }
-            func seqs(_ query: String) async throws -> ([Int], Bool) {
-                let answer = try await client.json(.get, "/v1/rooms/\(id)/messages?\(query)", token: me)
-                return (
-                    (answer.json["messages"] as? [[String: Any]])?.compactMap { $0["seq"] as? Int } ?? [],
-                    answer.json["hasMore"] as? Bool ?? false
-                )
+            for index in 2...10 { try await client.send(uid: "h\(index)", to: id, as: users[0]) }
+            func seqs(_ query: String) async throws -> ([Int64], Bool) {
+                let page = try await client.history(id, query, as: users[0])
+                return (page.messages.map(\.seq), page.hasMore)
             }
             #expect(try await seqs("limit=3") == ([8, 9, 10], true))
             #expect(try await seqs("before=8&limit=3") == ([5, 6, 7], true))
@@ -111,19 +104,16 @@ struct MessageRoutesTests {
         try await AccountsHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
             let me = token(users[0])
-            for index in 2...7 {
-                _ = try await client.json(
-                    .post, "/v1/rooms/\(id)/messages", token: me, body: #"{"content":"m","uid":"c\#(index)"}"#)
-            }
-            /// Every page from `first` on, following `nextCursor` (at most 10 pages).
-            func walk(_ first: String) async throws -> [[Int]] {
-                var pages: [[Int]] = []
+            for index in 2...7 { try await client.send(uid: "c\(index)", to: id, as: users[0]) }
+            /// Every page from `first` on, following `nextCursor`, which is null exactly on the last.
+            func walk(_ first: String) async throws -> [[Int64]] {
+                var pages: [[Int64]] = []
                 var query: String? = first
                 while let next = query, pages.count < 10 {
-                    let answer = try await client.json(.get, "/v1/rooms/\(id)/messages?\(next)", token: me)
-                    pages.append((answer.json["messages"] as? [[String: Any]])?.compactMap { $0["seq"] as? Int } ?? [])
-                    #expect((answer.json["nextCursor"] is NSNull) == !(answer.json["hasMore"] as? Bool ?? true))
-                    query = (answer.json["nextCursor"] as? String).map { "limit=3&cursor=\($0)" }
+                    let page = try await client.history(id, next, as: users[0])
+                    pages.append(page.messages.map(\.seq))
+                    #expect((page.nextCursor == nil) == !page.hasMore)
+                    query = page.nextCursor.map { "limit=3&cursor=\($0)" }
                 }
                 return pages
             }
@@ -145,46 +135,32 @@ struct MessageRoutesTests {
     @Test func membersAndRoomFilesPageLikeEveryOtherList() async throws {
         let harness = try await AccountsHarness.make()
         try await harness.run { client in
-            var users: [[String: Any]] = []
-            for _ in 0..<5 { users.append(try await client.signUp()) }
+            let users = try await client.signUp(count: 5)
             let room = try await client.multipartyRoom(
                 by: users[0], members: users.dropFirst().map { ($0, "writer") }, name: "Paged")
             let me = token(users[0])
-            /// Every page of a list, following `nextCursor` (at most 10 pages).
-            func walk(_ path: String, _ key: String, id: (([String: Any]) -> Int?)) async throws -> [[Int]] {
-                var pages: [[Int]] = []
-                var cursor: String? = ""
-                while let next = cursor, pages.count < 10 {
-                    let query = next.isEmpty ? "limit=2" : "limit=2&cursor=\(next)"
-                    let answer = try await client.json(.get, "\(path)?\(query)", token: me)
-                    #expect(answer.status == .ok, "\(answer.text)")
-                    pages.append((answer.json[key] as? [[String: Any]])?.compactMap(id) ?? [])
-                    #expect(answer.json.keys.contains("nextCursor"))
-                    cursor = answer.json["nextCursor"] as? String
-                }
-                return pages
-            }
-            let ids = users.map { Int(userID($0)) }.sorted()
-            let members = try await walk("/v1/rooms/\(room.id)/members", "members") {
-                ($0["user"] as? [String: Any])?["id"] as? Int
-            }
+            let ids = users.map(userID).sorted()
+            let members = try await client.pages(
+                MembersPage.self, "/v1/rooms/\(room.id)/members?limit=2", token: me
+            ) { ($0.members.map(\.user.id), $0.nextCursor) }
             #expect(members == [[ids[0], ids[1]], [ids[2], ids[3]], [ids[4]]])
 
-            var files: [Int] = []
+            var files: [Int64] = []
             for index in 0..<4 {
                 let upload = try await client.execute(
                     uri: "/v1/files?name=f\(index).bin", method: .post,
                     headers: [.authorization: "Bearer \(me)", .contentType: "application/octet-stream"],
                     body: ByteBuffer(string: "file \(index)")
-                ) { response in (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any]
-                }
-                let file = try #require(upload?["id"] as? Int)
+                ) { response in try? JSONCoding.decoder.decode(FileObject.self, from: Data(buffer: response.body)) }
+                let file = try #require(upload?.id)
                 files.append(file)
                 _ = try await client.json(
                     .post, "/v1/rooms/\(room.id)/messages", token: me,
                     body: #"{"content":"","uid":"file-\#(index)","fileId":\#(file)}"#)
             }
-            let pages = try await walk("/v1/rooms/\(room.id)/files", "files") { $0["id"] as? Int }
+            let pages = try await client.pages(FilesPage.self, "/v1/rooms/\(room.id)/files?limit=2", token: me) {
+                ($0.files.map(\.id), $0.nextCursor)
+            }
             #expect(pages == [[files[3], files[2]], [files[1], files[0]]], "newest first")
             let bad = try await client.json(.get, "/v1/rooms/\(room.id)/files?cursor=x", token: me)
             #expect(bad.json["field"] as? String == "cursor")
@@ -195,23 +171,20 @@ struct MessageRoutesTests {
         try await AccountsHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
             var ids: [Int] = []
-            for index in 0..<3 {
-                let sent = try await client.json(
-                    .post, "/v1/rooms/\(id)/messages", token: token(users[0]),
-                    body: #"{"content":"m","uid":"r\#(index)"}"#)
-                ids.append(sent.json["id"] as? Int ?? 0)
+            for index in 0..<3 { ids.append(Int(try await client.send(uid: "r\(index)", to: id, as: users[0]).id)) }
+            func room() async throws -> RoomResponse {
+                try await client.decoded(RoomResponse.self, .get, "/v1/rooms/\(id)", token: token(users[2]))
             }
-            func unread() async throws -> (Int?, Int?) {
-                let room = try await client.json(.get, "/v1/rooms/\(id)", token: token(users[2]))
-                return (room.json["unreadCount"] as? Int, room.json["lastReadMessageId"] as? Int)
+            func unread() async throws -> (Int64?, Int?) {
+                let room = try await room()
+                return (room.unreadCount, room.lastReadMessageId.map(Int.init))
             }
             func read(_ body: String) async throws -> (status: HTTPResponse.Status, messageId: Int?, seq: Int?) {
                 let answer = try await client.json(.post, "/v1/rooms/\(id)/read", token: token(users[2]), body: body)
                 return (answer.status, answer.json["messageId"] as? Int, answer.json["seq"] as? Int)
             }
             #expect(try await unread().0 == 4)
-            let before = try await client.json(.get, "/v1/rooms/\(id)", token: token(users[2]))
-            #expect(before.json["lastReadSeq"] is NSNull)
+            #expect(try await room().lastReadSeq == nil)
             // By id (messages seq 2-4 follow the room's first message, seq 1).
             #expect(try await read(#"{"messageId":\#(ids[1])}"#) == (.ok, ids[1], 3))
             #expect(try await unread() == (1, ids[1]))
@@ -221,17 +194,17 @@ struct MessageRoutesTests {
             #expect(try await unread() == (1, ids[1]))
             // By seq, as history pages.
             #expect(try await read(#"{"seq":4}"#) == (.ok, ids[2], 4))
-            let after = try await client.json(.get, "/v1/rooms/\(id)", token: token(users[2]))
-            #expect(after.json["lastReadSeq"] as? Int == 4)
-            #expect(after.json["unreadCount"] as? Int == 0)
+            let after = try await room()
+            #expect(after.lastReadSeq == 4 && after.unreadCount == 0)
             #expect(try await read(#"{"messageId":999999}"#).status == .notFound)
             #expect(try await read(#"{"seq":99}"#).status == .notFound)
             #expect(try await read(#"{"messageId":\#(ids[2]),"seq":4}"#).status == .badRequest)
             #expect(try await read("{}").status == .badRequest)
-            let list = try await client.json(.get, "/v1/rooms?messages=2", token: token(users[2]))
-            let room = try #require((list.json["rooms"] as? [[String: Any]])?.first)
-            #expect(room["unreadCount"] as? Int == 0)
-            #expect((room["latestMessages"] as? [[String: Any]])?.compactMap { $0["seq"] as? Int } == [3, 4])
+            let list = try await client.decoded(
+                RoomsResponse.self, .get, "/v1/rooms?messages=2", token: token(users[2]))
+            let listed = try #require(list.rooms.first)
+            #expect(listed.unreadCount == 0)
+            #expect(listed.latestMessages?.map(\.seq) == [3, 4])
         }
     }
 
@@ -278,11 +251,9 @@ struct MessageRoutesTests {
             let sent = try await client.json(
                 .post, "/v1/rooms/\(id)/messages", token: token(viaGroup), body: #"{"content":"via group","uid":"g1"}"#)
             #expect(sent.status == .created)
-            let members = try await client.json(.get, "/v1/rooms/\(id)/members", token: admin)
-            let entry = (members.json["members"] as? [[String: Any]])?.first {
-                ($0["user"] as? [String: Any])?["id"] as? Int == Int(userID(viaGroup))
-            }
-            #expect(entry?["via"] as? [String] == ["group:\(groupID)"])
+            let members = try await client.decoded(MembersPage.self, .get, "/v1/rooms/\(id)/members", token: admin)
+            let entry = members.members.first { $0.user.id == userID(viaGroup) }
+            #expect(entry?.via == ["group:\(groupID)"])
 
             // The highest role over all paths wins.
             _ = try await client.json(
@@ -314,35 +285,41 @@ struct MessageRoutesTests {
     @Test func roomListsArePagedNewestActivityFirstAndSyncLightly() async throws {
         try await AccountsHarness.make().run { client in
             let me = try await client.signUp()
-            var peers: [[String: Any]] = []
-            for _ in 0..<3 { peers.append(try await client.signUp()) }
-            var roomIDs: [Int] = []
-            for peer in peers {
-                roomIDs.append(
-                    try await client.json(.put, "/v1/rooms/direct/\(userID(peer))", token: token(me)).json["id"] as? Int
-                        ?? 0)
+            var roomIDs: [Int64] = []
+            for peer in try await client.signUp(count: 3) {
+                let room = try await client.decoded(
+                    RoomResponse.self, .put, "/v1/rooms/direct/\(userID(peer))", token: token(me))
+                #expect(room.peer?.id == userID(peer) && room.type == .twoparty)
+                roomIDs.append(room.id)
             }
-            _ = try await client.json(
-                .post, "/v1/rooms/\(roomIDs[0])/messages", token: token(me), body: #"{"content":"bump","uid":"b"}"#)
-            let first = try await client.json(.get, "/v1/rooms?limit=2", token: token(me))
-            let page1 = (first.json["rooms"] as? [[String: Any]])?.compactMap { $0["id"] as? Int }
-            #expect(page1 == [roomIDs[0], roomIDs[2]])
-            let cursor = try #require(first.json["nextCursor"] as? String)
-            let second = try await client.json(.get, "/v1/rooms?limit=2&cursor=\(cursor)", token: token(me))
-            #expect((second.json["rooms"] as? [[String: Any]])?.compactMap { $0["id"] as? Int } == [roomIDs[1]])
-            #expect(second.json["nextCursor"] is NSNull)
+            try await client.send("bump", uid: "b", to: Int(roomIDs[0]), as: me)
+            let pages = try await client.pages(RoomsResponse.self, "/v1/rooms?limit=2", token: token(me)) {
+                ($0.rooms.map(\.id), $0.nextCursor)
+            }
+            #expect(pages == [[roomIDs[0], roomIDs[2]], [roomIDs[1]]])
             #expect(
                 try await client.json(.get, "/v1/rooms?cursor=garbage", token: token(me)).json["field"] as? String
                     == "cursor")
 
             let now = JSONCodingDate.now
             try await Task.sleep(for: .milliseconds(20))
-            _ = try await client.json(
-                .post, "/v1/rooms/\(roomIDs[1])/messages", token: token(me), body: #"{"content":"later","uid":"l"}"#)
-            let light = try await client.json(.get, "/v1/rooms?since=\(now)", token: token(me))
-            #expect((light.json["rooms"] as? [[String: Any]])?.compactMap { $0["id"] as? Int } == [roomIDs[1]])
+            try await client.send("later", uid: "l", to: Int(roomIDs[1]), as: me)
+            let light = try await client.decoded(RoomsResponse.self, .get, "/v1/rooms?since=\(now)", token: token(me))
+            #expect(light.rooms.map(\.id) == [roomIDs[1]])
         }
     }
+}
+
+/// `GET /v1/rooms/{id}/members`, as the API writes it.
+struct MembersPage: Decodable {
+    let members: [MemberResponse]
+    let nextCursor: String?
+}
+
+/// `GET /v1/rooms/{id}/files`, as the API writes it.
+struct FilesPage: Decodable {
+    let files: [FileObject]
+    let nextCursor: String?
 }
 
 /// Timestamps for query strings.

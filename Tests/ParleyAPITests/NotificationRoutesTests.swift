@@ -1,8 +1,9 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
-import ParleyAPI
 import Testing
+
+@testable import ParleyAPI
 
 /// `/v1/rooms/{id}/notifications` and `/v1/me/quiet-hours`.
 struct NotificationRoutesTests {

@@ -1,10 +1,11 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
-import ParleyAPI
 import ParleyCore
 import ParleyPostgres
 import Testing
+
+@testable import ParleyAPI
 
 struct OpenAPIDocumentTests {
     @Test func theDocumentDescribesEveryPublicRoute() async throws {

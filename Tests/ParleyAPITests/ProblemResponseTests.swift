@@ -2,10 +2,11 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import ParleyAPI
 import ParleyCore
 import ParleyRedis
 import Testing
+
+@testable import ParleyAPI
 
 struct ProblemResponseTests {
     struct Secret: Error, CustomStringConvertible {

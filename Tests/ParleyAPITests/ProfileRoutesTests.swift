@@ -1,19 +1,20 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
-import ParleyAPI
 import Testing
+
+@testable import ParleyAPI
 
 struct ProfileRoutesTests {
     @Test func meShowsAndChangesTheProfile() async throws {
         try await AccountsHarness.make().run { client in
             let login = try await client.signUp(email: "me@example.com")
-            let me = try await client.json(.get, "/v1/me", token: token(login))
-            #expect(me.json["email"] as? String == "me@example.com")
-            let renamed = try await client.json(
-                .patch, "/v1/me", token: token(login), body: #"{"firstName":"Grace","lastName":"Hopper"}"#)
-            #expect(renamed.status == .ok)
-            #expect(renamed.json["firstName"] as? String == "Grace")
+            let me = try await client.decoded(UserResponse.self, .get, "/v1/me", token: token(login))
+            #expect(me == login.user && me.email == "me@example.com")
+            let renamed = try await client.decoded(
+                UserResponse.self, .patch, "/v1/me", token: token(login),
+                body: #"{"firstName":"Grace","lastName":"Hopper"}"#)
+            #expect(renamed.firstName == "Grace" && renamed.lastName == "Hopper" && renamed.id == me.id)
             let empty = try await client.json(.patch, "/v1/me", token: token(login), body: #"{"firstName":" "}"#)
             #expect(empty.json["field"] as? String == "firstName")
             let typed = try await client.json(.patch, "/v1/me", token: token(login), body: #"{"lastName":7}"#)
@@ -25,8 +26,9 @@ struct ProfileRoutesTests {
     @Test func aPasswordChangeNeedsTheCurrentOneAndEndsOtherSessions() async throws {
         try await AccountsHarness.make().run { client in
             let login = try await client.signUp(email: "pw@example.com")
-            let other = try await client.json(
-                .post, "/v1/auth/login", body: #"{"email":"pw@example.com","password":"correct horse"}"#)
+            let other = try await client.decoded(
+                LoginResponse.self, .post, "/v1/auth/login",
+                body: #"{"email":"pw@example.com","password":"correct horse"}"#)
             let missing = try await client.json(
                 .patch, "/v1/me", token: token(login), body: #"{"password":"new password 1"}"#)
             #expect(missing.json["field"] as? String == "currentPassword")
@@ -40,7 +42,7 @@ struct ProfileRoutesTests {
                 body: #"{"password":"new password 1","currentPassword":"correct horse"}"#)
             #expect(changed.status == .ok)
             #expect(try await client.json(.get, "/v1/me", token: token(login)).status == .ok)
-            #expect(try await client.json(.get, "/v1/me", token: token(other.json)).status == .unauthorized)
+            #expect(try await client.json(.get, "/v1/me", token: token(other)).status == .unauthorized)
             let relogin = try await client.json(
                 .post, "/v1/auth/login", body: #"{"email":"pw@example.com","password":"new password 1"}"#)
             #expect(relogin.status == .ok)
@@ -51,15 +53,15 @@ struct ProfileRoutesTests {
         try await AccountsHarness.make().run { client in
             let login = try await client.signUp(
                 device: #"{"platform":"ios","name":"phone","pushToken":"apns-1","pushProvider":"apns"}"#)
-            let deviceID = try #require(login["deviceId"] as? Int)
-            let listed = try await client.json(.get, "/v1/devices", token: token(login))
-            let device = try #require((listed.json["devices"] as? [[String: Any]])?.first)
-            #expect(device["platform"] as? String == "ios")
-            #expect(device["name"] as? String == "phone")
-            #expect(device["pushProvider"] as? String == "apns")
-            #expect(device["hasPushToken"] as? Bool == true)
+            let deviceID = try #require(login.deviceId)
+            let listed = try await client.decoded(DevicesResponse.self, .get, "/v1/devices", token: token(login))
+            let device = try #require(listed.devices.first)
+            #expect(device.id == deviceID && device.platform == .ios && device.name == "phone")
+            #expect(device.pushProvider == .apns && device.hasPushToken)
+            // Every key is there, null or not.
+            let raw = try await client.json(.get, "/v1/devices", token: token(login))
             #expect(
-                Set(device.keys) == [
+                Set(((raw.json["devices"] as? [[String: Any]])?.first ?? [:]).keys) == [
                     "id", "platform", "name", "pushProvider", "hasPushToken", "createdAt", "lastSeenAt",
                 ])
 
@@ -67,8 +69,8 @@ struct ProfileRoutesTests {
                 .put, "/v1/devices/\(deviceID)/push", token: token(login),
                 body: #"{"pushToken":"fcm-2","pushProvider":"fcm"}"#)
             #expect(push.status == .noContent)
-            let after = try await client.json(.get, "/v1/devices", token: token(login))
-            #expect((after.json["devices"] as? [[String: Any]])?.first?["pushProvider"] as? String == "fcm")
+            let after = try await client.decoded(DevicesResponse.self, .get, "/v1/devices", token: token(login))
+            #expect(after.devices.first?.pushProvider == .fcm)
             let badProvider = try await client.json(
                 .put, "/v1/devices/\(deviceID)/push", token: token(login),
                 body: #"{"pushToken":"x","pushProvider":"sms"}"#)
@@ -90,26 +92,30 @@ struct ProfileRoutesTests {
 
     @Test func usersAreFoundByNamePrefixAndPaged() async throws {
         try await AccountsHarness.make().run { client in
-            var logins: [[String: Any]] = []
+            var logins: [LoginResponse] = []
             for index in 0..<3 { logins.append(try await client.signUp(email: "zed\(index)@example.com")) }
             let me = token(logins[0])
-            let firstPage = try await client.json(.get, "/v1/users?q=ZED&limit=2", token: me)
-            let users = try #require(firstPage.json["users"] as? [[String: Any]])
-            #expect(users.count == 2)
-            let cursor = try #require(firstPage.json["nextCursor"] as? String)
-            let secondPage = try await client.json(.get, "/v1/users?q=zed&limit=2&cursor=\(cursor)", token: me)
-            #expect((secondPage.json["users"] as? [[String: Any]])?.count == 1)
-            #expect(secondPage.json["nextCursor"] is NSNull)
-            let none = try await client.json(.get, "/v1/users?q=%25", token: me)
-            #expect((none.json["users"] as? [[String: Any]])?.isEmpty == true)
+            let pages = try await client.pages(UsersPage.self, "/v1/users?q=ZED&limit=2", token: me) {
+                ($0.users.map(\.email), $0.nextCursor)
+            }
+            #expect(pages.map(\.count) == [2, 1])
+            #expect(Set(pages.joined()) == ["zed0@example.com", "zed1@example.com", "zed2@example.com"])
+            let none = try await client.decoded(UsersPage.self, .get, "/v1/users?q=%25", token: me)
+            #expect(none.users.isEmpty && none.nextCursor == nil)
             let badLimit = try await client.json(.get, "/v1/users?limit=1000", token: me)
             #expect(badLimit.json["field"] as? String == "limit")
 
-            let one = try await client.json(.get, "/v1/users/\(userID(logins[1]))", token: me)
-            #expect(one.json["email"] as? String == "zed1@example.com")
+            let one = try await client.decoded(UserResponse.self, .get, "/v1/users/\(userID(logins[1]))", token: me)
+            #expect(one == logins[1].user)
             #expect(try await client.json(.get, "/v1/users/999999", token: me).status == .notFound)
             #expect(try await client.json(.get, "/v1/users/abc", token: me).status == .notFound)
             #expect(try await client.json(.get, "/v1/users/1").status == .unauthorized)
         }
     }
+}
+
+/// `GET /v1/users`, as the API writes it.
+struct UsersPage: Decodable {
+    let users: [UserResponse]
+    let nextCursor: String?
 }

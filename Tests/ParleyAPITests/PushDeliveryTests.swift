@@ -1,6 +1,5 @@
 import Foundation
 import HummingbirdTesting
-import ParleyAPI
 import ParleyCore
 import ParleyMQTT
 import ParleyPostgres
@@ -10,6 +9,8 @@ import ParleyTestSupport
 import ParleyWorker
 import ServiceLifecycle
 import Testing
+
+@testable import ParleyAPI
 
 /// REST changes become pushes: outbox relay → fan-out → `push` jobs → providers (the
 /// simulator), with real PostgreSQL, Redis and mosquitto.

@@ -1,5 +1,6 @@
-import ParleyAPI
 import Testing
+
+@testable import ParleyAPI
 
 struct RangeSelectionTests {
     @Test func singleOpenAndSuffixRanges() {

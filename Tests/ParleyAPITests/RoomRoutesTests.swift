@@ -1,43 +1,38 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
-import ParleyAPI
 import Testing
+
+@testable import ParleyAPI
 
 struct RoomRoutesTests {
     /// Three signed-in users.
-    func trio(_ client: any TestClientProtocol) async throws -> [[String: Any]] {
-        var logins: [[String: Any]] = []
-        for _ in 0..<3 { logins.append(try await client.signUp()) }
-        return logins
+    func trio(_ client: any TestClientProtocol) async throws -> [LoginResponse] {
+        try await client.signUp(count: 3)
     }
 
     func createRoom(
-        _ client: any TestClientProtocol, by creator: [String: Any], members: [[String: Any]], role: String = "writer"
-    ) async throws -> [String: Any] {
-        let list = members.map { #"{"userId":\#(userID($0)),"role":"\#(role)"}"# }.joined(separator: ",")
-        let answer = try await client.json(
-            .post, "/v1/rooms", token: token(creator),
-            body: #"{"name":"Team","members":[\#(list)],"firstMessage":{"content":"hello","uid":"u-1"}}"#)
-        guard answer.status == .created else { throw HarnessError("create failed: \(answer.text)") }
-        return answer.json
+        _ client: any TestClientProtocol, by creator: LoginResponse, members: [LoginResponse], role: String = "writer"
+    ) async throws -> RoomResponse {
+        try await client.createRoom(
+            by: creator, members: members.map { ($0, role) }, name: "Team", firstMessage: ("hello", "u-1"))
     }
 
     @Test func creatingAMultipartyRoom() async throws {
         try await AccountsHarness.make().run { client in
             let users = try await trio(client)
             let room = try await createRoom(client, by: users[0], members: [users[1], users[2]])
-            #expect(room["type"] as? String == "multiparty")
-            #expect(room["myRole"] as? String == "admin")
-            #expect(room["lastSeq"] as? Int == 1)
-            #expect(room["unreadCount"] as? Int == 0)
-            #expect(room["topic"] as? String == "chat-room/\(room["uid"] as? String ?? "")")
-            #expect((room["uid"] as? String)?.count ?? 0 >= 16)
-            #expect(room["peer"] == nil)
+            #expect(room.type == .multiparty && room.name == "Team")
+            #expect(room.myRole == .admin)
+            #expect(room.lastSeq == 1)
+            #expect(room.unreadCount == 0)
+            #expect(room.topic == "chat-room/\(room.uid)")
+            #expect(room.uid.count >= 16)
+            #expect(room.peer == nil)
 
-            let seen = try await client.json(.get, "/v1/rooms/\(room["id"] as? Int ?? 0)", token: token(users[1]))
-            #expect(seen.json["myRole"] as? String == "writer")
-            #expect(seen.json["unreadCount"] as? Int == 1)
+            let seen = try await client.decoded(RoomResponse.self, .get, "/v1/rooms/\(room.id)", token: token(users[1]))
+            #expect(seen.myRole == .writer)
+            #expect(seen.unreadCount == 1)
 
             let tooFew = try await client.json(
                 .post, "/v1/rooms", token: token(users[0]),
@@ -67,7 +62,7 @@ struct RoomRoutesTests {
             let users = try await trio(client)
             let outsider = try await client.signUp()
             let room = try await createRoom(client, by: users[0], members: [users[1], users[2]], role: "reader")
-            let id = room["id"] as? Int ?? 0
+            let id = room.id
             for (method, path, body) in [
                 (HTTPRequest.Method.get, "/v1/rooms/\(id)", nil as String?),
                 (.get, "/v1/rooms/\(id)/members", nil), (.get, "/v1/rooms/\(id)/messages", nil),
@@ -81,9 +76,9 @@ struct RoomRoutesTests {
             let rename = try await client.json(
                 .patch, "/v1/rooms/\(id)", token: token(users[1]), body: #"{"name":"n"}"#)
             #expect(rename.status == .forbidden)
-            let renamed = try await client.json(
-                .patch, "/v1/rooms/\(id)", token: token(users[0]), body: #"{"name":"New"}"#)
-            #expect(renamed.json["name"] as? String == "New")
+            let renamed = try await client.decoded(
+                RoomResponse.self, .patch, "/v1/rooms/\(id)", token: token(users[0]), body: #"{"name":"New"}"#)
+            #expect(renamed.name == "New" && renamed.id == id)
         }
     }
 
@@ -104,15 +99,17 @@ struct RoomRoutesTests {
             #expect(Set(statuses.map(\.1)).count == 1)
             #expect(statuses.filter { $0.0 == .created }.count == 1)
             #expect(statuses.filter { $0.0 == .ok }.count == 7)
-            let room = try await client.json(.put, "/v1/rooms/direct/\(userID(b))", token: token(a))
-            #expect(room.json["type"] as? String == "twoparty")
-            #expect(room.json["myRole"] as? String == "writer")
-            #expect((room.json["peer"] as? [String: Any])?["id"] as? Int == Int(userID(b)))
-            #expect(room.json["name"] is NSNull)
+            let room = try await client.decoded(
+                RoomResponse.self, .put, "/v1/rooms/direct/\(userID(b))", token: token(a))
+            #expect(Int(room.id) == statuses[0].1)
+            #expect(room.type == .twoparty)
+            #expect(room.myRole == .writer)
+            #expect(room.peer == b.user)
+            #expect(room.name == nil)
             #expect(try await client.json(.put, "/v1/rooms/direct/\(userID(a))", token: token(a)).status == .badRequest)
             #expect(try await client.json(.put, "/v1/rooms/direct/999999", token: token(a)).status == .notFound)
             let rename = try await client.json(
-                .patch, "/v1/rooms/\(room.json["id"] as? Int ?? 0)", token: token(a), body: #"{"name":"n"}"#)
+                .patch, "/v1/rooms/\(room.id)", token: token(a), body: #"{"name":"n"}"#)
             #expect(rename.status == .forbidden)
         }
     }
@@ -122,17 +119,18 @@ struct RoomRoutesTests {
             let users = try await trio(client)
             let newcomer = try await client.signUp()
             let room = try await createRoom(client, by: users[0], members: [users[1], users[2]])
-            let id = room["id"] as? Int ?? 0
-            let added = try await client.json(
-                .put, "/v1/rooms/\(id)/members/\(userID(newcomer))", token: token(users[0]), body: #"{"role":"reader"}"#
-            )
-            #expect(added.status == .ok)
-            #expect(added.json["role"] as? String == "reader")
-            #expect(added.json["via"] as? [String] == ["direct"])
+            let id = room.id
+            let added = try await client.decoded(
+                MemberResponse.self, .put, "/v1/rooms/\(id)/members/\(userID(newcomer))", token: token(users[0]),
+                body: #"{"role":"reader"}"#)
+            #expect(added.user == newcomer.user)
+            #expect(added.role == .reader)
+            #expect(added.via == ["direct"])
             #expect(try await client.json(.get, "/v1/rooms/\(id)", token: token(newcomer)).status == .ok)
 
-            let members = try await client.json(.get, "/v1/rooms/\(id)/members", token: token(newcomer))
-            #expect((members.json["members"] as? [[String: Any]])?.count == 4)
+            let members = try await client.decoded(
+                MembersPage.self, .get, "/v1/rooms/\(id)/members", token: token(newcomer))
+            #expect(Set(members.members.map(\.user.id)) == Set((users + [newcomer]).map(userID)))
 
             let byWriter = try await client.json(
                 .put, "/v1/rooms/\(id)/members/\(userID(newcomer))", token: token(users[1]), body: #"{"role":"admin"}"#)

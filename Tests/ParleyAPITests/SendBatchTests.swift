@@ -7,6 +7,8 @@ import ParleyWorker
 import Synchronization
 import Testing
 
+@testable import ParleyAPI
+
 /// Group commit against real PostgreSQL: sends stored together keep every rule a send
 /// stored alone keeps (idempotent uid, gap-free `seq`, refusals one by one).
 struct SendBatchTests {
@@ -31,15 +33,11 @@ struct SendBatchTests {
         }
 
         /// Every stored message's seq, through the history route, page by page.
-        func storedSeqs() async throws -> [Int] {
-            var seqs: [Int] = []
-            for _ in 0..<10 {
-                let history = try await client.json(
-                    .get, "/v1/rooms/\(id)/messages?limit=200&after=\(seqs.last ?? 0)", token: tokens[0])
-                seqs += (history.json["messages"] as? [[String: Any]])?.compactMap { $0["seq"] as? Int } ?? []
-                guard history.json["hasMore"] as? Bool == true else { break }
-            }
-            return seqs
+        func storedSeqs() async throws -> [Int64] {
+            let path = "/v1/rooms/\(id)/messages?limit=200"
+            return try await client.pages(
+                MessagesResponse.self, path + "&after=0", following: { path + "&cursor=\($0)" }, token: tokens[0]
+            ) { ($0.messages.map(\.seq), $0.nextCursor) }.flatMap { $0 }
         }
     }
 
@@ -47,10 +45,10 @@ struct SendBatchTests {
         let harness = try await AccountsHarness.make()
         try await harness.run { client in
             let (id, users) = try await client.roomOfThree()
-            let room = try await client.json(.get, "/v1/rooms/\(id)", token: token(users[0]))
+            let room = try await client.decoded(RoomResponse.self, .get, "/v1/rooms/\(id)", token: token(users[0]))
             try await body(
                 Room(
-                    harness: harness, client: client, id: Int64(id), uid: room.json["uid"] as? String ?? "",
+                    harness: harness, client: client, id: room.id, uid: room.uid,
                     admin: userID(users[0]), writer: userID(users[1]), reader: userID(users[2]),
                     tokens: users.map(token),
                     service: harness.roomService))

@@ -2,13 +2,14 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import ParleyAPI
 import ParleyCore
 import ParleyRedis
 import ParleyTestSupport
 import ServiceLifecycle
 import Synchronization
 import Testing
+
+@testable import ParleyAPI
 
 struct SessionRoutesTests {
     @Test func requestsWithoutAValidTokenAre401() async throws {
@@ -39,14 +40,12 @@ struct SessionRoutesTests {
     @Test func refreshRotatesAndAReusedRefreshTokenRevokesTheSession() async throws {
         try await AccountsHarness.make().run { client in
             let login = try await client.signUp()
-            let first = try #require(login["refreshToken"] as? String)
-            let rotated = try await client.json(.post, "/v1/auth/refresh", body: #"{"refreshToken":"\#(first)"}"#)
-            #expect(rotated.status == .ok)
-            #expect(rotated.json["refreshToken"] as? String != first)
-            #expect(
-                (rotated.json["mqtt"] as? [String: Any])?["clientId"] as? String
-                    == (login["mqtt"] as? [String: Any])?["clientId"] as? String)
-            let fresh = token(rotated.json)
+            let first = login.refreshToken
+            let rotated = try await client.decoded(
+                LoginResponse.self, .post, "/v1/auth/refresh", body: #"{"refreshToken":"\#(first)"}"#)
+            #expect(rotated.refreshToken != first)
+            #expect(rotated.mqtt.clientId == login.mqtt.clientId)
+            let fresh = token(rotated)
             #expect(try await client.json(.get, "/v1/me", token: fresh).status == .ok)
             #expect(try await client.json(.get, "/v1/me", token: token(login)).status == .unauthorized)
 
@@ -56,7 +55,7 @@ struct SessionRoutesTests {
             #expect(try await client.json(.get, "/v1/me", token: fresh).status == .unauthorized)
             let next = try await client.json(
                 .post, "/v1/auth/refresh",
-                body: #"{"refreshToken":"\#(rotated.json["refreshToken"] as? String ?? "")"}"#)
+                body: #"{"refreshToken":"\#(rotated.refreshToken)"}"#)
             #expect(next.status == .unauthorized)
 
             let unknown = try await client.json(.post, "/v1/auth/refresh", body: #"{"refreshToken":"nope"}"#)
@@ -70,17 +69,14 @@ struct SessionRoutesTests {
         try await AccountsHarness.make().run { client in
             let login = try await client.signUp(
                 device: #"{"platform":"android","pushToken":"fcm-1","pushProvider":"fcm"}"#)
-            let other = try await client.json(
-                .post, "/v1/auth/login",
-                body:
-                    #"{"email":"\#((login["user"] as? [String: Any])?["email"] as? String ?? "")","password":"correct horse"}"#
-            )
+            let other = try await client.decoded(
+                LoginResponse.self, .post, "/v1/auth/login",
+                body: #"{"email":"\#(login.user.email)","password":"correct horse"}"#)
             #expect(try await client.json(.post, "/v1/auth/logout", token: token(login)).status == .noContent)
             #expect(try await client.json(.get, "/v1/me", token: token(login)).status == .unauthorized)
-            let devices = try await client.json(.get, "/v1/devices", token: token(other.json))
-            let list = try #require(devices.json["devices"] as? [[String: Any]])
+            let list = try await client.decoded(DevicesResponse.self, .get, "/v1/devices", token: token(other)).devices
             #expect(list.count == 2)
-            #expect(list.allSatisfy { $0["hasPushToken"] as? Bool == false })
+            #expect(list.allSatisfy { !$0.hasPushToken })
         }
     }
 

@@ -3,7 +3,7 @@ import ParleyCore
 
 /// The JSON shapes of `rest-api.md` for accounts, sessions, devices and administration.
 
-struct UserResponse: Encodable, Sendable {
+struct UserResponse: Codable, Sendable, Equatable {
     let id: Int64
     let email: String
     let firstName: String
@@ -73,8 +73,8 @@ public struct MQTTEndpoint: Sendable {
     }
 }
 
-struct LoginResponse: Encodable, Sendable {
-    struct MQTT: Encodable, Sendable {
+struct LoginResponse: Codable, Sendable {
+    struct MQTT: Codable, Sendable {
         let host: String
         let port: Int
         let tls: Bool
@@ -112,11 +112,11 @@ struct ProfileRequest: Decodable {
     let currentPassword: String?
 }
 
-struct DevicesResponse: Encodable, Sendable {
+struct DevicesResponse: Codable, Sendable {
     let devices: [DeviceResponse]
 }
 
-struct DeviceResponse: Encodable, Sendable {
+struct DeviceResponse: Codable, Sendable {
     let id: Int64
     let platform: Device.Platform
     let name: String?

@@ -44,7 +44,7 @@ public struct FilesController: Sendable {
             let paging = try Paging(request, defaultLimit: 50, maximum: 200)
             let found = try await access.roomFiles(
                 roomID: roomID, by: context.identity.userID, before: try paging.idCursor(), limit: paging.readLimit)
-            return JSONResponse(.ok, paging.page("files", found.map { links.object($0) }) { String($0.file.id) })
+            return JSONResponse(.ok, paging.page("files", found.map { links.object($0) }) { String($0.id) })
         }
     }
 

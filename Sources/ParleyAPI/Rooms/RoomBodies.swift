@@ -3,27 +3,59 @@ import ParleyCore
 
 /// The JSON shapes of `rest-api.md` for rooms and messages.
 
-struct RoomResponse: Encodable, Sendable {
-    let room: RoomView
+struct RoomResponse: Codable, Sendable {
+    let id: Int64
+    let uid: String
+    let topic: String
+    let type: RoomView.Kind
+    let name: String?
+    let createdAt: Date
+    let lastMessageAt: Date?
+    let myRole: RoomRole
+    let lastSeq: Int64
+    let lastReadMessageId: Int64?
+    let lastReadSeq: Int64?
+    let unreadCount: Int64
+    /// The other user of a two-party room; absent otherwise.
+    let peer: UserResponse?
+    /// Only when asked for (`?latest=`).
+    let latestMessages: [Message]?
 
-    init(_ room: RoomView) { self.room = room }
+    init(_ room: RoomView) {
+        id = room.id
+        uid = room.uid
+        topic = room.topic
+        type = room.type
+        name = room.name
+        createdAt = room.createdAt
+        lastMessageAt = room.lastMessageAt
+        myRole = room.myRole
+        lastSeq = room.lastSeq
+        lastReadMessageId = room.lastReadMessageId
+        lastReadSeq = room.lastReadSeq
+        unreadCount = room.unreadCount
+        peer = room.peer.map(UserResponse.init)
+        latestMessages = room.latestMessages
+    }
 
+    /// Every key of the contract is present (null when empty), except `peer` and
+    /// `latestMessages`, which only some rooms and requests have.
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(room.id, forKey: .id)
-        try container.encode(room.uid, forKey: .uid)
-        try container.encode(room.topic, forKey: .topic)
-        try container.encode(room.type, forKey: .type)
-        try container.encode(room.name, forKey: .name)
-        try container.encode(room.createdAt, forKey: .createdAt)
-        try container.encode(room.lastMessageAt, forKey: .lastMessageAt)
-        try container.encode(room.myRole, forKey: .myRole)
-        try container.encode(room.lastSeq, forKey: .lastSeq)
-        try container.encode(room.lastReadMessageId, forKey: .lastReadMessageId)
-        try container.encode(room.lastReadSeq, forKey: .lastReadSeq)
-        try container.encode(room.unreadCount, forKey: .unreadCount)
-        if let peer = room.peer { try container.encode(UserResponse(peer), forKey: .peer) }
-        if let messages = room.latestMessages { try container.encode(messages, forKey: .latestMessages) }
+        try container.encode(id, forKey: .id)
+        try container.encode(uid, forKey: .uid)
+        try container.encode(topic, forKey: .topic)
+        try container.encode(type, forKey: .type)
+        try container.encode(name, forKey: .name)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(lastMessageAt, forKey: .lastMessageAt)
+        try container.encode(myRole, forKey: .myRole)
+        try container.encode(lastSeq, forKey: .lastSeq)
+        try container.encode(lastReadMessageId, forKey: .lastReadMessageId)
+        try container.encode(lastReadSeq, forKey: .lastReadSeq)
+        try container.encode(unreadCount, forKey: .unreadCount)
+        try container.encodeIfPresent(peer, forKey: .peer)
+        try container.encodeIfPresent(latestMessages, forKey: .latestMessages)
     }
 
     enum CodingKeys: String, CodingKey {
@@ -33,7 +65,7 @@ struct RoomResponse: Encodable, Sendable {
     }
 }
 
-struct RoomsResponse: Encodable, Sendable {
+struct RoomsResponse: Codable, Sendable {
     let rooms: [RoomResponse]
     let nextCursor: String?
 
@@ -80,7 +112,7 @@ struct ReadRequest: Decodable {
     let seq: Int64?
 }
 
-struct MemberResponse: Encodable, Sendable {
+struct MemberResponse: Codable, Sendable {
     let user: UserResponse
     let role: RoomRole
     let via: [String]
@@ -92,7 +124,7 @@ struct MemberResponse: Encodable, Sendable {
     }
 }
 
-struct MessagesResponse: Encodable, Sendable {
+struct MessagesResponse: Codable, Sendable {
     let messages: [Message]
     let hasMore: Bool
     let nextCursor: String?

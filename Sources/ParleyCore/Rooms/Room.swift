@@ -58,7 +58,7 @@ public struct Member: Sendable, Equatable {
 }
 
 /// A stored message (`rest-api.md`, Message; the data of `new-message-notification`).
-public struct Message: Sendable, Equatable, Encodable {
+public struct Message: Sendable, Equatable, Codable {
     public let id: Int64
     public let seq: Int64
     public let chatRoomId: Int64
@@ -99,6 +99,20 @@ public struct Message: Sendable, Equatable, Encodable {
         try container.encode(uid, forKey: .uid)
         if let file { try container.encode(file, forKey: .file) }
         try container.encode(createdAt, forKey: .createdAt)
+    }
+
+    /// A client's reading of the contract's Message: `fileId` comes from `file`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let file = try container.decodeIfPresent(FileObject.self, forKey: .file)
+        self.init(
+            id: try container.decode(Int64.self, forKey: .id), seq: try container.decode(Int64.self, forKey: .seq),
+            chatRoomId: try container.decode(Int64.self, forKey: .chatRoomId),
+            chatRoomUid: try container.decode(String.self, forKey: .chatRoomUid),
+            sentById: try container.decodeIfPresent(Int64.self, forKey: .sentById),
+            content: try container.decode(String.self, forKey: .content),
+            uid: try container.decode(String.self, forKey: .uid), fileId: file?.id,
+            createdAt: try container.decode(Date.self, forKey: .createdAt), file: file)
     }
 
     enum CodingKeys: String, CodingKey {
