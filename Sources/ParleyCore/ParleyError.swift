@@ -5,7 +5,7 @@
 public struct ParleyError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A stable, kebab-case identifier clients may branch on. Closed: a new code is added
     /// here, and the API's status mapping (exhaustive) must then place it.
-    public enum Code: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    public enum Code: String, Sendable, Hashable, CaseIterable, CustomStringConvertible, Codable {
         case invalidRequest = "invalid-request"
         case unauthorized
         case forbidden

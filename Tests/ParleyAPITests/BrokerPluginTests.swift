@@ -120,6 +120,28 @@ struct BrokerPluginTests {
         await MessageInbox.of(client).next(within: limit)
     }
 
+    /// The next event of `type` whose data `wanted` accepts (20 messages at most, each within
+    /// `limit`); nil when none came.
+    func envelope<Payload: Decodable>(
+        _ client: MQTTClient, _ type: String, of payload: Payload.Type, within limit: Duration = .seconds(3),
+        where wanted: (Payload) -> Bool = { _ in true }
+    ) async -> Envelope<Payload>? {
+        for _ in 0..<20 {
+            guard let message = await next(client, within: limit) else { return nil }
+            if let envelope = try? JSONCoding.decoder.decode(Envelope<Payload>.self, from: Data(message.payload)),
+                envelope.type == type, wanted(envelope.data)
+            {
+                return envelope
+            }
+        }
+        return nil
+    }
+
+    /// The next `message-rejected` on a client's own notification topic.
+    func rejection(_ client: MQTTClient) async -> RoomEvent.Rejection? {
+        await envelope(client, "message-rejected", of: RoomEvent.Rejection.self)?.data
+    }
+
     @Test func connectSubscribeAndRevocationThroughThePlugin() async throws {
         let broker = try await withBroker { api, broker in
             let users = try await api.signUp(count: 3)
@@ -205,17 +227,11 @@ struct BrokerPluginTests {
                     .status
                     == .noContent)
             try await Task.sleep(for: .seconds(1))
-            let sent = try await api.json(
-                .post, "/v1/rooms/\(roomID)/messages", token: token(users[0]), body: #"{"content":"secret","uid":"s"}"#)
-            let messageID = sent.json["id"] as? Int ?? -1
+            let sent = try await api.send("secret", uid: "s", to: roomID, as: users[0])
             func receivedMessage(_ client: MQTTClient) async -> Bool {
-                for _ in 0..<20 {
-                    guard let message = await next(client, within: .seconds(2)) else { return false }
-                    let data = (try? JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any])?[
-                        "data"]
-                    if (data as? [String: Any])?["id"] as? Int == messageID { return true }
-                }
-                return false
+                await envelope(client, "new-message-notification", of: Message.self, within: .seconds(2)) {
+                    $0.id == sent.id
+                } != nil
             }
             #expect(await receivedMessage(staying))
             #expect(!(await receivedMessage(leaving)))
@@ -246,31 +262,23 @@ struct BrokerPluginTests {
             try await listener.subscribe(Topic.room(uid))
             try await reader.subscribe(Topic.notifications(userID(users[2])))
 
-            /// The next envelope of this type (and, when given, for this message uid).
-            func envelope(_ client: MQTTClient, type: String, uid: String? = nil) async -> [String: Any]? {
-                for _ in 0..<20 {
-                    guard let message = await next(client, within: .seconds(3)) else { return nil }
-                    let json = (try? JSONSerialization.jsonObject(with: Data(message.payload))) as? [String: Any]
-                    let messageUID = (json?["data"] as? [String: Any])?["uid"] as? String
-                    if json?["type"] as? String == type, uid == nil || messageUID == uid { return json }
-                }
-                return nil
-            }
             let input =
                 #"{"type":"new-message-notification","data":{"chatRoomId":\#(roomID),"content":"via MQTT","uid":"in-1","sentById":999},"hash":"h1"}"#
             try await writer.publish(topic: "chat-in/\(uid)", string: input)
-            let event = try #require(await envelope(listener, type: "new-message-notification", uid: "in-1"))
-            let data = try #require(event["data"] as? [String: Any])
-            #expect(data["seq"] as? Int == 2)
-            #expect(data["content"] as? String == "via MQTT")
-            #expect(data["sentById"] as? Int == Int(userID(users[0])))
-            #expect(data["id"] is Int)
+            let event = try #require(
+                await envelope(listener, "new-message-notification", of: Message.self) { $0.uid == "in-1" })
+            let data = event.data
+            #expect(data.seq == 2)
+            #expect(data.content == "via MQTT")
+            #expect(data.sentById == userID(users[0]))
+            #expect(data.chatRoomId == roomID && data.chatRoomUid == uid)
 
             // The same uid again stores nothing and gets the same canonical event.
             try await writer.publish(topic: "chat-in/\(uid)", string: input)
-            let again = try #require(await envelope(listener, type: "new-message-notification", uid: "in-1"))
-            #expect((again["data"] as? [String: Any])?["id"] as? Int == data["id"] as? Int)
-            #expect(again["hash"] as? String == event["hash"] as? String)
+            let again = try #require(
+                await envelope(listener, "new-message-notification", of: Message.self) { $0.uid == "in-1" })
+            #expect(again.data == data)
+            #expect(again.hash == event.hash)
             #expect(try await api.history(roomID, as: users[1]).messages.map(\.uid) == ["0", "in-1"])
 
             // A reader may not write: rejected on their own notification topic.
@@ -279,17 +287,15 @@ struct BrokerPluginTests {
                 string:
                     #"{"type":"new-message-notification","data":{"chatRoomId":\#(roomID),"content":"x","uid":"r-1"},"hash":"h2"}"#
             )
-            let rejected = try #require(await envelope(reader, type: "message-rejected"))
-            #expect((rejected["data"] as? [String: Any])?["code"] as? String == "forbidden")
-            #expect((rejected["data"] as? [String: Any])?["uid"] as? String == "r-1")
+            let rejected = try #require(await rejection(reader))
+            #expect(rejected.code == .forbidden)
+            #expect(rejected.uid == "r-1" && rejected.chatRoomId == Int64(roomID))
             try await reader.publish(topic: "chat-in/\(uid)", string: "not json")
-            let invalid = try #require(await envelope(reader, type: "message-rejected"))
-            #expect((invalid["data"] as? [String: Any])?["code"] as? String == "invalid-request")
+            #expect(await rejection(reader)?.code == .invalidRequest)
 
             try await reader.publish(
                 topic: "chat-in/\(uid)", payload: Array(repeating: UInt8(ascii: "x"), count: 70_000), qos: 1)
-            let tooLarge = try #require(await envelope(reader, type: "message-rejected"))
-            #expect((tooLarge["data"] as? [String: Any])?["code"] as? String == "too-large")
+            #expect(await rejection(reader)?.code == .tooLarge)
 
             // Typing is stamped with the writer and relayed.
             try await writer.publish(
@@ -297,26 +303,25 @@ struct BrokerPluginTests {
                 string:
                     #"{"type":"creating-message-info","data":{"chatRoomId":\#(roomID),"creating":true,"time":"2026-11-22T00:00:00.000Z"},"hash":"t1"}"#
             )
-            let typing = try #require(await envelope(listener, type: "creating-message-info"))
-            #expect((typing["data"] as? [String: Any])?["userId"] as? Int == Int(userID(users[0])))
-            #expect((typing["data"] as? [String: Any])?["time"] as? String == "2026-11-22T00:00:00.000Z")
+            let typing = try #require(await envelope(listener, "creating-message-info", of: RoomEvent.Typing.self))
+            #expect(typing.data.userId == userID(users[0]))
+            #expect(typing.data.time == JSONCoding.date("2026-11-22T00:00:00.000Z") && typing.data.creating)
 
             // A read marker moves by seq (or message id), and every member learns both.
             try await reader.publish(
                 topic: "chat-in/\(uid)",
                 string: #"{"type":"read-message-notification","data":{"chatRoomId":\#(roomID),"seq":2},"hash":"m1"}"#)
-            let read = try #require(await envelope(listener, type: "read-message-notification"))
-            let marker = try #require(read["data"] as? [String: Any])
-            #expect(marker["seq"] as? Int == 2)
-            #expect(marker["messageId"] as? Int == data["id"] as? Int)
-            #expect(marker["userId"] as? Int == Int(userID(users[2])))
+            let marker = try #require(await envelope(listener, "read-message-notification", of: RoomEvent.Read.self))
+                .data
+            #expect(marker.seq == 2)
+            #expect(marker.messageId == data.id)
+            #expect(marker.userId == userID(users[2]))
             try await reader.publish(
                 topic: "chat-in/\(uid)",
                 string:
                     #"{"type":"read-message-notification","data":{"chatRoomId":\#(roomID),"seq":2,"messageId":1},"hash":"m2"}"#
             )
-            let ambiguous = try #require(await envelope(reader, type: "message-rejected"))
-            #expect((ambiguous["data"] as? [String: Any])?["code"] as? String == "invalid-request")
+            #expect(await rejection(reader)?.code == .invalidRequest)
 
             // A burst into one room is stored in its order (one lane per room), seq by seq.
             for index in 0..<20 {
@@ -326,11 +331,12 @@ struct BrokerPluginTests {
                         #"{"type":"new-message-notification","data":{"content":"burst","uid":"b-\#(index)"},"hash":"b\#(index)"}"#
                             .utf8))
             }
-            var burst: [(uid: String, seq: Int)] = []
+            var burst: [(uid: String, seq: Int64)] = []
             var (last, longestGap) = (ContinuousClock.now, Duration.zero)
-            while burst.count < 20, let event = await envelope(listener, type: "new-message-notification") {
-                let data = event["data"] as? [String: Any] ?? [:]
-                burst.append((data["uid"] as? String ?? "", data["seq"] as? Int ?? 0))
+            while burst.count < 20,
+                let event = await envelope(listener, "new-message-notification", of: Message.self)
+            {
+                burst.append((event.data.uid, event.data.seq))
                 (longestGap, last) = (max(longestGap, .now - last), .now)
             }
             // A CI run once saw 13 of 20 and then nothing for 3 s, while another test held both

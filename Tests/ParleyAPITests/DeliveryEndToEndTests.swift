@@ -48,18 +48,18 @@ struct DeliveryEndToEndTests {
         await subscriber.shutdown()
     }
 
-    /// Envelopes received per topic until `wanted` holds for every topic in `topics`.
-    func receive(
-        _ subscriber: MQTTClient, on topics: Set<String>, within limit: Duration = .seconds(10),
-        where wanted: @escaping ([String: Any]) -> Bool
-    ) async -> [String: [String: Any]] {
+    /// Events of `type` received per topic until `wanted` holds for every topic in `topics`.
+    func receive<Payload: Decodable>(
+        _ type: String, of payload: Payload.Type, _ subscriber: MQTTClient, on topics: Set<String>,
+        within limit: Duration = .seconds(10), where wanted: @escaping (Payload) -> Bool
+    ) async -> [String: Envelope<Payload>] {
         var missing = topics
-        var found: [String: [String: Any]] = [:]
+        var found: [String: Envelope<Payload>] = [:]
         let deadline = ContinuousClock.now + limit
         while !missing.isEmpty && ContinuousClock.now < deadline {
             guard let message = await MessageInbox.of(subscriber).next(within: .seconds(1)),
-                let envelope = (try? JSONSerialization.jsonObject(with: Data(message.payload))) as? [String: Any],
-                wanted(envelope)
+                let envelope = try? JSONCoding.decoder.decode(Envelope<Payload>.self, from: Data(message.payload)),
+                envelope.type == type, wanted(envelope.data)
             else { continue }
             missing.remove(message.topic)
             found[message.topic] = envelope
@@ -76,27 +76,20 @@ struct DeliveryEndToEndTests {
             try await subscriber.subscribe(Topic.room(uid))
             for user in users { try await subscriber.subscribe(Topic.notifications(userID(user))) }
 
-            let sent = try await client.json(
-                .post, "/v1/rooms/\(roomID)/messages", token: token(users[1]),
-                body: #"{"content":"over MQTT","uid":"e2e-1"}"#)
-            let messageID = try #require(sent.json["id"] as? Int)
+            let sent = try await client.send("over MQTT", uid: "e2e-1", to: roomID, as: users[1])
             let topics = Set([Topic.room(uid)] + users.map { Topic.notifications(userID($0)) })
-            let events = await receive(subscriber, on: topics) { envelope in
-                envelope["type"] as? String == "new-message-notification"
-                    && (envelope["data"] as? [String: Any])?["id"] as? Int == messageID
+            let events = await receive("new-message-notification", of: Message.self, subscriber, on: topics) {
+                $0.id == sent.id
             }
             #expect(Set(events.keys) == topics)
             let canonical = try #require(events[Topic.room(uid)])
-            let data = try #require(canonical["data"] as? [String: Any])
-            #expect(data["seq"] as? Int == 2)
-            #expect(data["content"] as? String == "over MQTT")
-            #expect(data["uid"] as? String == "e2e-1")
-            #expect(data["chatRoomUid"] as? String == uid)
-            #expect(data["sentById"] as? Int == Int(userID(users[1])))
-            #expect((data["createdAt"] as? String)?.hasSuffix("Z") == true)
-            #expect((canonical["hash"] as? String)?.isEmpty == false)
+            // What the send answered, stored and delivered alike.
+            #expect(canonical.data == sent)
+            #expect(canonical.data.seq == 2 && canonical.data.chatRoomUid == uid)
+            #expect(canonical.data.sentById == userID(users[1]))
+            #expect(!canonical.hash.isEmpty)
             // The same event, with the same hash, on every topic.
-            #expect(Set(events.values.compactMap { $0["hash"] as? String }).count == 1)
+            #expect(Set(events.values.map(\.hash)).count == 1)
         }
     }
 
@@ -110,24 +103,21 @@ struct DeliveryEndToEndTests {
             try await subscriber.subscribe(newcomer)
             try await subscriber.subscribe(Topic.room(uid))
 
-            func change(_ kind: String) -> ([String: Any]) -> Bool {
-                { envelope in
-                    let data = envelope["data"] as? [String: Any]
-                    return envelope["type"] as? String == "chatroom-change-notification"
-                        && data?["chatRoomId"] as? Int == roomID && data?["change"] as? String == kind
-                }
+            func receive(_ kind: String, on topic: String) async -> RoomEvent.Change? {
+                await self.receive("chatroom-change-notification", of: RoomEvent.Change.self, subscriber, on: [topic]) {
+                    $0.chatRoomId == roomID && $0.change == kind
+                }[topic]?.data
             }
             _ = try await client.json(
                 .put, "/v1/rooms/\(roomID)/members/\(userID(users[3]))", token: token(users[0]),
                 body: #"{"role":"reader"}"#)
-            let added = await receive(subscriber, on: [newcomer], where: change("added"))
-            #expect((added[newcomer]?["data"] as? [String: Any])?["editById"] as? Int == Int(userID(users[0])))
+            #expect(await receive("added", on: newcomer)?.editById == userID(users[0]))
             _ = try await client.json(
                 .delete, "/v1/rooms/\(roomID)/members/\(userID(users[3]))", token: token(users[0]))
-            #expect(await receive(subscriber, on: [newcomer], where: change("removed")).count == 1)
+            #expect(await receive("removed", on: newcomer) != nil)
             _ = try await client.json(
                 .patch, "/v1/rooms/\(roomID)", token: token(users[0]), body: #"{"name":"Renamed"}"#)
-            #expect(await receive(subscriber, on: [Topic.room(uid)], where: change("renamed")).count == 1)
+            #expect(await receive("renamed", on: Topic.room(uid)) != nil)
         }
     }
 
@@ -145,28 +135,29 @@ struct DeliveryEndToEndTests {
                 uri: "/v1/files?name=note.txt&protected=true", method: .post,
                 headers: [.authorization: "Bearer \(token(sender))", .contentType: "text/plain"],
                 body: ByteBuffer(string: "a note")
-            ) { response in
-                (try? JSONSerialization.jsonObject(with: Data(response.body.readableBytesView))) as? [String: Any]
+            ) { response in try? JSONCoding.decoder.decode(FileObject.self, from: Data(response.body.readableBytesView))
             }
-            let fileID = try #require(uploaded?["id"] as? Int)
+            let fileID = try #require(uploaded?.id)
 
-            let sent = try await client.json(
-                .post, "/v1/rooms/\(roomID)/messages", token: token(sender),
+            let sent = try await client.decoded(
+                Message.self, .post, "/v1/rooms/\(roomID)/messages", token: token(sender),
                 body: #"{"content":"with a file","uid":"f-1","fileId":\#(fileID)}"#)
-            let answered = try #require(sent.json["file"] as? [String: Any])
-            let events = await receive(subscriber, on: [Topic.room(uid)]) { envelope in
-                (envelope["data"] as? [String: Any])?["uid"] as? String == "f-1"
+            let answered = try #require(sent.file)
+            let events = await receive("new-message-notification", of: Message.self, subscriber, on: [Topic.room(uid)])
+            {
+                $0.uid == "f-1"
             }
-            let data = try #require(events[Topic.room(uid)]?["data"] as? [String: Any])
-            let file = try #require(data["file"] as? [String: Any])
-            for key in ["id", "name", "size", "mimeType", "checksum", "protected", "uploadedById"] {
-                #expect("\(file[key] ?? "nil")" == "\(answered[key] ?? "nil")", "\(key)")
-            }
+            let file = try #require(events[Topic.room(uid)]?.data.file)
+            #expect(
+                [file.id, file.size, file.uploadedById] == [answered.id, answered.size, answered.uploadedById]
+                    && [file.name, file.mimeType, file.checksum] == [
+                        answered.name, answered.mimeType, answered.checksum,
+                    ]
+                    && file.protected == answered.protected)
             // Signed when it was encoded: the expiry may differ by a second, the key may not.
-            let link = try #require(file["url"] as? String)
-            let url = try #require(URLComponents(string: link))
+            let url = try #require(URLComponents(string: file.url))
             let query = Dictionary(uniqueKeysWithValues: (url.queryItems ?? []).map { ($0.name, $0.value ?? "") })
-            #expect(answered["protected"] as? Bool == true)
+            #expect(answered.protected)
             #expect(
                 AccountsHarness.fileLinks.verify(
                     path: url.path, expires: Int64(query["expires"] ?? "") ?? 0, signature: query["signature"] ?? ""))

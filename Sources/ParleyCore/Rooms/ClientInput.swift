@@ -33,7 +33,7 @@ public struct ChatInput: Sendable {
 }
 
 extension RoomEvent {
-    public struct Typing: Encodable, Sendable {
+    public struct Typing: Codable, Sendable {
         public let userId: Int64
         public let chatRoomId: Int64
         public let creating: Bool
@@ -47,7 +47,7 @@ extension RoomEvent {
             identity: "\(roomID):\(userID):\(creating):\(time.timeIntervalSince1970)")
     }
 
-    public struct Rejection: Encodable, Sendable {
+    public struct Rejection: Codable, Sendable {
         public let chatRoomId: Int64?
         public let uid: String?
         /// One of the REST API's codes: clients branch on one vocabulary.

@@ -19,6 +19,18 @@ public struct Envelope<Payload: Encodable & Sendable>: Encodable, Sendable {
     }
 }
 
+/// A client's reading of an event: the hash as sent, not computed again.
+extension Envelope: Decodable where Payload: Decodable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        type = try container.decode(String.self, forKey: .type)
+        data = try container.decode(Payload.self, forKey: .data)
+        hash = try container.decode(String.self, forKey: .hash)
+    }
+
+    private enum Keys: String, CodingKey { case type, data, hash }
+}
+
 /// Server events of the MQTT contract.
 public enum RoomEvent {
     public static func newMessage(_ message: Message) -> Envelope<Message> {
