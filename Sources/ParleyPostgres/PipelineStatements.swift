@@ -152,11 +152,13 @@ struct OutboxAddStatement: PostgresPreparedStatement {
 /// The relay's next batch, in commit order (only the relay holding the lock reads it), and
 /// the deletion of the batch it published before (`published`): one round trip per batch
 /// while events keep coming. A new message's row brings the stored message, whose event the
-/// relay encodes; its other rows carry their event.
+/// relay encodes, with the versions its fan-out may trust kept readers and token holders at;
+/// its other rows carry their event.
 struct OutboxBatchStatement: PostgresPreparedStatement {
     static let sql = """
         WITH deleted AS (DELETE FROM messenger.outbox WHERE id = ANY($2::bigint[]))
         SELECT o.id, coalesce(o.topic, '\(Topic.roomPrefix)' || c.uid), o.event, o.fanout, c.readers_version,
+               (SELECT version FROM notifications.push_token_version),
                \(PostgresRoomRepository.messageColumns)
         FROM messenger.outbox o
         JOIN messenger.chat_room c ON c.id = o.chat_room_id
@@ -189,13 +191,12 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
         // The message's columns (``PostgresRoomRepository/messageColumns``), null when the row
         // is not a new message's.
         let (
-            id, topic, event, fanout, readersVersion, messageID, seq, roomID, roomUID, senderID, content, uid, fileID,
-            createdAt, file
+            id, topic, event, fanout, readersVersion, tokensVersion, messageID, seq, roomID, roomUID, senderID, content,
+            uid, fileID, createdAt, file
         ) = try row.decode(
             (
-                Int64, String, String?, String?, Int64, Int64?, Int64?, Int64?, String, Int64?, String?, String?,
-                Int64?,
-                Date?, String?
+                Int64, String, String?, String?, Int64, Int64, Int64?, Int64?, Int64?, String, Int64?, String?, String?,
+                Int64?, Date?, String?
             ).self)
         guard let messageID, let seq, let roomID, let content, let uid, let createdAt else {
             // An event of its own, or a new message deleted since (its room's with it): the
@@ -209,7 +210,8 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
         return Row(
             id: id, topic: topic, event: encoded,
             fanout: FanoutBatch.Entry(
-                job: FanoutJob.newMessage(message, readersVersion: readersVersion).json(), event: encoded))
+                job: FanoutJob.newMessage(message, readersVersion: readersVersion, pushTokensVersion: tokensVersion)
+                    .json(), event: encoded))
     }
 }
 

@@ -68,7 +68,8 @@ public struct FanoutHandler: Sendable {
                 return nil
             }
             return FanoutJob(
-                roomID: job.roomID, event: job.event, audience: .readers, afterUserID: last, push: job.push
+                roomID: job.roomID, event: job.event, audience: .readers, afterUserID: last, push: job.push,
+                pushTokensVersion: job.pushTokensVersion
             )
             .json()
         }
@@ -109,7 +110,11 @@ public struct FanoutHandler: Sendable {
     private func queuePushes(_ deliveries: [Delivery]) async throws {
         guard let pushes else { return }
         let requests = deliveries.compactMap { delivery in
-            delivery.job.push.map { PushFanout.Request(intent: $0, roomID: delivery.job.roomID, users: delivery.users) }
+            delivery.job.push.map {
+                PushFanout.Request(
+                    intent: $0, roomID: delivery.job.roomID, users: delivery.users,
+                    tokensVersion: delivery.job.pushTokensVersion)
+            }
         }
         guard !requests.isEmpty else { return }
         do {
@@ -123,7 +128,7 @@ public struct FanoutHandler: Sendable {
             let jobs = requests.map { request in
                 FanoutJob(
                     roomID: request.roomID, event: "", audience: .users, userIDs: request.users, push: request.intent,
-                    pushesOnly: true)
+                    pushesOnly: true, pushTokensVersion: request.tokensVersion)
             }
             try await queue.enqueue(contentsOf: jobs.map { $0.json() })
         }

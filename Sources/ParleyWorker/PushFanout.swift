@@ -5,18 +5,25 @@ import ParleyCore
 /// pushed now (not the actor, not a muted room, not in quiet hours unless the room passes).
 ///
 /// A whole fan-out batch asks for its recipients once and for its rooms' names once, however
-/// many rooms and events it holds. A repeated batch queues its pushes again; every push of a
-/// room carries the room as its collapse id, so a device shows the duplicate in place of the
-/// first.
+/// many rooms and events it holds; users found without a push token are not asked again
+/// until a token is registered somewhere, so a room where nobody has one asks nothing. A
+/// repeated batch queues its pushes again; every push of a room carries the room as its
+/// collapse id, so a device shows the duplicate in place of the first.
 public struct PushFanout: Sendable {
     let audience: any PushAudience
     let queue: any JobQueue
     let composer: PushComposer
+    /// Who had no token when last asked: they are not asked again until a token is added.
+    let tokenless: TokenlessUsers
 
-    public init(audience: any PushAudience, queue: any JobQueue, composer: PushComposer = PushComposer()) {
+    public init(
+        audience: any PushAudience, queue: any JobQueue, composer: PushComposer = PushComposer(),
+        tokenlessCapacity: Int = 1_000_000
+    ) {
         self.audience = audience
         self.queue = queue
         self.composer = composer
+        self.tokenless = TokenlessUsers(capacity: tokenlessCapacity)
     }
 
     /// The pushes one event owes to some users of its room.
@@ -24,19 +31,30 @@ public struct PushFanout: Sendable {
         let intent: PushIntent
         let roomID: Int64
         let users: [Int64]
+        /// The push tokens' version of the event's job (``ParleyCore/FanoutJob/pushTokensVersion``).
+        var tokensVersion: Int64?
     }
 
     func queuePushes(_ requests: [Request], at now: Date = Date()) async throws {
+        // Never the actor; nobody known to have no token.
         let requests = requests.map { request in
-            Request(
-                intent: request.intent, roomID: request.roomID,
-                users: request.users.filter { $0 != request.intent.actorID })
+            var users = request.users.filter { $0 != request.intent.actorID }
+            if let version = request.tokensVersion {
+                users = tokenless.possibleHolders(among: users, at: version)
+            }
+            return Request(
+                intent: request.intent, roomID: request.roomID, users: users, tokensVersion: request.tokensVersion)
         }.filter { !$0.users.isEmpty }
         guard !requests.isEmpty else { return }
         var rooms: [Int64: Set<Int64>] = [:]
         for request in requests { rooms[request.roomID, default: []].formUnion(request.users) }
-        // Most members of most rooms have no device to push to: then nothing more is asked.
         let recipients = try await audience.recipients(in: rooms)
+        for request in requests {
+            guard let version = request.tokensVersion else { continue }
+            tokenless.record(
+                asked: Set(request.users), holders: Set((recipients[request.roomID] ?? []).map(\.userID)), at: version)
+        }
+        // Most members of most rooms have no device to push to: then nothing more is asked.
         guard !recipients.isEmpty else { return }
         let named = Set(
             requests.filter { recipients[$0.roomID] != nil }.map {

@@ -19,6 +19,20 @@ struct PushDeliveryTests {
         let client: any TestClientProtocol
         let push: PushFixture
         let pushQueue: RedisJobQueue
+        let fanoutQueue: RedisJobQueue
+        let database: PostgresPool
+
+        /// Waits until every committed event went through the relay and the fan-out.
+        func drained() async throws {
+            for _ in 0..<250 {
+                let outbox = try await database.client.query(
+                    "SELECT count(*) FROM messenger.outbox", logger: .quiet
+                ).single(Int64.self)
+                if outbox == 0, try await fanoutQueue.depth() == 0 { return }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            throw HarnessError("the pipeline did not drain within 5 s")
+        }
     }
 
     func withPipeline(_ body: @escaping @Sendable (Pipeline) async throws -> Void) async throws {
@@ -55,7 +69,10 @@ struct PushDeliveryTests {
             try await harness.run { client in
                 let running = Task { try await workers.run() }
                 do {
-                    try await body(Pipeline(client: client, push: push, pushQueue: pushQueue))
+                    try await body(
+                        Pipeline(
+                            client: client, push: push, pushQueue: pushQueue, fanoutQueue: fanoutQueue,
+                            database: harness.database))
                 } catch {
                     await workers.triggerGracefulShutdown()
                     throw error
@@ -175,6 +192,33 @@ struct PushDeliveryTests {
             let message = try #require(fcm.json["message"] as? [String: Any])
             #expect((message["notification"] as? [String: Any])?["title"] as? String == "Ops")
             #expect((message["data"] as? [String: Any])?["badge"] as? String == "2")
+        }
+    }
+
+    /// The fan-out remembers who has no push token; a device registered later must still get
+    /// the next message's push (the token's commit moves the version the relay passes on).
+    @Test func aDeviceRegisteredAfterTheRoomsFirstMessagesGetsTheNextOnesPush() async throws {
+        try await withPipeline { pipeline in
+            let client = pipeline.client
+            let tag = UUID().uuidString.prefix(6)
+            let sender = try await client.signUp()
+            let peer = try await client.signUp(email: "late-\(tag)@example.com")
+            let room = try await client.decoded(
+                RoomResponse.self, .put, "/v1/rooms/direct/\(userID(peer))", token: token(sender))
+            try await client.send("before", uid: "d-1", to: Int(room.id), as: sender)
+            // Its fan-out found the peer without a token, and kept that.
+            try await pipeline.drained()
+            #expect(pipeline.push.simulator.received.isEmpty)
+
+            _ = try await client.decoded(
+                LoginResponse.self, .post, "/v1/auth/login",
+                body:
+                    #"{"email":"late-\#(tag)@example.com","password":"correct horse","device":\#(Self.device(.webhook, "late-\(tag)"))}"#
+            )
+            let after = try await client.send("after", uid: "d-2", to: Int(room.id), as: sender)
+            _ = try await pipeline.push.received(atLeast: 1)
+            #expect(
+                Set(Self.pushes(pipeline.push, type: "new-message", messageID: Int(after.id)).keys) == ["late-\(tag)"])
         }
     }
 

@@ -65,17 +65,18 @@ final class RecordingQueue: JobQueue {
 
 /// Devices and room names held in memory; counts the queries asked of it, and can fail.
 final class FakeAudience: PushAudience {
-    /// Users with a device (device id = user id × 10).
-    let devices: Set<Int64>
+    /// Users with a device (device id = user id × 10); a test may register more.
+    let devices: Mutex<Set<Int64>>
     let failing = Mutex(false)
     let recipientQueries = Mutex<[[Int64: Set<Int64>]]>([])
     let contextQueries = Mutex<[Set<RoomUser>]>([])
 
-    init(devices: Set<Int64>) { self.devices = devices }
+    init(devices: Set<Int64>) { self.devices = Mutex(devices) }
 
     func recipients(in rooms: [Int64: Set<Int64>]) async throws -> [Int64: [PushRecipient]] {
         if failing.withLock({ $0 }) { throw FakeFailure() }
         recipientQueries.withLock { $0.append(rooms) }
+        let devices = devices.withLock { $0 }
         var found: [Int64: [PushRecipient]] = [:]
         for (room, users) in rooms {
             let pushed = users.filter(devices.contains).sorted().map { user in

@@ -93,10 +93,15 @@ public struct FanoutJob: Codable, Sendable, Equatable {
     /// which every change of who can read the room moves forward in its transaction): readers
     /// read at this version or later are still right for it. `nil`: read them now.
     public let readersVersion: Int64?
+    /// The push tokens' version when the relay read the event
+    /// (`notifications.push_token_version`, moved forward by every token registered or
+    /// removed): who had no token at this version or later has none for this event either.
+    /// `nil`: ask.
+    public let pushTokensVersion: Int64?
 
     public init(
         roomID: Int64, event: String, audience: Audience, userIDs: [Int64] = [], afterUserID: Int64 = 0,
-        push: PushIntent? = nil, pushesOnly: Bool? = nil, readersVersion: Int64? = nil
+        push: PushIntent? = nil, pushesOnly: Bool? = nil, readersVersion: Int64? = nil, pushTokensVersion: Int64? = nil
     ) {
         self.roomID = roomID
         self.event = event
@@ -106,6 +111,7 @@ public struct FanoutJob: Codable, Sendable, Equatable {
         self.push = push
         self.pushesOnly = pushesOnly
         self.readersVersion = readersVersion
+        self.pushTokensVersion = pushTokensVersion
     }
 
     public func json() -> String {
@@ -114,16 +120,18 @@ public struct FanoutJob: Codable, Sendable, Equatable {
 
     /// A new message's job, made by the relay beside its event: the event is not copied into
     /// the job, as the relay's ``FanoutBatch`` carries it once.
-    public static func newMessage(_ message: Message, readersVersion: Int64? = nil) -> FanoutJob {
+    public static func newMessage(
+        _ message: Message, readersVersion: Int64? = nil, pushTokensVersion: Int64? = nil
+    ) -> FanoutJob {
         FanoutJob(
             roomID: message.chatRoomId, event: "", audience: .readers, push: .message(message),
-            readersVersion: readersVersion)
+            readersVersion: readersVersion, pushTokensVersion: pushTokensVersion)
     }
 
     /// The same job for `event` (a batch's job whose event is its outbox row's).
     public func with(event: String) -> FanoutJob {
         FanoutJob(
             roomID: roomID, event: event, audience: audience, userIDs: userIDs, afterUserID: afterUserID, push: push,
-            pushesOnly: pushesOnly, readersVersion: readersVersion)
+            pushesOnly: pushesOnly, readersVersion: readersVersion, pushTokensVersion: pushTokensVersion)
     }
 }
