@@ -5,6 +5,8 @@ import ServiceLifecycle
 
 /// Publishes the outbox: each committed event goes to its room topic, the fan-out jobs of a
 /// batch to the queue as one job (``FanoutBatch``), and only then are their rows deleted.
+/// A ``FanoutPlanner`` may take part of the fan-out: copies to rooms whose readers a fan-out
+/// in the same process keeps go out with the batch's events, with no hop through Redis.
 ///
 /// Several relays may run; the one holding a session advisory lock publishes, which keeps
 /// each room's events in commit order, and the others try for it every second. The lock is
@@ -24,6 +26,9 @@ public struct OutboxRelay: Service {
     let database: PostgresPool
     let publisher: any EventPublisher
     let fanout: any JobQueue
+    /// Copies this relay publishes itself (a fan-out role in the same process, whose kept
+    /// readers it reads); nil queues every job.
+    let planner: (any FanoutPlanner)?
     let logger: Logger
     let batchSize: Int
     /// Signs file URLs in new messages' events, as the API does.
@@ -35,12 +40,13 @@ public struct OutboxRelay: Service {
     static let statementLimit: Duration = .seconds(10)
 
     public init(
-        database: PostgresPool, publisher: any EventPublisher, fanout: any JobQueue, fileLinks: FileLinks,
-        logger: Logger, batchSize: Int = 100
+        database: PostgresPool, publisher: any EventPublisher, fanout: any JobQueue,
+        planner: (any FanoutPlanner)? = nil, fileLinks: FileLinks, logger: Logger, batchSize: Int = 100
     ) {
         self.database = database
         self.publisher = publisher
         self.fanout = fanout
+        self.planner = planner
         self.fileLinks = fileLinks
         self.logger = logger
         self.batchSize = batchSize
@@ -119,10 +125,12 @@ public struct OutboxRelay: Service {
             ).allRows()
         }
         guard !rows.isEmpty else { return [] }
-        // In commit order, acknowledged together; the batch's fan-out as one job.
-        try await publisher.publish(events: rows.compactMap { row in row.event.map { (row.topic, $0) } })
-        let jobs = rows.compactMap(\.fanout)
-        if !jobs.isEmpty { try await fanout.enqueue(FanoutBatch.encode(jobs)) }
+        // In commit order, with the copies the planner could make, acknowledged together; the
+        // rest of the batch's fan-out as one job.
+        let entries = rows.compactMap(\.fanout)
+        let plan = planner?.plan(entries) ?? FanoutPlan(queued: entries)
+        try await publisher.publish(events: rows.compactMap { row in row.event.map { (row.topic, $0) } } + plan.copies)
+        if !plan.queued.isEmpty { try await fanout.enqueue(FanoutBatch.encode(plan.queued)) }
         return rows.map(\.id)
     }
 

@@ -210,8 +210,8 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
         return Row(
             id: id, topic: topic, event: encoded,
             fanout: FanoutBatch.Entry(
-                job: FanoutJob.newMessage(message, readersVersion: readersVersion, pushTokensVersion: tokensVersion)
-                    .json(), event: encoded))
+                FanoutJob.newMessage(message, readersVersion: readersVersion, pushTokensVersion: tokensVersion),
+                event: encoded))
     }
 }
 

@@ -17,6 +17,9 @@ struct WorkerGraph {
 
     private let settings: Settings
     private let dependencies: Dependencies
+    /// The fan-out role's handler, built once: with the outbox role in the same process, the
+    /// relay publishes the copies of rooms whose readers it keeps itself (``InlineFanout``).
+    private var fanoutHandler: FanoutHandler?
     /// Names this process's consumers in the queues' consumer groups.
     private let process = "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
 
@@ -25,6 +28,7 @@ struct WorkerGraph {
     ) throws {
         self.settings = settings
         self.dependencies = dependencies
+        if roles.contains(.fanout) { fanoutHandler = try makeFanoutHandler() }
         for role in WorkerCommand.Role.allCases where roles.contains(role) {
             switch role {
             case .outbox: try addOutbox()
@@ -65,7 +69,8 @@ struct WorkerGraph {
         services.append(
             OutboxRelay(
                 database: dependencies.postgres, publisher: dependencies.mqtt, fanout: try fanoutQueue(),
-                fileLinks: try settings.fileLinks(), logger: logger))
+                planner: fanoutHandler.map { InlineFanout(sharing: $0) }, fileLinks: try settings.fileLinks(),
+                logger: logger))
         services.append(OutboxMonitor(database: dependencies.postgres, logger: logger))
         probes.append(
             OutboxRelayProbe(
@@ -85,16 +90,20 @@ struct WorkerGraph {
                 batchLimit: try settings.messageBatchLimit(), handle: handler.handle))
     }
 
-    /// Copies events to the members' notification topics and queues their pushes.
-    private mutating func addFanout() throws {
-        let queue = try fanoutQueue()
+    private func makeFanoutHandler() throws -> FanoutHandler {
         let audience = PostgresPushRepository(database: dependencies.postgres, logger: Runtime.logger("push"))
-        let handler = FanoutHandler(
-            readers: try rooms(), publisher: dependencies.mqtt, queue: queue,
+        return FanoutHandler(
+            readers: try rooms(), publisher: dependencies.mqtt, queue: try fanoutQueue(),
             chunkSize: try settings.fanoutChunkSize(),
             pushes: PushFanout(
                 audience: audience, queue: try pushQueue(), composer: PushComposer(content: try settings.pushContent())),
             logger: Runtime.logger("fanout"))
+    }
+
+    /// Copies events to the members' notification topics and queues their pushes.
+    private mutating func addFanout() throws {
+        let queue = try fanoutQueue()
+        guard let handler = fanoutHandler else { return }
         probes.append(JobQueueProbe(queue: queue))
         for index in 0..<(try settings.fanoutConsumers()) {
             services.append(

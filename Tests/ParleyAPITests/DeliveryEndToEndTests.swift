@@ -9,6 +9,7 @@ import ParleyRedis
 import ParleyTestSupport
 import ParleyWorker
 import ServiceLifecycle
+import Synchronization
 import Testing
 
 @testable import ParleyAPI
@@ -16,8 +17,11 @@ import Testing
 /// REST changes reach clients through the real broker: outbox relay → MQTT, fan-out job →
 /// Redis Streams → MQTT.
 struct DeliveryEndToEndTests {
-    /// Runs `body` with the API, an outbox relay and a fan-out consumer, and an MQTT subscriber.
+    /// Runs `body` with the API, an outbox relay and a fan-out consumer, and an MQTT subscriber;
+    /// `inline`: the relay publishes the copies of rooms the fan-out keeps, as in one worker
+    /// process running both roles. `queued` counts the relay's fan-out jobs.
     func withPipeline(
+        inline: Bool = false, queued: QueueCounter = QueueCounter(),
         _ body: @escaping @Sendable (any TestClientProtocol, MQTTClient) async throws -> Void
     ) async throws {
         let harness = try await AccountsHarness.make()
@@ -34,8 +38,10 @@ struct DeliveryEndToEndTests {
                 services: [
                     .init(
                         service: OutboxRelay(
-                            database: harness.database, publisher: publisher, fanout: queue,
-                            fileLinks: AccountsHarness.fileLinks, logger: .quiet)),
+                            database: harness.database, publisher: publisher,
+                            fanout: CountingQueue(base: queue, counter: queued),
+                            planner: inline ? InlineFanout(sharing: fanout) : nil, fileLinks: AccountsHarness.fileLinks,
+                            logger: .quiet)),
                     .init(service: JobConsumer(queue: queue, consumer: "e2e", logger: .quiet, handler: fanout.handle)),
                 ], logger: .quiet))
         try await harness.run { client in
@@ -121,6 +127,31 @@ struct DeliveryEndToEndTests {
         }
     }
 
+    /// With the fan-out in the relay's process, a room's messages after its first reach every
+    /// member's notification topic without a queue entry: the relay publishes the copies.
+    @Test func aRelayBesideTheFanoutPublishesAKeptRoomsCopiesItself() async throws {
+        let queued = QueueCounter()
+        try await withPipeline(inline: true, queued: queued) { client, subscriber in
+            let (a, b) = (try await client.signUp(), try await client.signUp())
+            let room = try await client.decoded(
+                RoomResponse.self, .put, "/v1/rooms/direct/\(userID(b))", token: token(a))
+            let topics = Set([a, b].map { Topic.notifications(userID($0)) })
+            for topic in topics { try await subscriber.subscribe(topic) }
+            func delivered(_ content: String, by sender: LoginResponse) async throws -> Bool {
+                let sent = try await client.send(content, uid: content, to: Int(room.id), as: sender)
+                let events = await receive("new-message-notification", of: Message.self, subscriber, on: topics) {
+                    $0.id == sent.id
+                }
+                return Set(events.keys) == topics && events.values.allSatisfy { $0.data == sent }
+            }
+            // The first message goes through the queue, and its readers are kept.
+            #expect(try await delivered("first", by: a))
+            let before = queued.count
+            for (index, sender) in [b, a, b].enumerated() { #expect(try await delivered("next-\(index)", by: sender)) }
+            #expect(queued.count == before)
+        }
+    }
+
     /// A new message's event is encoded by the relay from the stored row: its file is the
     /// send's, with URLs signed by the deployment's key (those the API verifies).
     @Test func aMessageWithAFileArrivesWithTheFileTheSendAnswered() async throws {
@@ -162,5 +193,28 @@ struct DeliveryEndToEndTests {
                 AccountsHarness.fileLinks.verify(
                     path: url.path, expires: Int64(query["expires"] ?? "") ?? 0, signature: query["signature"] ?? ""))
         }
+    }
+}
+
+/// Counts the jobs queued through a ``CountingQueue``.
+final class QueueCounter: Sendable {
+    private let value = Mutex(0)
+    var count: Int { value.withLock { $0 } }
+    func add(_ jobs: Int) { value.withLock { $0 += jobs } }
+}
+
+/// A queue that counts what is queued through it.
+struct CountingQueue: JobQueue {
+    let base: any JobQueue
+    let counter: QueueCounter
+
+    func enqueue(_ job: String) async throws {
+        counter.add(1)
+        try await base.enqueue(job)
+    }
+
+    func enqueue(contentsOf jobs: [String]) async throws {
+        counter.add(jobs.count)
+        try await base.enqueue(contentsOf: jobs)
     }
 }

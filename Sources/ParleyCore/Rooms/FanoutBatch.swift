@@ -20,10 +20,19 @@ public enum FanoutBatch {
     public struct Entry: Sendable {
         public let job: String
         public let event: String?
+        /// `job` as the relay made it, when it did (a new message's): what ``FanoutPlanner``
+        /// reads, without decoding `job`.
+        public let made: FanoutJob?
 
-        public init(job: String, event: String?) {
+        public init(job: String, event: String?, made: FanoutJob? = nil) {
             self.job = job
             self.event = event
+            self.made = made
+        }
+
+        /// A job the relay made, with the event it published.
+        public init(_ job: FanoutJob, event: String?) {
+            self.init(job: job.json(), event: event, made: job)
         }
     }
 
@@ -77,3 +86,21 @@ public enum FanoutBatch {
 
 /// A queue entry that is neither a fan-out job nor a batch of them.
 public struct FanoutBatchError: Error {}
+
+/// What the relay does with its batch's fan-out: the copies it can publish itself, with the
+/// batch's own events, and the jobs left for the `fanout` role's queue.
+public protocol FanoutPlanner: Sendable {
+    func plan(_ entries: [FanoutBatch.Entry]) -> FanoutPlan
+}
+
+public struct FanoutPlan: Sendable {
+    /// Copies to publish after the batch's events, in this order.
+    public var copies: [(topic: String, payload: String)]
+    /// Queued as one job (``FanoutBatch``).
+    public var queued: [FanoutBatch.Entry]
+
+    public init(copies: [(topic: String, payload: String)] = [], queued: [FanoutBatch.Entry] = []) {
+        self.copies = copies
+        self.queued = queued
+    }
+}

@@ -1,0 +1,52 @@
+import ParleyCore
+
+/// The relay's share of the fan-out when the `outbox` and `fanout` roles run in one process:
+/// a new message to a room whose readers the fan-out keeps (at the message's readers version
+/// or later, see ``ReaderCache``) has its copies published by the relay with the batch's own
+/// events, so it costs no queue entry, no read of it and no second batch of publishes.
+///
+/// Everything else goes to the queue as before: rooms not kept (first messages, a change of
+/// readers, rooms larger than a chunk), jobs of other events, and the pushes of a message
+/// when any reader may have a push token (as a pushes-only job: composing them needs the
+/// database). Delivery stays at least once: the copies go out before the relay deletes the
+/// batch's rows, like its events.
+public struct InlineFanout: FanoutPlanner {
+    let readers: ReaderCache
+    let tokenless: TokenlessUsers?
+
+    /// Plans with what `handler` keeps.
+    public init(sharing handler: FanoutHandler) {
+        readers = handler.cache
+        tokenless = handler.pushes?.tokenless
+    }
+
+    public func plan(_ entries: [FanoutBatch.Entry]) -> FanoutPlan {
+        var plan = FanoutPlan()
+        for entry in entries {
+            guard let job = entry.made, let event = entry.event, job.audience == .readers, job.afterUserID == 0,
+                job.pushesOnly != true, let version = job.readersVersion,
+                let kept = readers.readers(of: job.roomID, atLeast: version)
+            else {
+                plan.queued.append(entry)
+                continue
+            }
+            plan.copies += kept.map { (Topic.notifications($0), event) }
+            if let push = job.push, mayPush(push, to: kept, at: job.pushTokensVersion) {
+                let pushes = FanoutJob(
+                    roomID: job.roomID, event: "", audience: .users, userIDs: kept, push: push, pushesOnly: true,
+                    pushTokensVersion: job.pushTokensVersion)
+                plan.queued.append(FanoutBatch.Entry(pushes, event: nil))
+            }
+        }
+        return plan
+    }
+
+    /// Whether any of `readers` but the actor may have a push token (a deployment without
+    /// pushes has none to queue).
+    private func mayPush(_ push: PushIntent, to readers: [Int64], at version: Int64?) -> Bool {
+        guard let tokenless else { return false }
+        let others = readers.filter { $0 != push.actorID }
+        guard let version else { return !others.isEmpty }
+        return !tokenless.possibleHolders(among: others, at: version).isEmpty
+    }
+}
