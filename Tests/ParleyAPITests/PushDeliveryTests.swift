@@ -121,14 +121,10 @@ struct PushDeliveryTests {
             let muted = try await client.signUp(device: Self.device(.apns, "muted-\(tag)"))
             let sleeping = try await client.signUp(device: Self.device(.apns, "sleeping-\(tag)"))
             let oncall = try await client.signUp(device: Self.device(.webhook, "oncall-\(tag)"))
-            let members = [ios, android, muted, sleeping, oncall].map { #"{"userId":\#(userID($0)),"role":"writer"}"# }
-            let created = try await client.json(
-                .post, "/v1/rooms", token: token(sender),
-                body:
-                    #"{"name":"Ops","members":[\#(members.joined(separator: ","))],"firstMessage":{"content":"first","uid":"p-1"}}"#
-            )
-            #expect(created.status == .created)
-            let roomID = created.json["id"] as? Int ?? 0
+            let created = try await client.createRoom(
+                by: sender, members: [ios, android, muted, sleeping, oncall].map { ($0, "writer") }, name: "Ops",
+                firstMessage: ("first", "p-1"))
+            let roomID = created.id
 
             // The first message is pushed to everyone but the creator (it also says they were added).
             _ = try await pipeline.push.received(atLeast: 5)
@@ -155,14 +151,11 @@ struct PushDeliveryTests {
                     .put, room, token: token(oncall), body: #"{"muted":false,"overrideQuietHours":true}"#
                 ).status == .ok)
 
-            let sent = try await client.json(
-                .post, "/v1/rooms/\(roomID)/messages", token: token(sender),
-                body: #"{"content":"Deploy at 5\nplease review","uid":"p-2"}"#)
-            #expect(sent.status == .created)
+            let sent = try await client.send("Deploy at 5\nplease review", uid: "p-2", to: Int(roomID), as: sender)
             _ = try await pipeline.push.received(atLeast: 8)
             // Give wrongly queued pushes time to show up before checking they did not.
             try await Task.sleep(for: .milliseconds(800))
-            let messages = Self.pushes(pipeline.push, type: "new-message", messageID: sent.json["id"] as? Int ?? 0)
+            let messages = Self.pushes(pipeline.push, type: "new-message", messageID: Int(sent.id))
             #expect(Set(messages.keys) == Set(["ios-\(tag)", "android-\(tag)", "oncall-\(tag)"]))
             #expect(pipeline.push.simulator.received.allSatisfy { $0.problems.isEmpty })
 
@@ -173,9 +166,9 @@ struct PushDeliveryTests {
             #expect(alert["body"] as? String == "Test User: Deploy at 5 please review")
             // Unread: the first message and this one.
             #expect(aps["badge"] as? Int == 2)
-            #expect(apns.headers["apns-collapse-id"] == created.json["uid"] as? String)
+            #expect(apns.headers["apns-collapse-id"] == created.uid)
             let ids = try #require(apns.json["parley"] as? [String: Any])
-            #expect(ids["messageId"] as? String == "\(sent.json["id"] as? Int ?? 0)")
+            #expect(ids["messageId"] as? String == "\(sent.id)")
 
             // Being added later is pushed too.
             let newcomer = try await client.signUp(device: Self.device(.apns, "newcomer-\(tag)"))
