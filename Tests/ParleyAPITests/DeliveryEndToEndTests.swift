@@ -55,6 +55,9 @@ struct DeliveryEndToEndTests {
     }
 
     /// Events of `type` received per topic until `wanted` holds for every topic in `topics`.
+    /// Tests share the broker and each has a database of its own, so notification topics
+    /// (by user id) and message ids repeat across tests: `wanted` must name the room (its
+    /// uid is unique), not only an id.
     func receive<Payload: Decodable>(
         _ type: String, of payload: Payload.Type, _ subscriber: MQTTClient, on topics: Set<String>,
         within limit: Duration = .seconds(10), where wanted: @escaping (Payload) -> Bool
@@ -85,7 +88,7 @@ struct DeliveryEndToEndTests {
             let sent = try await client.send("over MQTT", uid: "e2e-1", to: roomID, as: users[1])
             let topics = Set([Topic.room(uid)] + users.map { Topic.notifications(userID($0)) })
             let events = await receive("new-message-notification", of: Message.self, subscriber, on: topics) {
-                $0.id == sent.id
+                $0.chatRoomUid == sent.chatRoomUid && $0.id == sent.id
             }
             #expect(Set(events.keys) == topics)
             let canonical = try #require(events[Topic.room(uid)])
@@ -140,7 +143,7 @@ struct DeliveryEndToEndTests {
             func delivered(_ content: String, by sender: LoginResponse) async throws -> Bool {
                 let sent = try await client.send(content, uid: content, to: Int(room.id), as: sender)
                 let events = await receive("new-message-notification", of: Message.self, subscriber, on: topics) {
-                    $0.id == sent.id
+                    $0.chatRoomUid == sent.chatRoomUid && $0.id == sent.id
                 }
                 return Set(events.keys) == topics && events.values.allSatisfy { $0.data == sent }
             }
