@@ -12,12 +12,13 @@ import ParleyCore
 /// batch's rows, like its events.
 public struct InlineFanout: FanoutPlanner {
     let readers: ReaderCache
-    let tokenless: TokenlessUsers?
+    /// `nil`: this deployment sends no pushes.
+    let pushes: PushFanout?
 
     /// Plans with what `handler` keeps.
     public init(sharing handler: FanoutHandler) {
         readers = handler.cache
-        tokenless = handler.pushes?.tokenless
+        pushes = handler.pushes
     }
 
     public func plan(_ entries: [FanoutBatch.Entry]) -> FanoutPlan {
@@ -31,7 +32,9 @@ public struct InlineFanout: FanoutPlanner {
                 continue
             }
             plan.copies += kept.map { (Topic.notifications($0), event) }
-            if let push = job.push, mayPush(push, to: kept, at: job.pushTokensVersion) {
+            if let push = job.push, let pushes,
+                !pushes.candidates(of: push, among: kept, tokensVersion: job.pushTokensVersion).isEmpty
+            {
                 let pushes = FanoutJob(
                     roomID: job.roomID, event: "", audience: .users, userIDs: kept, push: push, pushesOnly: true,
                     pushTokensVersion: job.pushTokensVersion)
@@ -39,14 +42,5 @@ public struct InlineFanout: FanoutPlanner {
             }
         }
         return plan
-    }
-
-    /// Whether any of `readers` but the actor may have a push token (a deployment without
-    /// pushes has none to queue).
-    private func mayPush(_ push: PushIntent, to readers: [Int64], at version: Int64?) -> Bool {
-        guard let tokenless else { return false }
-        let others = readers.filter { $0 != push.actorID }
-        guard let version else { return !others.isEmpty }
-        return !tokenless.possibleHolders(among: others, at: version).isEmpty
     }
 }

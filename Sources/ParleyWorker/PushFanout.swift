@@ -35,15 +35,20 @@ public struct PushFanout: Sendable {
         var tokensVersion: Int64?
     }
 
+    /// Who of `users` an event by `intent`'s actor may push: never the actor, nobody known to
+    /// have had no token at `tokensVersion` or later.
+    func candidates(of intent: PushIntent, among users: [Int64], tokensVersion: Int64?) -> [Int64] {
+        let others = users.filter { $0 != intent.actorID }
+        guard let tokensVersion else { return others }
+        return tokenless.possibleHolders(among: others, at: tokensVersion)
+    }
+
     func queuePushes(_ requests: [Request], at now: Date = Date()) async throws {
-        // Never the actor; nobody known to have no token.
         let requests = requests.map { request in
-            var users = request.users.filter { $0 != request.intent.actorID }
-            if let version = request.tokensVersion {
-                users = tokenless.possibleHolders(among: users, at: version)
-            }
-            return Request(
-                intent: request.intent, roomID: request.roomID, users: users, tokensVersion: request.tokensVersion)
+            Request(
+                intent: request.intent, roomID: request.roomID,
+                users: candidates(of: request.intent, among: request.users, tokensVersion: request.tokensVersion),
+                tokensVersion: request.tokensVersion)
         }.filter { !$0.users.isEmpty }
         guard !requests.isEmpty else { return }
         var rooms: [Int64: Set<Int64>] = [:]

@@ -103,7 +103,7 @@ struct WorkerGraph {
     /// Copies events to the members' notification topics and queues their pushes.
     private mutating func addFanout() throws {
         let queue = try fanoutQueue()
-        guard let handler = fanoutHandler else { return }
+        let handler = try fanoutHandler ?? makeFanoutHandler()
         probes.append(JobQueueProbe(queue: queue))
         for index in 0..<(try settings.fanoutConsumers()) {
             services.append(

@@ -101,3 +101,16 @@ final class FakeAudience: PushAudience {
 }
 
 struct FakeFailure: Error {}
+
+/// A new message's fan-out entry as the relay makes it: its event beside a job by `sender`
+/// at the given versions (nil: none carried).
+func newMessageEntry(
+    room: Int64, event: String, sender: Int64 = 10, readers: Int64? = nil, tokens: Int64? = nil
+) -> FanoutBatch.Entry {
+    FanoutBatch.Entry(
+        FanoutJob(
+            roomID: room, event: "", audience: .readers,
+            push: PushIntent(reason: .message, actorID: sender, content: "hi"), readersVersion: readers,
+            pushTokensVersion: tokens),
+        event: event)
+}

@@ -12,15 +12,7 @@ struct FanoutHandlerTests {
 
     /// A relay batch of new messages, as the outbox stores them (the event beside its job).
     func batch(_ messages: [(room: Int64, event: String, sender: Int64)]) -> String {
-        FanoutBatch.encode(
-            messages.map { message in
-                FanoutBatch.Entry(
-                    job: FanoutJob(
-                        roomID: message.room, event: "", audience: .readers,
-                        push: PushIntent(reason: .message, actorID: message.sender, content: "hi")
-                    ).json(),
-                    event: message.event)
-            })
+        FanoutBatch.encode(messages.map { newMessageEntry(room: $0.room, event: $0.event, sender: $0.sender) })
     }
 
     @Test func aBatchReadsItsRoomsReadersOnceAndPublishesEveryCopyInCommitOrder() async throws {

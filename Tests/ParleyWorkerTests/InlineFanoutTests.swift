@@ -14,12 +14,7 @@ struct InlineFanoutTests {
     func entry(room: Int64, event: String, version: Int64, sender: Int64 = 10, tokens: Int64? = 1)
         -> FanoutBatch.Entry
     {
-        FanoutBatch.Entry(
-            FanoutJob(
-                roomID: room, event: "", audience: .readers,
-                push: PushIntent(reason: .message, actorID: sender, content: "hi"), readersVersion: version,
-                pushTokensVersion: tokens),
-            event: event)
+        newMessageEntry(room: room, event: event, sender: sender, readers: version, tokens: tokens)
     }
 
     @Test func aKeptRoomsCopiesGoWithTheBatchAndNothingIsQueued() async throws {

@@ -13,13 +13,7 @@ struct ReaderCacheTests {
 
     /// A relay batch of one new message per room, each at its room's readers version.
     func batch(_ messages: [(room: Int64, event: String, version: Int64?)]) -> String {
-        FanoutBatch.encode(
-            messages.map { message in
-                FanoutBatch.Entry(
-                    job: FanoutJob(roomID: message.room, event: "", audience: .readers, readersVersion: message.version)
-                        .json(),
-                    event: message.event)
-            })
+        FanoutBatch.encode(messages.map { newMessageEntry(room: $0.room, event: $0.event, readers: $0.version) })
     }
 
     func queries(_ readers: FakeReaders) -> Int { readers.asked.withLock { $0.count } }

@@ -14,15 +14,7 @@ struct TokenlessUsersTests {
     /// A relay batch of new messages, each sent by `sender` at push tokens version `version`.
     func batch(_ messages: [(room: Int64, sender: Int64, version: Int64?)]) -> String {
         FanoutBatch.encode(
-            messages.map { message in
-                FanoutBatch.Entry(
-                    job: FanoutJob(
-                        roomID: message.room, event: "", audience: .readers,
-                        push: PushIntent(reason: .message, actorID: message.sender, content: "hi"),
-                        pushTokensVersion: message.version
-                    ).json(),
-                    event: "E")
-            })
+            messages.map { newMessageEntry(room: $0.room, event: "E", sender: $0.sender, tokens: $0.version) })
     }
 
     struct Fixture {
