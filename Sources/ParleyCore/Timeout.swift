@@ -18,11 +18,9 @@ public func withTimeout<Result: Sendable>(
 ) async throws -> Result {
     try await withAbandonment(
         when: { abandon in
-            let timer = Task {
-                try? await Task.sleep(for: duration)
-                abandon(TimeoutError(duration: duration))
-            }
-            return { timer.cancel() }
+            // A deadline, not a sleeping task: this bounds every statement (see ``Deadlines``).
+            let deadline = Deadlines.shared.after(duration) { abandon(TimeoutError(duration: duration)) }
+            return { Deadlines.shared.cancel(deadline) }
         }, operation: operation)
 }
 

@@ -5,6 +5,10 @@ public final class WakeSignal: Sendable {
     private struct State {
         var pending = false
         var waiter: CheckedContinuation<Void, Never>?
+        /// Which wait `waiter` belongs to: a timeout of an earlier wait must not end a later one.
+        var wait: UInt64 = 0
+        /// A wait whose deadline passed before it began waiting.
+        var expired: UInt64 = 0
     }
     private let state = Mutex(State())
 
@@ -24,18 +28,32 @@ public final class WakeSignal: Sendable {
 
     /// Returns on a signal (or one that came before) or after `timeout`.
     public func wait(upTo timeout: Duration) async {
-        let timer = Task {
-            // A cancelled timer must not leave a signal behind for the next wait.
-            guard (try? await Task.sleep(for: timeout)) != nil else { return }
-            self.signal()
+        let wait = state.withLock { state -> UInt64 in
+            state.wait &+= 1
+            return state.wait
         }
-        defer { timer.cancel() }
+        // A deadline rather than a sleeping task (see ``Deadlines``); it ends only this wait
+        // and leaves no signal behind for the next.
+        let deadline = Deadlines.shared.after(timeout) { [self] in
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard state.wait == wait else { return nil }
+                guard let waiter = state.waiter else {
+                    state.expired = wait
+                    return nil
+                }
+                state.waiter = nil
+                return waiter
+            }
+            waiter?.resume()
+        }
+        defer { Deadlines.shared.cancel(deadline) }
         await withCheckedContinuation { continuation in
             let ready = state.withLock { state -> Bool in
                 if state.pending {
                     state.pending = false
                     return true
                 }
+                if state.expired == wait { return true }
                 state.waiter = continuation
                 return false
             }

@@ -1,6 +1,7 @@
 import CMosquitto
 import Glibc
 import Logging
+import ParleyCore
 import Synchronization
 
 extension MQTTClient {
@@ -13,7 +14,7 @@ extension MQTTClient {
     ) async throws {
         let mid = try send(topic: topic, payload: payload, qos: qos, retain: retain, messageExpiry: messageExpiry)
         if qos > 0 {
-            try await acknowledgement(of: mid)
+            try await acknowledgements(of: [mid])
         } else {
             state.withLock { $0.ignore(mid) }
         }
@@ -32,36 +33,29 @@ extension MQTTClient {
     public func publish(batch: [(topic: String, payload: [UInt8])], messageExpiry: Duration? = nil) async throws {
         var mids: [Int32] = []
         mids.reserveCapacity(batch.count)
-        // Acknowledgements nobody will wait for, after a failure, must not be kept.
-        func ignore(_ unawaited: ArraySlice<Int32>) {
-            state.withLock { state in for mid in unawaited { state.ignore(mid) } }
-        }
         do {
             for message in batch {
                 mids.append(
-                    try send(topic: message.topic, payload: message.payload, qos: 1, messageExpiry: messageExpiry))
+                    try send(
+                        topic: message.topic, payload: message.payload, qos: 1, messageExpiry: messageExpiry,
+                        wake: false))
             }
         } catch {
-            ignore(mids[...])
+            // What was queued still goes out; nobody waits for its acknowledgements.
+            network.wake()
+            state.withLock { state in for mid in mids { state.ignore(mid) } }
             throw error
         }
-        // All were sent before the first wait, so waiting in order costs no extra time; one
-        // deadline covers the batch.
-        let deadline = ContinuousClock.now + configuration.acknowledgementTimeout
-        for (index, mid) in mids.enumerated() {
-            do {
-                try await acknowledgement(of: mid, by: deadline)
-            } catch {
-                ignore(mids[(index + 1)...])
-                throw error
-            }
-        }
+        // One wake-up of the network thread for the whole batch.
+        network.wake()
+        try await acknowledgements(of: mids)
     }
 
     /// Hands a message to libmosquitto's queue; returns its message id.
-    private func send(topic: String, payload: [UInt8], qos: Int, retain: Bool = false, messageExpiry: Duration?)
-        throws -> Int32
-    {
+    /// - Parameter wake: wake the network thread to send it now (a batch wakes it once).
+    private func send(
+        topic: String, payload: [UInt8], qos: Int, retain: Bool = false, messageExpiry: Duration?, wake: Bool = true
+    ) throws -> Int32 {
         // libmosquitto queues a publish whenever its socket is open, also while its CONNECT
         // waits for an answer (a refused login included); without a session it must fail now.
         let (connected, shutDown) = state.withLock { ($0.connected, $0.shutDown) }
@@ -81,7 +75,7 @@ extension MQTTClient {
                 handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, Int32(qos), retain, properties)
         }
         try MQTTError.check(rc)
-        network.wake()
+        if wake { network.wake() }
         return mid
     }
 
@@ -103,7 +97,7 @@ extension MQTTClient {
         if rc == MOSQ_ERR_NO_CONN.rawValue { return }  // made on reconnect
         try MQTTError.check(rc)
         network.wake()
-        try await acknowledgement(of: mid)
+        try await acknowledgements(of: [mid])
     }
 
     /// Drops a filter; it is not re-subscribed on reconnect.
@@ -114,35 +108,67 @@ extension MQTTClient {
         network.wake()
     }
 
-    /// Waits for the acknowledgement of `mid`, bounded by the configured timeout.
-    /// - Parameter deadline: when to give up; the acknowledgement timeout from now by default.
-    private func acknowledgement(of mid: Int32, by deadline: ContinuousClock.Instant? = nil) async throws {
-        let deadline = deadline ?? .now + configuration.acknowledgementTimeout
-        let timer = Task { [weak self] in
-            try await Task.sleep(until: deadline, clock: .continuous)
-            self?.fail(mid, with: MQTTError.timeout)
+    /// Waits for the acknowledgements of `mids`, bounded by the configured timeout; fails
+    /// with the first refusal.
+    private func acknowledgements(of mids: [Int32]) async throws {
+        guard !mids.isEmpty else { return }
+        let waiter = AcknowledgementWaiter(mids: mids)
+        // A deadline, not a sleeping task per call: see ParleyCore's `Deadlines`.
+        let timer = Deadlines.shared.after(configuration.acknowledgementTimeout) { [weak self] in
+            self?.end(waiter, with: .timeout)
         }
-        defer { timer.cancel() }
+        defer { Deadlines.shared.cancel(timer) }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let outcome = state.withLock { state -> Result<Void, MQTTError>? in
-                if let early = state.earlyAcknowledgements.removeValue(forKey: mid),
-                    ContinuousClock.now - early.at < .seconds(5)
-                {
-                    return early.error.map { .failure($0) } ?? .success(())
+            let outcome = state.withLock { state -> MQTTError?? in
+                if let ended = Self.register(waiter, in: &state) { return .some(ended) }
+                guard waiter.remaining > 0 else {
+                    waiter.finished = true
+                    return .some(nil)
                 }
-                if state.shutDown { return .failure(.closed) }
-                state.pending[mid] = continuation
-                return nil
+                waiter.continuation = continuation
+                return .none
             }
-            if let outcome { continuation.resume(with: outcome.mapError { $0 as any Error }) }
+            switch outcome {
+            case .none: break
+            case .some(.none): continuation.resume()
+            case .some(.some(let error)): continuation.resume(throwing: error)
+            }
         }
     }
 
-    private func fail(_ mid: Int32, with error: MQTTError) {
-        let continuation = state.withLock { state in
-            let continuation = state.pending.removeValue(forKey: mid)
-            if continuation != nil { state.ignore(mid) }
-            return continuation
+    /// Registers the waiter's ids, taking the acknowledgements that came early; returns the
+    /// error that ends its wait at once (a refusal that came early, a timeout, a shutdown).
+    private static func register(_ waiter: AcknowledgementWaiter, in state: inout MQTTClientState) -> MQTTError? {
+        if let outcome = waiter.outcome {
+            for mid in waiter.mids { state.ignore(mid) }
+            return outcome
+        }
+        if state.shutDown {
+            for mid in waiter.mids { state.ignore(mid) }
+            return .closed
+        }
+        for (index, mid) in waiter.mids.enumerated() {
+            if let early = state.earlyAcknowledgements.removeValue(forKey: mid),
+                ContinuousClock.now - early.at < .seconds(5)
+            {
+                guard let error = early.error else { continue }
+                _ = state.finish(waiter)
+                for later in waiter.mids[(index + 1)...] { state.ignore(later) }
+                return error
+            }
+            state.pending[mid] = waiter
+            waiter.remaining += 1
+        }
+        return nil
+    }
+
+    /// Ends a wait before all its acknowledgements came (its deadline passed).
+    private func end(_ waiter: AcknowledgementWaiter, with error: MQTTError) {
+        let continuation = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            guard !waiter.finished else { return nil }
+            // Not waiting yet: it finds this when it registers.
+            if waiter.continuation == nil { waiter.outcome = error }
+            return state.finish(waiter)
         }
         continuation?.resume(throwing: error)
     }
@@ -151,15 +177,19 @@ extension MQTTClient {
 
     /// - Parameter error: the broker's refusal (an MQTT 5 reason code of 0x80 or more).
     func didAcknowledge(_ mid: Int32, error: MQTTError?) {
-        let continuation = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+        let resume = state.withLock { state -> (CheckedContinuation<Void, any Error>, MQTTError?)? in
             if state.ignored.remove(mid) != nil { return nil }
-            guard let continuation = state.pending.removeValue(forKey: mid) else {
+            guard let waiter = state.pending.removeValue(forKey: mid) else {
                 state.earlyAcknowledgements[mid] = (ContinuousClock.now, error)
                 return nil
             }
-            return continuation
+            if let error { return state.finish(waiter).map { ($0, error) } }
+            waiter.remaining -= 1
+            guard waiter.remaining == 0 else { return nil }
+            return state.finish(waiter).map { ($0, nil) }
         }
-        if let error { continuation?.resume(throwing: error) } else { continuation?.resume() }
+        guard let (continuation, error) = resume else { return }
+        if let error { continuation.resume(throwing: error) } else { continuation.resume() }
     }
 
     func didConnect(_ code: Int32) {

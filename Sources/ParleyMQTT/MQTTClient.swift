@@ -118,11 +118,13 @@ public final class MQTTClient: Service, Sendable {
         guard wasRunning else { return }
         mosquitto_disconnect(handle)
         network.stop()
-        let pending = state.withLock { state in
-            defer { state.pending.removeAll() }
-            return state.pending.values
+        let waiting = state.withLock { state in
+            // A batch's waiter is there once per id.
+            var seen = Set<ObjectIdentifier>()
+            let waiters = state.pending.values.filter { seen.insert(ObjectIdentifier($0)).inserted }
+            return waiters.compactMap { state.finish($0) }
         }
-        for continuation in pending { continuation.resume(throwing: MQTTError.closed) }
+        for continuation in waiting { continuation.resume(throwing: MQTTError.closed) }
         messageSink.finish()
     }
 }

@@ -24,20 +24,19 @@ extension PostgresConnection {
             when: { abandon in
                 // Polled rather than a callback on `closeFuture`: a held connection runs
                 // thousands of statements, and each callback would stay until it closes.
-                let watcher = Task {
-                    let deadline = limit.map { ContinuousClock.now + $0 }
-                    while !Task.isCancelled {
-                        try? await Task.sleep(for: .milliseconds(100))
-                        if isClosed {
-                            return abandon(ConnectionLostError(description: "the PostgreSQL connection closed"))
-                        }
-                        if let deadline, let limit, ContinuousClock.now >= deadline {
-                            return abandon(
-                                ConnectionLostError(description: "PostgreSQL did not answer within \(limit)"))
-                        }
+                let deadline = limit.map { ContinuousClock.now + $0 }
+                let watch = Deadlines.shared.every(.milliseconds(100)) { [self] in
+                    if isClosed {
+                        abandon(ConnectionLostError(description: "the PostgreSQL connection closed"))
+                        return false
                     }
+                    if let deadline, let limit, ContinuousClock.now >= deadline {
+                        abandon(ConnectionLostError(description: "PostgreSQL did not answer within \(limit)"))
+                        return false
+                    }
+                    return true
                 }
-                return { watcher.cancel() }
+                return { watch.stop() }
             }, operation: operation)
     }
 }

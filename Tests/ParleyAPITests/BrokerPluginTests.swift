@@ -170,6 +170,12 @@ struct BrokerPluginTests {
             await #expect(throws: MQTTError.self) {
                 try await outsider.publish(topic: Topic.room(uid), string: "spoof")
             }
+            // A batch fails with its refusals, and the client goes on publishing (below).
+            let refusal = await #expect(throws: MQTTError.self) {
+                try await member.publish(
+                    batch: (1...2).map { (topic: Topic.room(uid), payload: Array("spoof \($0)".utf8)) })
+            }
+            #expect(refusal?.isUnavailability == false, "a refusal, not a timeout: \(String(describing: refusal))")
 
             // Presence: one publish per 10 s and client.
             let presenceTopic = "user/\(userID(users[1]))/online"

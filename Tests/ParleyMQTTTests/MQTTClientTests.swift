@@ -62,6 +62,26 @@ struct MQTTClientTests {
         await publisher.shutdown()
     }
 
+    @Test func aPublishOrBatchNeverAcknowledgedFailsAtItsTimeoutAndLeavesNothingWaiting() async throws {
+        let broker = try MuteBroker()
+        let client = try MQTTClient(
+            configuration: MQTTConfiguration(
+                port: broker.port, clientID: "mute-\(UUID().uuidString.prefix(8))",
+                acknowledgementTimeout: .milliseconds(300)), logger: .quiet)
+        try client.start()
+        try await client.waitUntilConnected(timeout: .seconds(5))
+        let started = ContinuousClock.now
+        await #expect(throws: MQTTError.timeout) {
+            try await client.publish(batch: (0..<3).map { (topic: "test/mute", payload: [UInt8($0)]) })
+        }
+        await #expect(throws: MQTTError.timeout) { try await client.publish(topic: "test/mute", string: "one") }
+        let waited = ContinuousClock.now - started
+        #expect(waited >= .milliseconds(600) && waited < .seconds(5), "\(waited)")
+        #expect(client.state.withLock { $0.pending.isEmpty })
+        await client.shutdown()
+        broker.close()
+    }
+
     @Test func publishingWithoutWaitingStillDeliversAtQoS1() async throws {
         let (subscriber, publisher) = (try await connectedClient(), try await connectedClient())
         let topic = topic()
