@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import parley
@@ -17,6 +18,9 @@ struct SettingsTests {
         #expect(http.idleTimeout == .seconds(Int(SettingKeys.HTTP.idleTimeout.defaultValue ?? "") ?? -1))
         #expect(try settings.logLevel().rawValue == SettingKeys.General.logLevel.defaultValue)
         #expect(try settings.mediaWorkDirectory() == "\(SettingKeys.Files.directory.defaultValue ?? "")/work")
+        #expect(
+            try settings.ingestConcurrency() == max(1, ProcessInfo.processInfo.activeProcessorCount / 2),
+            "half the machine's cores: one transaction in flight per lane")
     }
 
     @Test func anEmptyValueMeansTheDefaultAndASetOneWins() throws {
