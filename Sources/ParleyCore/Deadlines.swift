@@ -107,6 +107,9 @@ public final class Deadlines: @unchecked Sendable {
                 condition.lock()
                 continue
             }
+            // Most entries are cancelled long before they are due (the statement answered):
+            // sleep until the earliest one still pending, not once per cancelled one.
+            while let (_, id) = heap.first, actions[id] == nil { heap.popFirst() }
             sleeping = true
             sleepingUntil = heap.first?.0
             if let next = sleepingUntil {
