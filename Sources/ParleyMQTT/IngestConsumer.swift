@@ -30,8 +30,16 @@ public struct IngestConsumer: Service {
     }
 
     public func run() async throws {
-        try await client.subscribe(Self.subscription, qos: 1)
         let queues = (0..<lanes).map { _ in BatchQueue<ChatInput>() }
+        // Queued on the MQTT client's network thread as they arrive: one hop to a lane task,
+        // not one to a consumer task first.
+        client.route(topicsWithPrefix: Topic.chatInPrefix) { message in
+            queues[Self.lane(of: message.topic, among: queues.count)].append(
+                ChatInput(topic: message.topic, payload: message.payload, sender: message.userProperties["parley-user"])
+            )
+        }
+        defer { client.removeRoute(topicsWithPrefix: Topic.chatInPrefix) }
+        try await client.subscribe(Self.subscription, qos: 1)
         try await withThrowingDiscardingTaskGroup { group in
             for queue in queues {
                 group.addTask {
@@ -43,12 +51,8 @@ public struct IngestConsumer: Service {
             defer { for queue in queues { queue.finish() } }
             try await withGracefulShutdownHandler {
                 try await cancelWhenGracefulShutdown {
-                    for await message in client.messages where message.topic.hasPrefix(Topic.chatInPrefix) {
-                        queues[Self.lane(of: message.topic, among: queues.count)].append(
-                            ChatInput(
-                                topic: message.topic, payload: message.payload,
-                                sender: message.userProperties["parley-user"]))
-                    }
+                    // Until the client shuts down: other topics are not the ingest's.
+                    for await _ in client.messages {}
                 }
             } onGracefulShutdown: {
                 try? client.unsubscribe(Self.subscription)

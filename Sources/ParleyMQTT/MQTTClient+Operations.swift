@@ -100,6 +100,18 @@ extension MQTTClient {
         try await acknowledgements(of: [mid])
     }
 
+    /// Hands messages whose topic starts with `prefix` to `handler` on the network thread, in
+    /// arrival order, instead of to ``messages``: a consumer that only queues them is spared a
+    /// hop through a task per message. `handler` must return at once and never block.
+    public func route(topicsWithPrefix prefix: String, to handler: @escaping @Sendable (MQTTMessage) -> Void) {
+        state.withLock { $0.routes.append((prefix, handler)) }
+    }
+
+    /// Sends messages of `prefix` to ``messages`` again.
+    public func removeRoute(topicsWithPrefix prefix: String) {
+        state.withLock { $0.routes.removeAll { $0.prefix == prefix } }
+    }
+
     /// Drops a filter; it is not re-subscribed on reconnect.
     public func unsubscribe(_ filter: String) throws {
         state.withLock { _ = $0.subscriptions.removeValue(forKey: filter) }
@@ -222,7 +234,8 @@ extension MQTTClient {
     }
 
     func didReceive(_ message: MQTTMessage) {
-        messageSink.yield(message)
+        let route = state.withLock { state in state.routes.first { message.topic.hasPrefix($0.prefix) }?.handler }
+        if let route { route(message) } else { messageSink.yield(message) }
     }
 }
 

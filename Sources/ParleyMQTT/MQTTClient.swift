@@ -9,7 +9,8 @@ import Synchronization
 ///
 /// libmosquitto's own network thread does the I/O and reconnects with back-off after the
 /// broker goes away; this type re-subscribes every filter on each reconnect, turns
-/// acknowledgements into `async` results and delivers messages into ``messages``.
+/// acknowledgements into `async` results and delivers messages into ``messages`` (or to a
+/// handler routed by topic prefix).
 public final class MQTTClient: Service, Sendable {
     public let configuration: MQTTConfiguration
     /// Every message received on any subscription, in arrival order. One consumer.

@@ -5,6 +5,8 @@ struct MQTTClientState {
     var connected = false
     /// Filters to (re)subscribe on every connect, with their QoS.
     var subscriptions: [String: Int32] = [:]
+    /// Handlers that take messages by topic prefix on the network thread, instead of ``MQTTClient/messages``.
+    var routes: [(prefix: String, handler: @Sendable (MQTTMessage) -> Void)] = []
     /// The caller waiting for the PUBACK or SUBACK of each message id.
     var pending: [Int32: AcknowledgementWaiter] = [:]
     /// Acknowledgements that arrived before their caller started waiting, with the broker's

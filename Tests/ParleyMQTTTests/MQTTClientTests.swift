@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ParleyCore
 import ParleyTestSupport
+import Synchronization
 import Testing
 
 @testable import ParleyMQTT
@@ -80,6 +81,27 @@ struct MQTTClientTests {
         #expect(client.state.withLock { $0.pending.isEmpty })
         await client.shutdown()
         broker.close()
+    }
+
+    @Test func aRoutedPrefixGoesToItsHandlerInOrderAndTheRestToTheStream() async throws {
+        let (subscriber, publisher) = (try await connectedClient(), try await connectedClient())
+        let base = topic()
+        let routed = Mutex<[String]>([])
+        subscriber.route(topicsWithPrefix: "\(base)/routed") { message in
+            routed.withLock { $0.append(String(decoding: message.payload, as: UTF8.self)) }
+        }
+        try await subscriber.subscribe("\(base)/#", qos: 1)
+        try await publisher.publish(
+            batch: (0..<50).map { (topic: "\(base)/routed/\($0 % 3)", payload: Array("r\($0)".utf8)) })
+        try await publisher.publish(topic: "\(base)/other", string: "to the stream")
+        let message = try await next(subscriber)
+        #expect(message?.topic == "\(base)/other", "a routed message reached the stream")
+        #expect(routed.withLock { $0 } == (0..<50).map { "r\($0)" })
+        subscriber.removeRoute(topicsWithPrefix: "\(base)/routed")
+        try await publisher.publish(topic: "\(base)/routed/again", string: "back to the stream")
+        #expect(try await next(subscriber)?.topic == "\(base)/routed/again")
+        await subscriber.shutdown()
+        await publisher.shutdown()
     }
 
     @Test func publishingWithoutWaitingStillDeliversAtQoS1() async throws {
