@@ -5,8 +5,9 @@ import Synchronization
 ///
 /// Every statement, MQTT acknowledgement and relay wait is bounded in time, and almost
 /// none reaches its bound. A `Task.sleep` per bound costs a task and a libdispatch timer,
-/// armed and cancelled on libdispatch's manager thread: on the message path that was a
-/// fifth of the worker's CPU in context switches (see <doc:MessagePipelinePerformance>).
+/// armed and cancelled on libdispatch's manager thread: on the message path that thread
+/// took 8 % of the worker's CPU, besides the context switches it caused (see
+/// <doc:MessagePipelinePerformance>).
 /// Here a bound is an entry in a heap under a lock; the thread sleeps until the earliest
 /// deadline and is woken only when an earlier one arrives. Actions run on that thread, so
 /// they must be short and must not block (resuming a continuation, cancelling a task).

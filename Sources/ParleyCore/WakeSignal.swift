@@ -14,10 +14,16 @@ public final class WakeSignal: Sendable {
 
     public init() {}
 
-    public func signal() {
+    public func signal() { wake(endingWait: nil) }
+
+    /// Resumes the waiter; with nobody waiting, leaves a mark for the next wait to find: a
+    /// pending signal, or (for `wait`'s timeout) that wait's expiry. A timeout of an earlier
+    /// wait does nothing.
+    private func wake(endingWait wait: UInt64?) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if let wait, state.wait != wait { return nil }
             guard let waiter = state.waiter else {
-                state.pending = true
+                if let wait { state.expired = wait } else { state.pending = true }
                 return nil
             }
             state.waiter = nil
@@ -34,18 +40,7 @@ public final class WakeSignal: Sendable {
         }
         // A deadline rather than a sleeping task (see ``Deadlines``); it ends only this wait
         // and leaves no signal behind for the next.
-        let deadline = Deadlines.shared.after(timeout) { [self] in
-            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                guard state.wait == wait else { return nil }
-                guard let waiter = state.waiter else {
-                    state.expired = wait
-                    return nil
-                }
-                state.waiter = nil
-                return waiter
-            }
-            waiter?.resume()
-        }
+        let deadline = Deadlines.shared.after(timeout) { [self] in wake(endingWait: wait) }
         defer { Deadlines.shared.cancel(deadline) }
         await withCheckedContinuation { continuation in
             let ready = state.withLock { state -> Bool in

@@ -18,7 +18,7 @@ public struct IngestConsumer: Service {
     let handle: @Sendable (_ batch: [ChatInput]) async -> Void
 
     public init(
-        client: MQTTClient, logger: Logger, lanes: Int = 16, batchLimit: Int = 256,
+        client: MQTTClient, logger: Logger, lanes: Int, batchLimit: Int,
         handle: @escaping @Sendable (_ batch: [ChatInput]) async -> Void
     ) {
         precondition(lanes > 0 && batchLimit > 0, "at least one lane and one message per batch")

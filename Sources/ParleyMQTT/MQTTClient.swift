@@ -119,12 +119,8 @@ public final class MQTTClient: Service, Sendable {
         guard wasRunning else { return }
         mosquitto_disconnect(handle)
         network.stop()
-        let waiting = state.withLock { state in
-            // A batch's waiter is there once per id.
-            var seen = Set<ObjectIdentifier>()
-            let waiters = state.pending.values.filter { seen.insert(ObjectIdentifier($0)).inserted }
-            return waiters.compactMap { state.finish($0) }
-        }
+        // A batch's waiter is there once per id; `finish` hands its continuation out once.
+        let waiting = state.withLock { state in Array(state.pending.values).compactMap { state.finish($0) } }
         for continuation in waiting { continuation.resume(throwing: MQTTError.closed) }
         messageSink.finish()
     }

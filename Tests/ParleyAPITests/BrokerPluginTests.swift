@@ -70,7 +70,9 @@ struct BrokerPluginTests {
                     rooms: RoomService(rooms: rooms), repository: rooms, publisher: ingestClient,
                     limiter: RedisRateLimiter(pool: harness.redis, namespace: harness.namespace), logger: .quiet)
                 workers.append(
-                    .init(service: IngestConsumer(client: ingestClient, logger: .quiet, handle: handler.handle)))
+                    .init(
+                        service: IngestConsumer(
+                            client: ingestClient, logger: .quiet, lanes: 16, batchLimit: 256, handle: handler.handle)))
             }
             let relayGroup = ServiceGroup(configuration: .init(services: workers, logger: .quiet))
             let relaying = Task { try await relayGroup.run() }
