@@ -52,6 +52,22 @@ struct SchemaTests {
         }
     }
 
+    @Test func aNewMessageUpdatesItsRoomWithoutTouchingAnIndex() async throws {
+        try await withMigratedPool { pool in
+            // A column a message moves forward that some index of the room table covers makes
+            // every message's room update write an entry into each of that table's indexes.
+            let rows = try await pool.client.query(
+                """
+                SELECT indexrelid::regclass::text FROM pg_index
+                WHERE indrelid = 'messenger.chat_room'::regclass
+                  AND pg_get_indexdef(indexrelid) ~ '\\m(last_seq|last_message_at|updated_at)\\M'
+                """, logger: .quiet)
+            var covering: [String] = []
+            for try await name in rows.decode(String.self) { covering.append(name) }
+            #expect(covering == [])
+        }
+    }
+
     @Test func theMessengerRolesAreSeededInRankOrder() async throws {
         try await withMigratedPool { pool in
             let rows = try await pool.client.query(
