@@ -57,9 +57,8 @@ struct ReaderIDsStatement: PostgresPreparedStatement {
 
 /// Stores a message with the room's next `seq`, moves the sender's read marker to it and
 /// records it in the outbox (by id: the relay encodes its event), waking the relay at commit:
-/// a whole send in one statement, so in one round trip when it runs alone. No row when the
-/// sender's uid is already stored, or when `minimumRank` is given and the sender's effective
-/// role in the room is below it or absent (see ``PostgresRoomRepository/insertMessage``).
+/// a whole send in one statement (the general path's, after the role check). No row when the
+/// sender's uid is already stored (see ``PostgresRoomRepository/insertMessage``).
 struct InsertMessageStatement: PostgresPreparedStatement {
     static let sql = """
         WITH room AS (
@@ -68,9 +67,6 @@ struct InsertMessageStatement: PostgresPreparedStatement {
             WHERE id = $1::bigint AND NOT EXISTS (
                 SELECT 1 FROM messenger.message
                 WHERE chat_room_id = $1::bigint AND sent_by_id = $2::bigint AND uid = $3::text)
-              AND ($6::integer IS NULL OR (
-                SELECT max(r.rank) FROM messenger.room_membership rm JOIN cloud.role r ON r.id = rm.role_id
-                WHERE rm.chat_room_id = $1::bigint AND rm.user_account_id = $2::bigint) >= $6::integer)
             RETURNING id, uid, last_seq, last_message_at
         ), m AS (
             INSERT INTO messenger.message (chat_room_id, seq, sent_by_id, uid, content, file_id, created_at)
@@ -96,26 +92,22 @@ struct InsertMessageStatement: PostgresPreparedStatement {
     let uid: String
     let content: String
     let fileID: Int64?
-    /// The lowest `cloud.role.rank` that may send; nil when the caller checked the role.
-    let minimumRank: Int32?
 
-    init(_ submission: MessageSubmission, minimumRank: Int32?) {
+    init(_ submission: MessageSubmission) {
         roomID = submission.roomID
         senderID = submission.senderID
         uid = submission.message.uid
         content = submission.message.content
         fileID = submission.message.fileId
-        self.minimumRank = minimumRank
     }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 6)
+        var bindings = PostgresBindings(capacity: 5)
         try bindings.append(roomID)
         try bindings.append(senderID)
         try bindings.append(uid)
         try bindings.append(content)
         try bindings.append(fileID)
-        try bindings.append(minimumRank)
         return bindings
     }
 

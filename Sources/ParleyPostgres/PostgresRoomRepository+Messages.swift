@@ -35,18 +35,23 @@ extension PostgresRoomRepository {
         }
     }
 
-    public func sendIfAllowed(_ submission: MessageSubmission, minimum: RoomRole) async throws -> SentMessage? {
-        // A file is marked submitted in the same transaction as the message: the general path.
-        guard submission.message.fileId == nil else { return nil }
+    public func sendIfAllowed(batch: [MessageSubmission], minimum: RoomRole) async throws -> [SentMessage?] {
+        var sent = [SentMessage?](repeating: nil, count: batch.count)
+        // A file is marked submitted in the same transaction as its message, and a batch keeps
+        // its order within a room: a batch with a file takes the general path whole.
+        guard batch.allSatisfy({ $0.message.fileId == nil }) else { return sent }
         do {
-            let row = try await database.client.execute(
-                InsertMessageStatement(submission, minimumRank: Int32(minimum.rank)), logger: logger
-            ).firstRow()
-            return try row.map { SentMessage(message: try message($0), created: true) }
+            let rows = try await database.client.execute(
+                StoreNewMessagesStatement(batch, minimumRank: Int32(minimum.rank)), logger: logger
+            ).allRows()
+            for row in rows {
+                let stored = (row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9, row.10)
+                sent[Int(row.0) - 1] = SentMessage(message: try message(stored), created: true)
+            }
         } catch let error as PSQLError where error.isUniqueViolation {
-            // A send of the same uid committed meanwhile: the general path finds it.
-            return nil
+            // A send of a key in the batch committed meanwhile: the general path finds it.
         }
+        return sent
     }
 
     /// Stores a message once per (room, sender, uid) with the next `seq`, moves the sender's
@@ -72,8 +77,7 @@ extension PostgresRoomRepository {
             }
         }
         let inserted = try await connection.execute(
-            InsertMessageStatement(
-                MessageSubmission(roomID: roomID, senderID: senderID, message: message), minimumRank: nil),
+            InsertMessageStatement(MessageSubmission(roomID: roomID, senderID: senderID, message: message)),
             logger: logger
         ).firstRow()
         guard let inserted else {

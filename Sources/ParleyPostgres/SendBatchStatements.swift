@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 import PostgresNIO
 
 // The statements of a group commit (``PostgresRoomRepository/send(batch:)``): each handles a
@@ -155,6 +156,98 @@ struct InsertMessagesStatement: PostgresPreparedStatement {
         try bindings.append(uids)
         try bindings.append(contents)
         try bindings.append(fileIDs)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
+
+/// The common batch in one round trip: stores the new messages of senders holding at least
+/// `minimumRank` in their room, with no file, each once, and answers only those (by their
+/// place in the batch, from 1). Everything else in the batch (a refusal, a uid already stored,
+/// a later send of a key the batch already holds) stores nothing here and is answered by the
+/// general path (``PostgresRoomRepository/send(batch:)``).
+///
+/// The rooms are locked in id order before any is updated (`counted` aggregates over the
+/// locked rows, so all of them are locked before its first row reaches the update), as
+/// ``LockRoomsStatement`` does, so two batches never wait for each other in a cycle. Each
+/// room's new `seq`s follow the last one it handed out, read under that lock. A send of the
+/// same key committed by another batch after this statement began ends it in a unique
+/// violation, which the general path answers.
+struct StoreNewMessagesStatement: PostgresPreparedStatement {
+    static let sql = """
+        WITH k AS (
+            SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[])
+                WITH ORDINALITY AS k(room_id, sender_id, uid, content, place)
+        ), fresh AS (
+            SELECT DISTINCT ON (k.room_id, k.sender_id, k.uid) k.* FROM k
+            WHERE (
+                SELECT max(r.rank) FROM messenger.room_membership rm JOIN cloud.role r ON r.id = rm.role_id
+                WHERE rm.chat_room_id = k.room_id AND rm.user_account_id = k.sender_id) >= $5::integer
+              AND NOT EXISTS (
+                SELECT 1 FROM messenger.message m
+                WHERE m.chat_room_id = k.room_id AND m.sent_by_id = k.sender_id AND m.uid = k.uid)
+            ORDER BY k.room_id, k.sender_id, k.uid, k.place
+        ), locked AS (
+            SELECT c.id FROM messenger.chat_room c WHERE c.id IN (SELECT room_id FROM fresh)
+            ORDER BY c.id FOR NO KEY UPDATE
+        ), counted AS (
+            SELECT f.room_id, count(*) AS n FROM fresh f JOIN locked l ON l.id = f.room_id GROUP BY f.room_id
+        ), room AS (
+            UPDATE messenger.chat_room c
+            SET last_seq = c.last_seq + x.n, last_message_at = clock_timestamp(), updated_at = clock_timestamp()
+            FROM counted x WHERE c.id = x.room_id
+            RETURNING c.id, c.uid, c.last_seq - x.n AS base, c.last_message_at AS at
+        ), m AS (
+            INSERT INTO messenger.message (chat_room_id, seq, sent_by_id, uid, content, created_at)
+            SELECT f.room_id, room.base + row_number() OVER (PARTITION BY f.room_id ORDER BY f.place),
+                   f.sender_id, f.uid, f.content, room.at
+            FROM fresh f JOIN room ON room.id = f.room_id
+            ORDER BY f.room_id, f.place
+            RETURNING *
+        ), marker AS (
+            INSERT INTO messenger.read_marker (chat_room_id, user_account_id, message_id, seq)
+            SELECT DISTINCT ON (m.chat_room_id, m.sent_by_id) m.chat_room_id, m.sent_by_id, m.id, m.seq FROM m
+            ORDER BY m.chat_room_id, m.sent_by_id, m.seq DESC
+            ON CONFLICT (chat_room_id, user_account_id) DO UPDATE
+            SET message_id = excluded.message_id, seq = excluded.seq, updated_at = clock_timestamp()
+            WHERE messenger.read_marker.seq < excluded.seq
+        ), outboxed AS (
+            INSERT INTO messenger.outbox (chat_room_id, message_id)
+            SELECT m.chat_room_id, m.id FROM m ORDER BY m.id
+            RETURNING id
+        )
+        SELECT f.place, m.id, m.seq, m.chat_room_id, room.uid, m.sent_by_id, m.content, m.uid, m.file_id,
+               m.created_at, NULL::text
+        FROM m JOIN room ON room.id = m.chat_room_id
+            JOIN fresh f ON f.room_id = m.chat_room_id AND f.sender_id = m.sent_by_id AND f.uid = m.uid,
+            (SELECT pg_notify('\(Outbox.channel)', '') FROM (SELECT 1 FROM outboxed LIMIT 1) AS any_added) AS woken
+        """
+    typealias Row = (Int64, Int64, Int64, Int64, String, Int64?, String, String, Int64?, Date, String?)
+    var roomIDs: [Int64] = []
+    var senderIDs: [Int64] = []
+    var uids: [String] = []
+    var contents: [String] = []
+    /// The lowest `cloud.role.rank` that may send.
+    let minimumRank: Int32
+
+    init(_ submissions: [MessageSubmission], minimumRank: Int32) {
+        for submission in submissions {
+            roomIDs.append(submission.roomID)
+            senderIDs.append(submission.senderID)
+            uids.append(submission.message.uid)
+            contents.append(submission.message.content)
+        }
+        self.minimumRank = minimumRank
+    }
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 5)
+        try bindings.append(roomIDs)
+        try bindings.append(senderIDs)
+        try bindings.append(uids)
+        try bindings.append(contents)
+        try bindings.append(minimumRank)
         return bindings
     }
 

@@ -91,6 +91,65 @@ struct SendBatchTests {
         }
     }
 
+    @Test func aBatchWithoutFilesStoresItsNewMessagesAndAnswersItsRefusalsAndRetriesAlone() async throws {
+        try await withRoom { room in
+            let earlier = try await room.service.send([try room.send(room.writer, "earlier")])
+            #expect(try earlier[0].get().message.seq == 2)
+            let outcomes = try await room.service.send([
+                try room.send(room.writer, "one"),
+                try room.send(room.reader, "reader"),
+                try room.send(room.writer, "earlier", "sent again"),
+                MessageSubmission(
+                    roomID: 987_654_321, senderID: room.writer,
+                    message: try NewMessage(content: "x", uid: "gone", fileId: nil)),
+                try room.send(room.admin, "two"),
+                try room.send(room.writer, "one", "sent again"),
+            ])
+            func code(_ outcome: SendOutcome) -> ParleyError.Code? {
+                if case .failure(let error as ParleyError) = outcome { return error.code }
+                return nil
+            }
+            #expect(outcomes.map(code) == [nil, .forbidden, nil, .notFound, nil, nil])
+            let answered = [0, 2, 4, 5].map { try? outcomes[$0].get() }
+            #expect(answered.map { $0?.created } == [true, false, true, false])
+            #expect(answered.map { $0?.message.seq } == [3, 2, 4, 3])
+            #expect(answered[1]?.message.content == "hi")
+            #expect(try await room.storedSeqs() == [1, 2, 3, 4])
+        }
+    }
+
+    @Test func concurrentBatchesOverTwoRoomsInEitherOrderKeepEachRoomsSeqGapFree() async throws {
+        try await withRoom { room in
+            let other = try await room.client.decoded(
+                RoomResponse.self, .post, "/v1/rooms", token: room.tokens[0],
+                body: """
+                    {"name":"Other","members":[{"userId":\(room.writer),"role":"writer"},\
+                    {"userId":\(room.reader),"role":"reader"}],"firstMessage":{"content":"first","uid":"first"}}
+                    """)
+            func send(_ roomID: Int64, _ uid: String) throws -> MessageSubmission {
+                MessageSubmission(
+                    roomID: roomID, senderID: room.writer, message: try NewMessage(content: uid, uid: uid, fileId: nil))
+            }
+            try await withThrowingTaskGroup(of: [Bool].self) { group in
+                for batch in 0..<20 {
+                    group.addTask {
+                        var sends = try (0..<3).flatMap {
+                            [try send(room.id, "a-\(batch)-\($0)"), try send(other.id, "b-\(batch)-\($0)")]
+                        }
+                        if batch.isMultiple(of: 2) { sends.reverse() }
+                        return try await room.service.send(sends).map { try $0.get().created }
+                    }
+                }
+                for try await created in group { #expect(created == Array(repeating: true, count: 6)) }
+            }
+            #expect(try await room.storedSeqs() == Array(1...61))
+            let otherSeqs = try await room.client.decoded(
+                MessagesResponse.self, .get, "/v1/rooms/\(other.id)/messages?after=0&limit=200", token: room.tokens[0]
+            ).messages.map(\.seq)
+            #expect(otherSeqs == Array(1...61))
+        }
+    }
+
     @Test func restAndMQTTSendsOfOneUIDRacingStoreItOnceAndAllGetIt() async throws {
         try await withRoom { room in
             let submission = try room.send(room.writer, "race")

@@ -182,11 +182,14 @@ actor InMemoryRooms: RoomRepository {
 
     func send(batch: [MessageSubmission]) async throws -> [SendOutcome] { batch.map { store($0) } }
 
-    func sendIfAllowed(_ submission: MessageSubmission, minimum: RoomRole) async throws -> SentMessage? {
-        guard let role = stored[submission.roomID]?.members[submission.senderID], role >= minimum,
-            !isStored(submission)
-        else { return nil }
-        return try store(submission).get()
+    func sendIfAllowed(batch: [MessageSubmission], minimum: RoomRole) async throws -> [SentMessage?] {
+        guard batch.allSatisfy({ $0.message.fileId == nil }) else { return batch.map { _ in nil } }
+        return try batch.map { submission in
+            guard let role = stored[submission.roomID]?.members[submission.senderID], role >= minimum,
+                !isStored(submission)
+            else { return nil }
+            return try store(submission).get()
+        }
     }
 
     func messages(roomID: Int64, query: HistoryQuery) async throws -> (messages: [Message], hasMore: Bool) {

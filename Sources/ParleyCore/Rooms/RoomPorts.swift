@@ -40,11 +40,13 @@ public protocol RoomRepository: Sendable {
     /// rest commit; a later submission of a key already in the batch answers as a retry
     /// (`created` false). Throws only when the batch as a whole could not be stored.
     func send(batch: [MessageSubmission]) async throws -> [SendOutcome]
-    /// Stores one new message in one round trip when its sender holds at least `minimum` in
-    /// the room, checked in the same statement; nil, having stored nothing, when it is not
-    /// that common case (a refusal, a retry, a file to mark submitted), for
+    /// Stores a batch's new messages in one round trip where their senders hold at least
+    /// `minimum` in the room, checked in the same statement: per submission its stored
+    /// message, or nil, having stored nothing for it, when it is not that common case (a
+    /// refusal, a retry, a later send of a key the batch holds; every submission when one
+    /// has a file to mark submitted or a send of the same key raced this one), for
     /// ``send(batch:)`` after a role check to answer.
-    func sendIfAllowed(_ submission: MessageSubmission, minimum: RoomRole) async throws -> SentMessage?
+    func sendIfAllowed(batch: [MessageSubmission], minimum: RoomRole) async throws -> [SentMessage?]
     func messages(roomID: Int64, query: HistoryQuery) async throws -> (messages: [Message], hasMore: Bool)
     /// Moves the read marker forward (never back) and returns where it stands; throws
     /// `not-found` for a message of another room.

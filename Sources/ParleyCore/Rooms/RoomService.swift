@@ -153,18 +153,31 @@ public struct RoomService: Sendable {
     }
 
     static func send(_ batch: [MessageSubmission], to rooms: any RoomRepository) async throws -> [SendOutcome] {
-        // Most batches hold one new message from a writer (a lane rarely holds more at the
-        // rates two cores carry): checked and stored in one round trip. Anything else is
-        // answered below, as a batch.
-        if batch.count == 1 {
-            do {
-                if let sent = try await rooms.sendIfAllowed(batch[0], minimum: .writer) { return [.success(sent)] }
-            } catch let error as any DependencyError where error.isUnavailability {
-                throw error
-            } catch {
-                return [.failure(error)]
+        // Nearly every send is a new message from a writer: the batch's are checked and stored
+        // in one round trip. The rest (refusals, retries, files) are answered below.
+        var stored: [SentMessage?]
+        do {
+            stored = try await rooms.sendIfAllowed(batch: batch, minimum: .writer)
+        } catch let error as any DependencyError where error.isUnavailability {
+            throw error
+        } catch {
+            // Nothing was stored: the general path answers every send, failing each alone.
+            stored = Array(repeating: nil, count: batch.count)
+        }
+        let rest = stored.indices.filter { stored[$0] == nil }
+        var outcomes = stored.map { $0.map { SendOutcome.success($0) } }
+        if !rest.isEmpty {
+            for (index, outcome) in zip(rest, try await checkAndStore(rest.map { batch[$0] }, to: rooms)) {
+                outcomes[index] = outcome
             }
         }
+        return outcomes.map { $0 ?? .failure(ParleyError.notFound("No such room.")) }
+    }
+
+    /// The general path: the writer check of all in one query, then one transaction.
+    private static func checkAndStore(_ batch: [MessageSubmission], to rooms: any RoomRepository) async throws
+        -> [SendOutcome]
+    {
         let roles = try await rooms.roles(of: Set(batch.map(\.member)))
         var outcomes: [SendOutcome?] = batch.map { submission in
             do {
