@@ -14,7 +14,7 @@ struct RestBenchmark: AsyncParsableCommand {
     @Option(help: "Offered rates to step through for the reads, requests/s.")
     var rates = "250,500,1000,1500,2000,3000,4000,5000,6000,8000,10000"
     @Option(help: "Offered rates for the message sends (each one a stored, relayed and fanned-out message).")
-    var sendRates = "50,100,150,200,300,400,500,600,800,1000"
+    var sendRates = "50,100,150,200,300,400,500,600,800,1000,1250,1500,2000,2500,3000"
     @Option(help: "Seconds each rate is offered.") var stepSeconds = 5
     @Option(help: "The latency goal: a step with a higher p99 (ms) ends the ladder.") var p99Limit = 50.0
 
