@@ -21,6 +21,9 @@ struct SettingsTests {
         #expect(
             try settings.ingestConcurrency() == max(1, ProcessInfo.processInfo.activeProcessorCount / 2),
             "half the machine's cores: one transaction in flight per lane")
+        #expect(
+            try settings.sendBatching().lanes == max(1, ProcessInfo.processInfo.activeProcessorCount / 2),
+            "REST sends' lanes as the ingest's")
     }
 
     @Test func anEmptyValueMeansTheDefaultAndASetOneWins() throws {

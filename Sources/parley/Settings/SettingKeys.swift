@@ -139,6 +139,11 @@ enum SettingKeys {
             "ingest.concurrency", default: String(max(1, ProcessInfo.processInfo.activeProcessorCount / 2)),
             "Ingest lanes of one process, each storing its batch in one transaction (one room stays in one "
                 + "lane, in order); half this machine's cores by default, at least 1.")
+        // As the ingest's lanes, for REST sends: each lane is one commit in flight.
+        static let batchLanes = SettingKey(
+            "messages.batchLanes", default: String(max(1, ProcessInfo.processInfo.activeProcessorCount / 2)),
+            "Commits of REST sends in flight at once in one serve process (one room stays in one lane, in "
+                + "order); half this machine's cores by default, at least 1.")
         static let batchLimit = SettingKey(
             "messages.batchLimit", default: "256",
             "Most messages stored in one transaction: an ingest lane's batch, or REST sends sharing a commit.")
@@ -150,7 +155,7 @@ enum SettingKeys {
             "Seconds the oldest unpublished room event may wait before the worker's readiness names the relay.")
         static let all = [
             maxAttempts, visibilityTimeout, fanoutChunkSize, fanoutConsumers, ingestPayloadLimit, ingestConcurrency,
-            batchLimit, batchWindow, outboxStall,
+            batchLanes, batchLimit, batchWindow, outboxStall,
         ]
     }
 

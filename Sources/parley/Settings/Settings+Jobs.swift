@@ -38,6 +38,7 @@ extension Settings {
     func sendBatching() throws -> SendBatching {
         typealias K = SettingKeys.Jobs
         return SendBatching(
+            lanes: try required(int(K.batchLanes, in: 1...1024), K.batchLanes),
             maxBatch: try messageBatchLimit(),
             window: .microseconds(try required(int(K.batchWindow, in: 0...100_000), K.batchWindow)))
     }
