@@ -20,7 +20,19 @@ struct ServerRequestsTests {
         let counts = ServerRequests.segmentsIn(
             text, ports: [("postgres", 5432), ("redis", 6379), ("mosquitto", 1883)])
         // The client's end of a connection (local port 40001) is not the server's.
-        #expect(counts == ["postgres": 15, "redis": 7, "mosquitto": 0])
+        #expect(
+            counts == [
+                "postgres": ["127.0.0.1:40001": 10, "127.0.0.1:40002": 5], "redis": ["[::1]:50000": 7],
+                "mosquitto": [:],
+            ])
+        #expect(ServerRequests.received(from: [:], to: counts) == ["postgres": 15, "redis": 7, "mosquitto": 0])
+    }
+
+    @Test func aConnectionClosedBetweenSamplesTakesOnlyItsOwnCountAway() {
+        let start: ServerRequests.Sample = ["postgres": ["a:1": 10, "b:2": 5, "c:3": 40]]
+        // a: 4 more; b: closed; c: its port reused by a new connection with 2; d: opened with 3.
+        let end: ServerRequests.Sample = ["postgres": ["a:1": 14, "c:3": 2, "d:4": 3]]
+        #expect(ServerRequests.received(from: start, to: end) == ["postgres": 9])
     }
 
     @Test func aRealConnectionsRequestsAreCounted() async throws {
@@ -28,10 +40,10 @@ struct ServerRequestsTests {
         let connection = await BlockingCall.run("test-sockets") { LoopbackPair() }
         defer { connection.close() }
         let counter = try ServerRequests(count: ["server=\(connection.port)"])
-        let before = await counter.sample()["server"] ?? -1
+        let before = await counter.sample()
         await BlockingCall.run("test-sockets") { connection.exchange(5) }
-        let after = await counter.sample()["server"] ?? -1
-        #expect(after - before == 5)
+        let after = await counter.sample()
+        #expect(ServerRequests.received(from: before, to: after) == ["server": 5])
     }
 }
 

@@ -75,7 +75,10 @@ struct RateLadder: Sendable {
             passed: outcome.errors == 0 && outcome.completed >= outcome.expected && outcome.latency.p99 <= p99Limit,
             health: health,
             requestsPerOperation: requestsBefore.flatMap { start in
-                requestsAfter.map { ProcessCPU.perOperation(from: start, to: $0, operations: outcome.completed) }
+                requestsAfter.map {
+                    ProcessCPU.perOperation(
+                        from: [:], to: ServerRequests.received(from: start, to: $0), operations: outcome.completed)
+                }
             })
         let lost = max(0, outcome.expected - outcome.completed)
         print(

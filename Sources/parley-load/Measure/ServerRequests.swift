@@ -6,11 +6,14 @@ import ParleyCore
 /// port (`ss -ti`, `data_segs_in` of every established connection): per message, about how
 /// many round trips the pipeline made to PostgreSQL, Redis and the broker. On loopback a
 /// request of up to 64 KiB is one segment, and a pipelined batch of requests written at once
-/// is one too, which is what a round trip means here. Connections that close during a step
-/// take their counts with them (the servers' pooled connections stay open).
+/// is one too, which is what a round trip means here. Connections are followed one by one, so
+/// a connection a pool closes during a step takes only its own last count with it (its
+/// segments since the step's first sample are missed) instead of making the sum go back.
 struct ServerRequests: Sendable {
     /// Name → listening port.
     let ports: [(name: String, port: Int)]
+    /// Per named server, each open connection's segments received so far, by its peer address.
+    typealias Sample = [String: [String: Double]]
 
     init(count: [String]) throws {
         ports = try count.map { entry in
@@ -23,32 +26,46 @@ struct ServerRequests: Sendable {
     }
 
     /// Segments received so far on each named port's open connections.
-    func sample() async -> [String: Double] {
+    func sample() async -> Sample {
         guard !ports.isEmpty else { return [:] }
         // `ss` waits for its child's output: on a thread of its own, not Swift concurrency's.
         let text = await BlockingCall.run("parley-load-ss") { Self.socketStatistics() }
         return Self.segmentsIn(text, ports: ports)
     }
 
-    /// Sums `data_segs_in` per local port from `ss -tinH` output (a socket's line, then its
-    /// indented details).
-    static func segmentsIn(_ text: String, ports: [(name: String, port: Int)]) -> [String: Double] {
-        var byPort: [Int: Double] = [:]
-        var port: Int?
+    /// Segments each server received between two samples: what each connection open in both
+    /// received meanwhile, and all that a connection opened meanwhile received.
+    static func received(from start: Sample, to end: Sample) -> [String: Double] {
+        end.mapValues { connections in
+            connections.reduce(0) { total, connection in
+                let before = start.values.lazy.compactMap { $0[connection.key] }.first ?? 0
+                // Fewer than before: the peer's port was reused by a new connection.
+                return total + (connection.value >= before ? connection.value - before : connection.value)
+            }
+        }
+    }
+
+    /// `data_segs_in` per connection (by peer address) of each named local port, from
+    /// `ss -tinH` output (a socket's line, then its indented details).
+    static func segmentsIn(_ text: String, ports: [(name: String, port: Int)]) -> Sample {
+        var byPort: [Int: [String: Double]] = [:]
+        var socket: (port: Int, peer: String)?
         for line in text.split(separator: "\n") {
             if !line.hasPrefix(" ") && !line.hasPrefix("\t") {
                 // "Recv-Q Send-Q Local:Port Peer:Port": the local address is the third field.
                 let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-                port = fields.count >= 3 ? fields[2].split(separator: ":").last.flatMap { Int($0) } : nil
+                socket =
+                    fields.count >= 4
+                    ? fields[2].split(separator: ":").last.flatMap { Int($0) }.map { ($0, String(fields[3])) } : nil
                 continue
             }
-            guard let current = port,
+            guard let current = socket,
                 let field = line.split(separator: " ").first(where: { $0.hasPrefix("data_segs_in:") }),
                 let count = Double(field.dropFirst("data_segs_in:".count))
             else { continue }
-            byPort[current, default: 0] += count
+            byPort[current.port, default: [:]][current.peer, default: 0] += count
         }
-        return ports.reduce(into: [:]) { result, entry in result[entry.name] = byPort[entry.port] ?? 0 }
+        return ports.reduce(into: [:]) { result, entry in result[entry.name] = byPort[entry.port] ?? [:] }
     }
 
     /// `ss`'s output, through posix_spawn: Foundation's `Process.run` crashed in `memcpy` in
