@@ -7,5 +7,5 @@
 DROP INDEX messenger.chat_room_activity_idx;
 DROP INDEX messenger.chat_room_last_message_at_idx;
 DROP INDEX messenger.chat_room_updated_at_idx;
--- Room for the in-place updates on each page.
+-- Room for the in-place updates on each page written from now on.
 ALTER TABLE messenger.chat_room SET (fillfactor = 80);

@@ -50,6 +50,14 @@ extension PostgresRoomRepository {
             }
         } catch let error as PSQLError where error.isUniqueViolation {
             // A send of a key in the batch committed meanwhile: the general path finds it.
+        } catch let error as any DependencyError where error.isUnavailability {
+            throw error
+        } catch {
+            // Nothing was stored; the general path answers every send, at six round trips a
+            // batch instead of one: worth a line in the log.
+            logger.warning(
+                "a batch's one-statement store failed; storing it on the general path",
+                metadata: ["count": "\(batch.count)", "error": "\(String(reflecting: error))"])
         }
         return sent
     }

@@ -168,9 +168,9 @@ struct InsertMessagesStatement: PostgresPreparedStatement {
 /// a later send of a key the batch already holds) stores nothing here and is answered by the
 /// general path (``PostgresRoomRepository/send(batch:)``).
 ///
-/// The rooms are locked in id order before any is updated (`counted` aggregates over the
-/// locked rows, so all of them are locked before its first row reaches the update), as
-/// ``LockRoomsStatement`` does, so two batches never wait for each other in a cycle. Each
+/// Each room is locked, in id order, before it is updated (the update takes its rows from an
+/// aggregate over the locked ones), as ``LockRoomsStatement`` locks them, so two batches never
+/// wait for each other in a cycle. Each
 /// room's new `seq`s follow the last one it handed out, read under that lock. A send of the
 /// same key committed by another batch after this statement began ends it in a unique
 /// violation, which the general path answers.

@@ -118,6 +118,28 @@ struct SendBatchTests {
         }
     }
 
+    @Test func theOneStatementStoresABatchsNewMessagesInOrderAndLeavesTheRestToTheGeneralPath() async throws {
+        try await withRoom { room in
+            let repository = PostgresRoomRepository(database: room.harness.database, logger: .quiet)
+            _ = try await room.service.send([try room.send(room.writer, "earlier")])
+            let sent = try await repository.sendIfAllowed(
+                batch: [
+                    try room.send(room.writer, "one"), try room.send(room.reader, "reader"),
+                    try room.send(room.writer, "earlier", "again"), try room.send(room.admin, "two"),
+                    try room.send(room.writer, "one", "again"),
+                ], minimum: .writer)
+            #expect(sent.map { $0?.message.seq } == [3, nil, nil, 4, nil])
+            #expect(sent.map { $0?.message.uid } == ["one", nil, nil, "two", nil])
+            #expect(sent.map { $0?.created } == [true, nil, nil, true, nil])
+            // A batch holding a file is left whole to the general path.
+            let withFile = try await repository.sendIfAllowed(
+                batch: [try room.send(room.writer, "three"), try room.send(room.writer, "file", file: 1)],
+                minimum: .writer)
+            #expect(withFile.map { $0 == nil } == [true, true])
+            #expect(try await room.storedSeqs() == [1, 2, 3, 4])
+        }
+    }
+
     @Test func concurrentBatchesOverTwoRoomsInEitherOrderKeepEachRoomsSeqGapFree() async throws {
         try await withRoom { room in
             let other = try await room.client.decoded(

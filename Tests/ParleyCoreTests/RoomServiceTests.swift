@@ -87,6 +87,27 @@ struct RoomServiceTests {
         #expect(refused?.code == .forbidden)
         #expect(await rooms.messageCount(room) == 4)
     }
+
+    @Test func aBatchPartlyStoredWhenTheDatabaseGoesAwayAnswersItsStoredSendsAsStored() async throws {
+        let room = try await multiparty()
+        let message = { (uid: String) in try NewMessage(content: "m", uid: uid, fileId: nil) }
+        await rooms.setUnavailable(true)
+        let outcomes = try await service.send([
+            MessageSubmission(roomID: room, senderID: Self.writer, message: try message("a")),
+            MessageSubmission(roomID: room, senderID: Self.reader, message: try message("b")),
+        ])
+        #expect((try? outcomes[0].get())?.created == true)
+        #expect((outcomes[1].failureError as? Unreachable)?.isUnavailability == true)
+        // Nothing stored: the unavailability is the whole batch's.
+        await #expect(throws: Unreachable.self) {
+            try await service.send([MessageSubmission(roomID: room, senderID: Self.reader, message: try message("c"))])
+        }
+    }
+}
+
+/// A dependency that stopped answering.
+struct Unreachable: DependencyError {
+    var isUnavailability: Bool { true }
 }
 
 extension Result {
@@ -109,12 +130,17 @@ actor InMemoryRooms: RoomRepository {
     }
     private var stored: [Int64: Stored] = [:]
     private var nextMessageID: Int64 = 1
+    /// The general path's role check throws ``Unreachable`` (the one-statement path still stores).
+    private var unavailable = false
+
+    func setUnavailable(_ value: Bool) { unavailable = value }
 
     var roomCount: Int { stored.count }
     func messageCount(_ roomID: Int64) -> Int { stored[roomID]?.messages.count ?? 0 }
 
     func role(roomID: Int64, userID: Int64) async throws -> RoomRole? { stored[roomID]?.members[userID] }
     func roles(of members: Set<RoomUser>) async throws -> [RoomUser: RoomRole] {
+        if unavailable { throw Unreachable() }
         var roles: [RoomUser: RoomRole] = [:]
         for member in members { roles[member] = stored[member.roomID]?.members[member.userID] }
         return roles

@@ -33,6 +33,10 @@ struct ServerRequestsTests {
         // a: 4 more; b: closed; c: its port reused by a new connection with 2; d: opened with 3.
         let end: ServerRequests.Sample = ["postgres": ["a:1": 14, "c:3": 2, "d:4": 3]]
         #expect(ServerRequests.received(from: start, to: end) == ["postgres": 9])
+        // One peer address may talk to two servers (an ephemeral port is reused per destination).
+        let both: ServerRequests.Sample = ["postgres": ["a:1": 10], "redis": ["a:1": 100]]
+        let later: ServerRequests.Sample = ["postgres": ["a:1": 12], "redis": ["a:1": 101]]
+        #expect(ServerRequests.received(from: both, to: later) == ["postgres": 2, "redis": 1])
     }
 
     @Test func aRealConnectionsRequestsAreCounted() async throws {

@@ -167,9 +167,14 @@ public struct RoomService: Sendable {
         let rest = stored.indices.filter { stored[$0] == nil }
         var outcomes = stored.map { $0.map { SendOutcome.success($0) } }
         if !rest.isEmpty {
-            for (index, outcome) in zip(rest, try await checkAndStore(rest.map { batch[$0] }, to: rooms)) {
-                outcomes[index] = outcome
+            let answered: [SendOutcome]
+            do {
+                answered = try await checkAndStore(rest.map { batch[$0] }, to: rooms)
+            } catch let error as any DependencyError where error.isUnavailability && rest.count < batch.count {
+                // The stored sends stay answered as stored; only the rest failed.
+                answered = rest.map { _ in .failure(error) }
             }
+            for (index, outcome) in zip(rest, answered) { outcomes[index] = outcome }
         }
         return outcomes.map { $0 ?? .failure(ParleyError.notFound("No such room.")) }
     }

@@ -36,9 +36,9 @@ struct ServerRequests: Sendable {
     /// Segments each server received between two samples: what each connection open in both
     /// received meanwhile, and all that a connection opened meanwhile received.
     static func received(from start: Sample, to end: Sample) -> [String: Double] {
-        end.mapValues { connections in
-            connections.reduce(0) { total, connection in
-                let before = start.values.lazy.compactMap { $0[connection.key] }.first ?? 0
+        end.reduce(into: [:]) { received, server in
+            received[server.key] = server.value.reduce(0) { total, connection in
+                let before = start[server.key]?[connection.key] ?? 0
                 // Fewer than before: the peer's port was reused by a new connection.
                 return total + (connection.value >= before ? connection.value - before : connection.value)
             }

@@ -135,13 +135,15 @@ enum SettingKeys {
         // Each lane is one transaction in flight; lanes beyond what PostgreSQL can run at once
         // split batches that would have shared a commit (chat-2 on 2 cores: 16 lanes held
         // 625 msg/s, 4 held 875, 2 held 1,000, 1 held 1,250).
+        /// Lanes by default: one transaction in flight per two cores, at least one.
+        static let halfTheCores = String(max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
         static let ingestConcurrency = SettingKey(
-            "ingest.concurrency", default: String(max(1, ProcessInfo.processInfo.activeProcessorCount / 2)),
+            "ingest.concurrency", default: halfTheCores,
             "Ingest lanes of one process, each storing its batch in one transaction (one room stays in one "
                 + "lane, in order); half this machine's cores by default, at least 1.")
         // As the ingest's lanes, for REST sends: each lane is one commit in flight.
         static let batchLanes = SettingKey(
-            "messages.batchLanes", default: String(max(1, ProcessInfo.processInfo.activeProcessorCount / 2)),
+            "messages.batchLanes", default: halfTheCores,
             "Commits of REST sends in flight at once in one serve process (one room stays in one lane, in "
                 + "order); half this machine's cores by default, at least 1.")
         static let batchLimit = SettingKey(
