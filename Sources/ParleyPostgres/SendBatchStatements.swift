@@ -103,6 +103,28 @@ struct StoredMessagesStatement: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }
 
+/// What both batch inserts write besides the messages (the CTE `m`): each sender's read
+/// marker moved to their last message, and the messages' outbox rows in their order.
+private enum StoredBatchRecords {
+    static let ctes = """
+        marker AS (
+            INSERT INTO messenger.read_marker (chat_room_id, user_account_id, message_id, seq)
+            SELECT DISTINCT ON (m.chat_room_id, m.sent_by_id) m.chat_room_id, m.sent_by_id, m.id, m.seq FROM m
+            ORDER BY m.chat_room_id, m.sent_by_id, m.seq DESC
+            ON CONFLICT (chat_room_id, user_account_id) DO UPDATE
+            SET message_id = excluded.message_id, seq = excluded.seq, updated_at = clock_timestamp()
+            WHERE messenger.read_marker.seq < excluded.seq
+        ), outboxed AS (
+            INSERT INTO messenger.outbox (chat_room_id, message_id)
+            SELECT m.chat_room_id, m.id FROM m ORDER BY m.id
+            RETURNING id
+        )
+        """
+    /// Joined into the final select: one `NOTIFY` to the relay when anything was recorded.
+    static let wake =
+        "(SELECT pg_notify('\(Outbox.channel)', '') FROM (SELECT 1 FROM outboxed LIMIT 1) AS any_added) AS woken"
+}
+
 /// Stores the batch's new messages with the `seq`s handed out under the rooms' locks,
 /// advances each room, moves each sender's read marker to their last message and records the
 /// messages in the outbox in their order (the relay encodes their events), waking the relay
@@ -122,22 +144,11 @@ struct InsertMessagesStatement: PostgresPreparedStatement {
             FROM (SELECT chat_room_id, max(seq) AS seq, max(created_at) AS at FROM m GROUP BY chat_room_id) x
             WHERE c.id = x.chat_room_id
             RETURNING c.id, c.uid
-        ), marker AS (
-            INSERT INTO messenger.read_marker (chat_room_id, user_account_id, message_id, seq)
-            SELECT DISTINCT ON (m.chat_room_id, m.sent_by_id) m.chat_room_id, m.sent_by_id, m.id, m.seq FROM m
-            ORDER BY m.chat_room_id, m.sent_by_id, m.seq DESC
-            ON CONFLICT (chat_room_id, user_account_id) DO UPDATE
-            SET message_id = excluded.message_id, seq = excluded.seq, updated_at = clock_timestamp()
-            WHERE messenger.read_marker.seq < excluded.seq
-        ), outboxed AS (
-            INSERT INTO messenger.outbox (chat_room_id, message_id)
-            SELECT m.chat_room_id, m.id FROM m ORDER BY m.id
-            RETURNING id
-        )
+        ), \(StoredBatchRecords.ctes)
         SELECT m.id, m.seq, m.chat_room_id, room.uid, m.sent_by_id, m.content, m.uid, m.file_id, m.created_at,
                (SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = m.file_id)
         FROM m JOIN room ON room.id = m.chat_room_id,
-            (SELECT pg_notify('\(Outbox.channel)', '') FROM (SELECT 1 FROM outboxed LIMIT 1) AS any_added) AS woken
+            \(StoredBatchRecords.wake)
         """
     typealias Row = PostgresRoomRepository.MessageRow
     var roomIDs: [Int64] = []
@@ -205,23 +216,12 @@ struct StoreNewMessagesStatement: PostgresPreparedStatement {
             FROM fresh f JOIN room ON room.id = f.room_id
             ORDER BY f.room_id, f.place
             RETURNING *
-        ), marker AS (
-            INSERT INTO messenger.read_marker (chat_room_id, user_account_id, message_id, seq)
-            SELECT DISTINCT ON (m.chat_room_id, m.sent_by_id) m.chat_room_id, m.sent_by_id, m.id, m.seq FROM m
-            ORDER BY m.chat_room_id, m.sent_by_id, m.seq DESC
-            ON CONFLICT (chat_room_id, user_account_id) DO UPDATE
-            SET message_id = excluded.message_id, seq = excluded.seq, updated_at = clock_timestamp()
-            WHERE messenger.read_marker.seq < excluded.seq
-        ), outboxed AS (
-            INSERT INTO messenger.outbox (chat_room_id, message_id)
-            SELECT m.chat_room_id, m.id FROM m ORDER BY m.id
-            RETURNING id
-        )
+        ), \(StoredBatchRecords.ctes)
         SELECT f.place, m.id, m.seq, m.chat_room_id, room.uid, m.sent_by_id, m.content, m.uid, m.file_id,
                m.created_at, NULL::text
         FROM m JOIN room ON room.id = m.chat_room_id
             JOIN fresh f ON f.room_id = m.chat_room_id AND f.sender_id = m.sent_by_id AND f.uid = m.uid,
-            (SELECT pg_notify('\(Outbox.channel)', '') FROM (SELECT 1 FROM outboxed LIMIT 1) AS any_added) AS woken
+            \(StoredBatchRecords.wake)
         """
     typealias Row = (Int64, Int64, Int64, Int64, String, Int64?, String, String, Int64?, Date, String?)
     var roomIDs: [Int64] = []

@@ -132,11 +132,11 @@ enum SettingKeys {
         static let ingestPayloadLimit = SettingKey(
             "ingest.payloadLimit", default: "65536",
             "Largest chat-in payload in bytes; larger ones are rejected as too-large.")
+        /// Lanes by default: one transaction in flight per two cores, at least one.
+        static let halfTheCores = String(max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
         // Each lane is one transaction in flight; lanes beyond what PostgreSQL can run at once
         // split batches that would have shared a commit (chat-2 on 2 cores: 16 lanes held
         // 625 msg/s, 4 held 875, 2 held 1,000, 1 held 1,250).
-        /// Lanes by default: one transaction in flight per two cores, at least one.
-        static let halfTheCores = String(max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
         static let ingestConcurrency = SettingKey(
             "ingest.concurrency", default: halfTheCores,
             "Ingest lanes of one process, each storing its batch in one transaction (one room stays in one "
