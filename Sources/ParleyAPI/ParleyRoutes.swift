@@ -46,6 +46,7 @@ public struct ParleyRoutes: Sendable {
         features.auth.addSignedInRoutes(to: signedIn)
         features.profile.addRoutes(to: signedIn)
         features.rooms.addRoutes(to: signedIn)
+        features.messageActions.addRoutes(to: signedIn)
         features.notifications.addRoutes(to: signedIn)
         features.files.addSignedInRoutes(to: signedIn)
         // `/v1/admin/*`: system administrators only.
@@ -80,6 +81,7 @@ extension ParleyRoutes {
         let profile: ProfileController
         let admin: AdminController
         let rooms: RoomsController
+        let messageActions: MessageActionsController
         let notifications: NotificationsController
         let files: FilesController
         let sessions: any SessionRepository
@@ -88,14 +90,16 @@ extension ParleyRoutes {
         public init(
             accounts: AccountService, users: any UserRepository, sessions: any SessionRepository,
             directory: any DirectoryRepository, hasher: any PasswordHasher, cache: SessionCache,
-            endpoint: MQTTEndpoint, rooms: RoomService, notificationSettings: any NotificationSettingsRepository,
+            endpoint: MQTTEndpoint, rooms: RoomService, messageActions: MessageActionService,
+            notificationSettings: any NotificationSettingsRepository,
             files: any FileRepository, store: any BlobStore, links: FileLinks, mediaJobs: (any JobQueue)?,
             uploadLimit: Int64
         ) {
             auth = AuthController(accounts: accounts, endpoint: endpoint)
             profile = ProfileController(accounts: accounts, users: users, sessions: sessions)
             admin = AdminController(directory: DirectoryService(users: users, directory: directory, hasher: hasher))
-            self.rooms = RoomsController(service: rooms)
+            self.rooms = RoomsController(service: rooms, actions: messageActions)
+            self.messageActions = MessageActionsController(service: messageActions)
             notifications = NotificationsController(rooms: rooms, settings: notificationSettings)
             self.files = FilesController(
                 files: files, store: store, links: links, rooms: rooms,

@@ -35,10 +35,10 @@ public struct ProblemDetails: Codable, Sendable, Equatable {
         switch code {
         case .invalidRequest, .fileUnavailable: .badRequest
         case .unauthorized, .invalidCredentials: .unauthorized
-        case .forbidden, .registrationClosed: .forbidden
+        case .forbidden, .registrationClosed, .editWindowPassed: .forbidden
         case .notFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
-        case .conflict, .emailTaken: .conflict
+        case .conflict, .emailTaken, .messageDeleted, .tooManyReactions: .conflict
         case .tooLarge: .contentTooLarge
         case .rateLimited: .tooManyRequests
         case .unavailable: .serviceUnavailable

@@ -21,6 +21,12 @@ public struct ParleyError: Error, Sendable, Hashable, CustomStringConvertible {
         case emailTaken = "email-taken"
         case invalidCredentials = "invalid-credentials"
         case registrationClosed = "registration-closed"
+        /// An edit after `PARLEY_MESSAGE_EDIT_WINDOW` seconds.
+        case editWindowPassed = "edit-window-passed"
+        /// An edit of, or a reaction to, a deleted message.
+        case messageDeleted = "message-deleted"
+        /// A new key on a message that has 20.
+        case tooManyReactions = "too-many-reactions"
 
         public var description: String { rawValue }
     }

@@ -55,22 +55,25 @@ struct ReaderIDsStatement: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }
 
-/// Stores a message with the room's next `seq`, moves the sender's read marker to it and
-/// records it in the outbox (by id: the relay encodes its event), waking the relay at commit:
-/// a whole send in one statement (the general path's, after the role check). No row when the
-/// sender's uid is already stored (see ``PostgresRoomRepository/insertMessage``).
+/// Stores a message with the room's next `seq`, moves the sender's read marker to it, records
+/// whom it mentions and records it in the outbox (by id: the relay encodes its event), waking
+/// the relay at commit: a whole send in one statement (the general path's, after the checks).
+/// No row when the sender's uid is already stored (see ``PostgresRoomRepository/insertMessage``).
 struct InsertMessageStatement: PostgresPreparedStatement {
     static let sql = """
         WITH room AS (
             UPDATE messenger.chat_room
-            SET last_seq = last_seq + 1, last_message_at = clock_timestamp(), updated_at = clock_timestamp()
+            SET last_seq = last_seq + 1, last_message_at = clock_timestamp(), updated_at = clock_timestamp(),
+                last_mention_seq = CASE WHEN cardinality($7::bigint[]) > 0 THEN last_seq + 1 ELSE last_mention_seq END
             WHERE id = $1::bigint AND NOT EXISTS (
                 SELECT 1 FROM messenger.message
                 WHERE chat_room_id = $1::bigint AND sent_by_id = $2::bigint AND uid = $3::text)
             RETURNING id, uid, last_seq, last_message_at
         ), m AS (
-            INSERT INTO messenger.message (chat_room_id, seq, sent_by_id, uid, content, file_id, created_at)
-            SELECT room.id, room.last_seq, $2::bigint, $3::text, $4::text, $5::bigint, room.last_message_at
+            INSERT INTO messenger.message
+                (chat_room_id, seq, sent_by_id, uid, content, file_id, reply_to_id, mentions, created_at)
+            SELECT room.id, room.last_seq, $2::bigint, $3::text, $4::text, $5::bigint, $6::bigint, $7::bigint[],
+                   room.last_message_at
             FROM room
             RETURNING *
         ), marker AS (
@@ -79,19 +82,23 @@ struct InsertMessageStatement: PostgresPreparedStatement {
             ON CONFLICT (chat_room_id, user_account_id) DO UPDATE
             SET message_id = excluded.message_id, seq = excluded.seq, updated_at = clock_timestamp()
             WHERE messenger.read_marker.seq < excluded.seq
-        ), outboxed AS (
+        ), \(StoredBatchRecords.mentioned), outboxed AS (
             INSERT INTO messenger.outbox (chat_room_id, message_id) SELECT m.chat_room_id, m.id FROM m RETURNING id
         )
-        SELECT m.id, m.seq, m.chat_room_id, room.uid, m.sent_by_id, m.content, m.uid, m.file_id, m.created_at,
-               (SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = m.file_id)
-        FROM m, room, (SELECT pg_notify('\(Outbox.channel)', '') FROM outboxed) AS woken
+        SELECT \(MessageColumns.list(
+            roomUID: "room.uid", file: "(SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = m.file_id)",
+            fresh: true))
+        FROM m CROSS JOIN room \(MessageColumns.replyJoin)
+            CROSS JOIN (SELECT pg_notify('\(Outbox.channel)', '') FROM outboxed) AS woken
         """
-    typealias Row = PostgresRoomRepository.MessageRow
+    typealias Row = PostgresRow
     let roomID: Int64
     let senderID: Int64
     let uid: String
     let content: String
     let fileID: Int64?
+    let replyToID: Int64?
+    let mentions: [Int64]
 
     init(_ submission: MessageSubmission) {
         roomID = submission.roomID
@@ -99,19 +106,23 @@ struct InsertMessageStatement: PostgresPreparedStatement {
         uid = submission.message.uid
         content = submission.message.content
         fileID = submission.message.fileId
+        replyToID = submission.message.replyToId
+        mentions = submission.message.mentions
     }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 5)
+        var bindings = PostgresBindings(capacity: 7)
         try bindings.append(roomID)
         try bindings.append(senderID)
         try bindings.append(uid)
         try bindings.append(content)
         try bindings.append(fileID)
+        try bindings.append(replyToID)
+        try bindings.append(mentions)
         return bindings
     }
 
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    func decodeRow(_ row: PostgresRow) throws -> Row { row }
 }
 
 /// Records an event in the outbox and wakes the relay at commit.
@@ -151,11 +162,12 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
         WITH deleted AS (DELETE FROM messenger.outbox WHERE id = ANY($2::bigint[]))
         SELECT o.id, coalesce(o.topic, '\(Topic.roomPrefix)' || c.uid), o.event, o.fanout, c.readers_version,
                (SELECT version FROM notifications.push_token_version),
-               \(PostgresRoomRepository.messageColumns)
+               \(MessageColumns.list(fresh: true))
         FROM messenger.outbox o
         JOIN messenger.chat_room c ON c.id = o.chat_room_id
         LEFT JOIN messenger.message m ON m.id = o.message_id
         LEFT JOIN cloud.file f ON f.id = m.file_id
+        \(MessageColumns.replyJoin)
         WHERE o.id <> ALL($2::bigint[])
         ORDER BY o.id LIMIT $1::integer
         """
@@ -180,23 +192,16 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row {
-        // The message's columns (``PostgresRoomRepository/messageColumns``), null when the row
-        // is not a new message's.
-        let (
-            id, topic, event, fanout, readersVersion, tokensVersion, messageID, seq, roomID, roomUID, senderID, content,
-            uid, fileID, createdAt, file
-        ) = try row.decode(
-            (
-                Int64, String, String?, String?, Int64, Int64, Int64?, Int64?, Int64?, String, Int64?, String?, String?,
-                Int64?, Date?, String?
-            ).self)
-        guard let messageID, let seq, let roomID, let content, let uid, let createdAt else {
+        let (id, topic, event, fanout, readersVersion, tokensVersion) = try row.decode(
+            (Int64, String, String?, String?, Int64, Int64).self)
+        let columns = row.makeRandomAccess()
+        // The message's columns (``MessageColumns``), null when the row is not a new message's.
+        guard try columns[6].decode(Int64?.self) != nil else {
             // An event of its own, or a new message deleted since (its room's with it): the
             // row's event, if any, as it is.
             return Row(id: id, topic: topic, event: event, fanout: fanout.map { .init(job: $0, event: event) })
         }
-        let message = try PostgresRoomRepository.message(
-            (messageID, seq, roomID, roomUID, senderID, content, uid, fileID, createdAt, file), links: links)
+        let message = try MessageColumns.decode(columns, from: 6, links: links).message
         // Encoded once: these bytes go to the room topic and to every reader's copy.
         let encoded = RoomEvent.newMessage(message).json()
         return Row(

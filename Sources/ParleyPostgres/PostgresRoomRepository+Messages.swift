@@ -4,17 +4,6 @@ import PostgresNIO
 
 /// Messages: the per-room sequence, idempotent sends, history and read markers.
 extension PostgresRoomRepository {
-    /// Columns of a message row; queries join `messenger.chat_room c` and, for the file
-    /// object, `cloud.file f` (``messageSource``).
-    static let messageColumns =
-        "m.id, m.seq, m.chat_room_id, c.uid, m.sent_by_id, m.content, m.uid, m.file_id, m.created_at, "
-        + FileRecord.optionalJSON
-    static let messageSource = """
-        messenger.message m JOIN messenger.chat_room c ON c.id = m.chat_room_id
-        LEFT JOIN cloud.file f ON f.id = m.file_id
-        """
-    typealias MessageRow = (Int64, Int64, Int64, String, Int64?, String, String, Int64?, Date, String?)
-
     /// Stores one message in a transaction of its own (a batch of one, or a batch's sends
     /// one by one after the batch failed).
     func sendAlone(_ submission: MessageSubmission) async throws -> SentMessage {
@@ -37,16 +26,18 @@ extension PostgresRoomRepository {
 
     public func sendIfAllowed(batch: [MessageSubmission], minimum: RoomRole) async throws -> [SentMessage?] {
         var sent = [SentMessage?](repeating: nil, count: batch.count)
-        // A file is marked submitted in the same transaction as its message, and a batch keeps
-        // its order within a room: a batch with a file takes the general path whole.
-        guard batch.allSatisfy({ $0.message.fileId == nil }) else { return sent }
+        // A file is marked submitted in the same transaction as its message, a reply's target
+        // and the mentioned users are checked first, and a batch keeps its order within a room:
+        // a batch with any of them takes the general path whole.
+        guard batch.allSatisfy(\.message.isPlain) else { return sent }
         do {
             let rows = try await database.client.execute(
                 StoreNewMessagesStatement(batch, minimumRank: Int32(minimum.rank)), logger: logger
             ).allRows()
             for row in rows {
-                let stored = (row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9, row.10)
-                sent[Int(row.0) - 1] = SentMessage(message: try message(stored), created: true)
+                let place = try row.decode(Int64.self)
+                let (message, _) = try MessageColumns.decode(row.makeRandomAccess(), from: 1, links: fileLinks)
+                sent[Int(place) - 1] = SentMessage(message: message, created: true)
             }
         } catch let error as PSQLError where error.isUniqueViolation {
             // A send of a key in the batch committed meanwhile: the general path finds it.
@@ -87,27 +78,31 @@ extension PostgresRoomRepository {
         let inserted = try await connection.execute(
             InsertMessageStatement(MessageSubmission(roomID: roomID, senderID: senderID, message: message)),
             logger: logger
-        ).firstRow()
-        guard let inserted else {
-            let existing = try await connection.query(
-                """
-                SELECT \(unescaped: Self.messageColumns) FROM \(unescaped: Self.messageSource)
-                WHERE m.chat_room_id = \(roomID) AND m.sent_by_id = \(senderID) AND m.uid = \(message.uid)
-                """, logger: logger
-            ).first(MessageRow.self)
-            guard let existing else { throw ParleyError.notFound("No such room.") }
-            return (try self.message(existing), false)
+        ).allRows()
+        if let stored = try await messages(from: inserted, viewer: senderID, on: connection).first {
+            return (stored, true)
         }
-        return (try self.message(inserted), true)
+        let existing = try await connection.query(
+            """
+            SELECT \(unescaped: MessageColumns.list()) FROM \(unescaped: MessageColumns.source)
+            WHERE m.chat_room_id = \(roomID) AND m.sent_by_id = \(senderID) AND m.uid = \(message.uid)
+            """, logger: logger
+        ).collect()
+        guard let stored = try await messages(from: existing, viewer: senderID, on: connection).first else {
+            throw ParleyError.notFound("No such room.")
+        }
+        return (stored, false)
     }
 
-    public func messages(roomID: Int64, query: HistoryQuery) async throws -> (messages: [Message], hasMore: Bool) {
+    public func messages(roomID: Int64, query: HistoryQuery, viewer: Int64) async throws -> (
+        messages: [Message], hasMore: Bool
+    ) {
         // Without a lower bound the page is the newest one below the upper bound, read
         // backwards; with `after` or `since` it reads forwards. Either way the answer ascends.
         let backwards = query.after == nil && query.since == nil
         let rows = try await database.client.query(
             """
-            SELECT \(unescaped: Self.messageColumns) FROM \(unescaped: Self.messageSource)
+            SELECT \(unescaped: MessageColumns.list()) FROM \(unescaped: MessageColumns.source)
             WHERE m.chat_room_id = \(roomID)
               AND (\(query.before)::bigint IS NULL OR m.seq < \(query.before))
               AND (\(query.after)::bigint IS NULL OR m.seq > \(query.after))
@@ -116,30 +111,43 @@ extension PostgresRoomRepository {
             ORDER BY m.seq \(unescaped: backwards ? "DESC" : "ASC")
             LIMIT \(query.limit + 1)
             """, logger: logger)
-        var messages = try await rows.decode(MessageRow.self).reduce(into: [Message]()) {
-            $0.append(try self.message($1))
-        }
+        var messages = try await self.messages(from: try await rows.collect(), viewer: viewer)
         let hasMore = messages.count > query.limit
         messages = Array(messages.prefix(query.limit))
         return (backwards ? messages.reversed() : messages, hasMore)
     }
 
-    public func latestMessages(roomIDs: [Int64], count: Int) async throws -> [Int64: [Message]] {
+    public func latestMessages(roomIDs: [Int64], count: Int, viewer: Int64) async throws -> [Int64: [Message]] {
         guard count > 0, !roomIDs.isEmpty else { return [:] }
         let rows = try await database.client.query(
             """
-            SELECT \(unescaped: Self.messageColumns)
+            SELECT \(unescaped: MessageColumns.list())
             FROM unnest(\(roomIDs)::bigint[]) AS room(id)
             CROSS JOIN LATERAL (
                 SELECT * FROM messenger.message WHERE chat_room_id = room.id ORDER BY seq DESC LIMIT \(count)
             ) m
             JOIN messenger.chat_room c ON c.id = m.chat_room_id
             LEFT JOIN cloud.file f ON f.id = m.file_id
+            \(unescaped: MessageColumns.replyJoin)
             ORDER BY m.chat_room_id, m.seq
             """, logger: logger)
         var byRoom: [Int64: [Message]] = [:]
-        for try await row in rows.decode(MessageRow.self) { byRoom[row.2, default: []].append(try self.message(row)) }
+        for message in try await messages(from: try await rows.collect(), viewer: viewer) {
+            byRoom[message.chatRoomId, default: []].append(message)
+        }
         return byRoom
+    }
+
+    public func replyTargets(ids: Set<Int64>) async throws -> [Int64: ReplyTarget] {
+        let rows = try await database.client.query(
+            """
+            SELECT id, chat_room_id, deleted_at IS NOT NULL FROM messenger.message WHERE id = ANY(\(Array(ids)))
+            """, logger: logger)
+        var targets: [Int64: ReplyTarget] = [:]
+        for try await (id, roomID, deleted) in rows.decode((Int64, Int64, Bool).self) {
+            targets[id] = ReplyTarget(roomID: roomID, deleted: deleted)
+        }
+        return targets
     }
 
     public func markRead(roomID: Int64, userID: Int64, target: ReadMarker.Target) async throws -> ReadMarker {
@@ -187,16 +195,5 @@ extension PostgresRoomRepository {
             RETURNING updated_at
             """, logger: logger
         ).first(Date.self)
-    }
-}
-
-extension PostgresRoomRepository {
-    func message(_ row: MessageRow) throws -> Message { try Self.message(row, links: fileLinks) }
-
-    /// A message row as clients see it, its file's URLs signed with `links`.
-    static func message(_ row: MessageRow, links: FileLinks) throws -> Message {
-        Message(
-            id: row.0, seq: row.1, chatRoomId: row.2, chatRoomUid: row.3, sentById: row.4, content: row.5, uid: row.6,
-            fileId: row.7, createdAt: row.8, file: try row.9.map { links.object(try FileRecord.decode($0)) })
     }
 }

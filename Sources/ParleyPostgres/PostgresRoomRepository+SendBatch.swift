@@ -108,8 +108,8 @@ extension PostgresRoomRepository {
         _ insert: InsertMessagesStatement, into outcomes: inout [SendOutcome?], slotOfRow: [RoomSeq: Int],
         on connection: PostgresConnection
     ) async throws {
-        for row in try await connection.execute(insert, logger: logger).allRows() {
-            let message = try self.message(row)
+        let rows = try await connection.execute(insert, logger: logger).allRows()
+        for message in try await messages(from: rows, viewer: nil, on: connection) {
             guard let slot = slotOfRow[RoomSeq(roomID: message.chatRoomId, seq: message.seq)] else { continue }
             outcomes[slot] = .success(SentMessage(message: message, created: true))
         }
@@ -136,8 +136,7 @@ extension PostgresRoomRepository {
                 uids: submissions.map(\.message.uid)), logger: logger
         ).allRows()
         var stored: [MessageKey: Message] = [:]
-        for row in rows {
-            let message = try self.message(row)
+        for message in try await messages(from: rows, viewer: nil, on: connection) {
             guard let sender = message.sentById else { continue }
             stored[MessageKey(roomID: message.chatRoomId, senderID: sender, uid: message.uid)] = message
         }
@@ -159,5 +158,7 @@ extension InsertMessagesStatement {
         uids.append(submission.message.uid)
         contents.append(submission.message.content)
         fileIDs.append(submission.message.fileId ?? 0)
+        replyToIDs.append(submission.message.replyToId ?? 0)
+        mentions.append("{" + submission.message.mentions.map(String.init).joined(separator: ",") + "}")
     }
 }

@@ -85,8 +85,8 @@ public struct PostgresRoomRepository: RoomRepository {
             let room = RoomView(
                 id: row.0, uid: row.1, type: RoomView.Kind(rawValue: row.2) ?? .multiparty, name: row.3,
                 createdAt: row.4, lastMessageAt: row.5, myRole: RoomRole(rank: row.7) ?? .reader, lastSeq: row.6,
-                lastReadMessageId: row.8, lastReadSeq: row.8 == nil ? nil : row.9, unreadCount: max(0, row.6 - row.9),
-                peer: peer)
+                lastReadMessageId: row.8, lastReadSeq: row.8 == nil ? nil : row.9,
+                unreadCount: max(0, row.6 - row.9 - row.17), unreadMentionCount: row.18, peer: peer)
             rooms.append((room, row.16))
         }
         return rooms

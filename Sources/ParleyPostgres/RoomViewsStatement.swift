@@ -17,7 +17,7 @@ struct RoomViewsStatement: PostgresPreparedStatement {
         SELECT c.id, c.uid, c.type, c.name, c.created_at, c.last_message_at, c.last_seq, mine.rank::integer,
                rm.message_id, coalesce(rm.seq, 0),
                p.id, p.email, p.first_name, p.last_name, p.is_admin, p.created_at,
-               \(RoomCursor.activitySQL)
+               \(RoomCursor.activitySQL), \(RoomViewsStatement.deletedUnread), \(RoomViewsStatement.unreadMentions)
         FROM mine JOIN messenger.chat_room c ON c.id = mine.chat_room_id
         LEFT JOIN messenger.read_marker rm ON rm.chat_room_id = c.id AND rm.user_account_id = $1::bigint
         LEFT JOIN cloud.user_account p ON c.type = 'twoparty' AND p.id =
@@ -30,8 +30,23 @@ struct RoomViewsStatement: PostgresPreparedStatement {
         """
     typealias Row = (
         Int64, String, String, String?, Date, Date?, Int64, Int, Int64?, Int64, Int64?, String?, String?,
-        String?, Bool?, Date?, Int64
+        String?, Bool?, Date?, Int64, Int64, Int64
     )
+    /// Deleted messages after the reader's marker, which the unread count leaves out; looked
+    /// for only when the room has deleted any after it.
+    static let deletedUnread = """
+        CASE WHEN c.last_deleted_seq > coalesce(rm.seq, 0) THEN (
+            SELECT count(*) FROM messenger.message d
+            WHERE d.chat_room_id = c.id AND d.deleted_at IS NOT NULL AND d.seq > coalesce(rm.seq, 0))
+        ELSE 0 END
+        """
+    /// Mentions of the reader after their marker; looked for only when the room has any after it.
+    static let unreadMentions = """
+        CASE WHEN c.last_mention_seq > coalesce(rm.seq, 0) THEN (
+            SELECT count(*) FROM messenger.mention n
+            WHERE n.user_account_id = $1::bigint AND n.chat_room_id = c.id AND n.seq > coalesce(rm.seq, 0))
+        ELSE 0 END
+        """
     let userID: Int64
     let roomID: Int64?
     let since: Date?

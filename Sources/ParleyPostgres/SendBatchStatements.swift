@@ -81,13 +81,14 @@ struct LockRoomsStatement: PostgresPreparedStatement {
 /// are locked, it sees every send to them that committed before.
 struct StoredMessagesStatement: PostgresPreparedStatement {
     static let sql = """
-        SELECT \(PostgresRoomRepository.messageColumns)
+        SELECT \(MessageColumns.list())
         FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS k(room_id, sender_id, uid)
         JOIN messenger.message m ON m.chat_room_id = k.room_id AND m.sent_by_id = k.sender_id AND m.uid = k.uid
         JOIN messenger.chat_room c ON c.id = m.chat_room_id
         LEFT JOIN cloud.file f ON f.id = m.file_id
+        \(MessageColumns.replyJoin)
         """
-    typealias Row = PostgresRoomRepository.MessageRow
+    typealias Row = PostgresRow
     let roomIDs: [Int64]
     let senderIDs: [Int64]
     let uids: [String]
@@ -100,12 +101,21 @@ struct StoredMessagesStatement: PostgresPreparedStatement {
         return bindings
     }
 
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    func decodeRow(_ row: PostgresRow) throws -> Row { row }
 }
 
-/// What both batch inserts write besides the messages (the CTE `m`): each sender's read
-/// marker moved to their last message, and the messages' outbox rows in their order.
-private enum StoredBatchRecords {
+/// What the inserts write besides the messages (the CTE `m`): each sender's read marker moved
+/// to their last message, the mentions of others, and the messages' outbox rows in their order.
+enum StoredBatchRecords {
+    /// One row per user a message mentions, the sender aside.
+    static let mentioned = """
+        mentioned AS (
+            INSERT INTO messenger.mention (user_account_id, chat_room_id, seq, message_id)
+            SELECT u.id, m.chat_room_id, m.seq, m.id FROM m CROSS JOIN LATERAL unnest(m.mentions) AS u(id)
+            WHERE u.id IS DISTINCT FROM m.sent_by_id
+            ON CONFLICT DO NOTHING
+        )
+        """
     static let ctes = """
         marker AS (
             INSERT INTO messenger.read_marker (chat_room_id, user_account_id, message_id, seq)
@@ -114,7 +124,7 @@ private enum StoredBatchRecords {
             ON CONFLICT (chat_room_id, user_account_id) DO UPDATE
             SET message_id = excluded.message_id, seq = excluded.seq, updated_at = clock_timestamp()
             WHERE messenger.read_marker.seq < excluded.seq
-        ), outboxed AS (
+        ), \(mentioned), outboxed AS (
             INSERT INTO messenger.outbox (chat_room_id, message_id)
             SELECT m.chat_room_id, m.id FROM m ORDER BY m.id
             RETURNING id
@@ -132,25 +142,32 @@ private enum StoredBatchRecords {
 struct InsertMessagesStatement: PostgresPreparedStatement {
     static let sql = """
         WITH m AS (
-            INSERT INTO messenger.message (chat_room_id, seq, sent_by_id, uid, content, file_id, created_at)
-            SELECT t.room_id, t.seq, t.sender_id, t.uid, t.content, nullif(t.file_id, 0), clock_timestamp()
-            FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::bigint[])
-                AS t(room_id, seq, sender_id, uid, content, file_id)
+            INSERT INTO messenger.message
+                (chat_room_id, seq, sent_by_id, uid, content, file_id, reply_to_id, mentions, created_at)
+            SELECT t.room_id, t.seq, t.sender_id, t.uid, t.content, nullif(t.file_id, 0), nullif(t.reply_to_id, 0),
+                   t.mentions::bigint[], clock_timestamp()
+            FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::bigint[],
+                        $7::bigint[], $8::text[])
+                AS t(room_id, seq, sender_id, uid, content, file_id, reply_to_id, mentions)
             ORDER BY t.room_id, t.seq
             RETURNING *
         ), room AS (
             UPDATE messenger.chat_room c
-            SET last_seq = x.seq, last_message_at = x.at, updated_at = x.at
-            FROM (SELECT chat_room_id, max(seq) AS seq, max(created_at) AS at FROM m GROUP BY chat_room_id) x
+            SET last_seq = x.seq, last_message_at = x.at, updated_at = x.at,
+                last_mention_seq = greatest(c.last_mention_seq, x.mention_seq)
+            FROM (SELECT chat_room_id, max(seq) AS seq, max(created_at) AS at,
+                         coalesce(max(seq) FILTER (WHERE cardinality(mentions) > 0), 0) AS mention_seq
+                  FROM m GROUP BY chat_room_id) x
             WHERE c.id = x.chat_room_id
             RETURNING c.id, c.uid
         ), \(StoredBatchRecords.ctes)
-        SELECT m.id, m.seq, m.chat_room_id, room.uid, m.sent_by_id, m.content, m.uid, m.file_id, m.created_at,
-               (SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = m.file_id)
-        FROM m JOIN room ON room.id = m.chat_room_id,
-            \(StoredBatchRecords.wake)
+        SELECT \(MessageColumns.list(
+            roomUID: "room.uid", file: "(SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = m.file_id)",
+            fresh: true))
+        FROM m JOIN room ON room.id = m.chat_room_id \(MessageColumns.replyJoin)
+            CROSS JOIN \(StoredBatchRecords.wake)
         """
-    typealias Row = PostgresRoomRepository.MessageRow
+    typealias Row = PostgresRow
     var roomIDs: [Int64] = []
     var seqs: [Int64] = []
     var senderIDs: [Int64] = []
@@ -158,19 +175,25 @@ struct InsertMessagesStatement: PostgresPreparedStatement {
     var contents: [String] = []
     /// 0 for none.
     var fileIDs: [Int64] = []
+    /// 0 for none.
+    var replyToIDs: [Int64] = []
+    /// Each message's as an array literal (`{1,2}`): arrays of arrays must be rectangular.
+    var mentions: [String] = []
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 6)
+        var bindings = PostgresBindings(capacity: 8)
         try bindings.append(roomIDs)
         try bindings.append(seqs)
         try bindings.append(senderIDs)
         try bindings.append(uids)
         try bindings.append(contents)
         try bindings.append(fileIDs)
+        try bindings.append(replyToIDs)
+        try bindings.append(mentions)
         return bindings
     }
 
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    func decodeRow(_ row: PostgresRow) throws -> Row { row }
 }
 
 /// The common batch in one round trip: stores the new messages of senders holding at least
@@ -217,13 +240,13 @@ struct StoreNewMessagesStatement: PostgresPreparedStatement {
             ORDER BY f.room_id, f.place
             RETURNING *
         ), \(StoredBatchRecords.ctes)
-        SELECT f.place, m.id, m.seq, m.chat_room_id, room.uid, m.sent_by_id, m.content, m.uid, m.file_id,
-               m.created_at, NULL::text
+        SELECT f.place, \(MessageColumns.list(roomUID: "room.uid", file: "NULL::text", fresh: true))
         FROM m JOIN room ON room.id = m.chat_room_id
-            JOIN fresh f ON f.room_id = m.chat_room_id AND f.sender_id = m.sent_by_id AND f.uid = m.uid,
-            \(StoredBatchRecords.wake)
+            JOIN fresh f ON f.room_id = m.chat_room_id AND f.sender_id = m.sent_by_id AND f.uid = m.uid
+            \(MessageColumns.replyJoin)
+            CROSS JOIN \(StoredBatchRecords.wake)
         """
-    typealias Row = (Int64, Int64, Int64, Int64, String, Int64?, String, String, Int64?, Date, String?)
+    typealias Row = PostgresRow
     var roomIDs: [Int64] = []
     var senderIDs: [Int64] = []
     var uids: [String] = []
@@ -231,6 +254,7 @@ struct StoreNewMessagesStatement: PostgresPreparedStatement {
     /// The lowest `cloud.role.rank` that may send.
     let minimumRank: Int32
 
+    /// - Parameter submissions: plain ones (``ParleyCore/NewMessage/isPlain``).
     init(_ submissions: [MessageSubmission], minimumRank: Int32) {
         for submission in submissions {
             roomIDs.append(submission.roomID)
@@ -251,5 +275,5 @@ struct StoreNewMessagesStatement: PostgresPreparedStatement {
         return bindings
     }
 
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    func decodeRow(_ row: PostgresRow) throws -> Row { row }
 }

@@ -28,6 +28,8 @@ struct ServeGraph {
         var rateLimitNamespace = "parley"
         var fileLinks: FileLinks
         var sendBatching = SendBatching()
+        /// How long after sending a message may be edited; zero: always.
+        var editWindow: Duration = .zero
         var store: any BlobStore
         /// Thumbnail and probe jobs of uploads; nil queues none.
         var mediaJobs: (any JobQueue)?
@@ -42,7 +44,7 @@ struct ServeGraph {
             broker: MQTTBrokerSessionControl(client: dependencies.mqtt, logger: Runtime.logger("broker")),
             mqttKey: mqttKey, endpoint: try settings.mqttEndpoint(), accountPolicy: try settings.accountPolicy(),
             bcryptCost: try settings.bcryptCost(), fileLinks: try settings.fileLinks(),
-            sendBatching: try settings.sendBatching(), store: try settings.blobStore(database: dependencies.postgres),
+            sendBatching: try settings.sendBatching(), editWindow: try settings.messageEditWindow(), store: try settings.blobStore(database: dependencies.postgres),
             mediaJobs: RedisJobQueue(
                 name: QueueName.media, pool: dependencies.redis, configuration: try settings.jobQueue()),
             uploadLimit: try settings.uploadLimit())
@@ -82,14 +84,16 @@ struct ServeGraph {
             policy: parts.accountPolicy, revokedLocally: { cache.revoke(sessions: $0) })
 
         // Rooms, messages and files.
-        let rooms = RoomService(
-            rooms: PostgresRoomRepository(database: postgres, logger: logger("rooms"), fileLinks: parts.fileLinks),
-            batching: parts.sendBatching)
+        let roomRepository = PostgresRoomRepository(
+            database: postgres, logger: logger("rooms"), fileLinks: parts.fileLinks)
+        let rooms = RoomService(rooms: roomRepository, batching: parts.sendBatching)
+        let messageActions = MessageActionService(
+            rooms: roomRepository, actions: roomRepository, editWindow: parts.editWindow)
 
         return ParleyRoutes.Features(
             accounts: accounts, users: users, sessions: sessions,
             directory: PostgresDirectoryRepository(database: postgres, logger: logger("directory")),
-            hasher: hasher, cache: cache, endpoint: parts.endpoint, rooms: rooms,
+            hasher: hasher, cache: cache, endpoint: parts.endpoint, rooms: rooms, messageActions: messageActions,
             notificationSettings: PostgresPushRepository(database: postgres, logger: logger("push")),
             files: PostgresFileRepository(database: postgres, logger: logger("files")), store: parts.store,
             links: parts.fileLinks, mediaJobs: parts.mediaJobs, uploadLimit: parts.uploadLimit)

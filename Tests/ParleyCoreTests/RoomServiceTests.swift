@@ -128,7 +128,7 @@ actor InMemoryRooms: RoomRepository {
         var members: [Int64: RoomRole]
         var messages: [Message] = []
     }
-    private var stored: [Int64: Stored] = [:]
+    var stored: [Int64: Stored] = [:]
     private var nextMessageID: Int64 = 1
     /// The general path's role check throws ``Unreachable`` (the one-statement path still stores).
     private var unavailable = false
@@ -164,7 +164,7 @@ actor InMemoryRooms: RoomRepository {
         return (views, nil)
     }
 
-    func latestMessages(roomIDs: [Int64], count: Int) async throws -> [Int64: [Message]] {
+    func latestMessages(roomIDs: [Int64], count: Int, viewer: Int64) async throws -> [Int64: [Message]] {
         Dictionary(uniqueKeysWithValues: roomIDs.map { ($0, Array(stored[$0]?.messages.suffix(count) ?? [])) })
     }
 
@@ -209,7 +209,7 @@ actor InMemoryRooms: RoomRepository {
     func send(batch: [MessageSubmission]) async throws -> [SendOutcome] { batch.map { store($0) } }
 
     func sendIfAllowed(batch: [MessageSubmission], minimum: RoomRole) async throws -> [SentMessage?] {
-        guard batch.allSatisfy({ $0.message.fileId == nil }) else { return batch.map { _ in nil } }
+        guard batch.allSatisfy(\.message.isPlain) else { return batch.map { _ in nil } }
         return try batch.map { submission in
             guard let role = stored[submission.roomID]?.members[submission.senderID], role >= minimum,
                 !isStored(submission)
@@ -218,8 +218,20 @@ actor InMemoryRooms: RoomRepository {
         }
     }
 
-    func messages(roomID: Int64, query: HistoryQuery) async throws -> (messages: [Message], hasMore: Bool) {
+    func messages(roomID: Int64, query: HistoryQuery, viewer: Int64) async throws -> (
+        messages: [Message], hasMore: Bool
+    ) {
         (stored[roomID]?.messages ?? [], false)
+    }
+
+    func replyTargets(ids: Set<Int64>) async throws -> [Int64: ReplyTarget] {
+        var targets: [Int64: ReplyTarget] = [:]
+        for room in stored.values {
+            for message in room.messages where ids.contains(message.id) {
+                targets[message.id] = ReplyTarget(roomID: room.id, deleted: message.deletedAt != nil)
+            }
+        }
+        return targets
     }
 
     func markRead(roomID: Int64, userID: Int64, target: ReadMarker.Target) async throws -> ReadMarker {
@@ -249,7 +261,10 @@ actor InMemoryRooms: RoomRepository {
         let message = Message(
             id: nextMessageID, seq: (room.messages.last?.seq ?? 0) + 1, chatRoomId: room.id, chatRoomUid: room.uid,
             sentById: submission.senderID, content: submission.message.content, uid: submission.message.uid,
-            fileId: submission.message.fileId, createdAt: Date())
+            fileId: submission.message.fileId, createdAt: Date(),
+            replyTo: submission.message.replyToId.map {
+                ReplyPreview(id: $0, seq: 0, sentById: nil, excerpt: "", deleted: false)
+            }, mentions: submission.message.mentions)
         nextMessageID += 1
         stored[submission.roomID]?.messages.append(message)
         return .success(SentMessage(message: message, created: true))

@@ -16,6 +16,7 @@ struct RoomResponse: Codable, Sendable {
     let lastReadMessageId: Int64?
     let lastReadSeq: Int64?
     let unreadCount: Int64
+    let unreadMentionCount: Int64
     /// The other user of a two-party room; absent otherwise.
     let peer: UserResponse?
     /// Only when asked for (`?latest=`).
@@ -34,6 +35,7 @@ struct RoomResponse: Codable, Sendable {
         lastReadMessageId = room.lastReadMessageId
         lastReadSeq = room.lastReadSeq
         unreadCount = room.unreadCount
+        unreadMentionCount = room.unreadMentionCount
         peer = room.peer.map(UserResponse.init)
         latestMessages = room.latestMessages
     }
@@ -54,13 +56,14 @@ struct RoomResponse: Codable, Sendable {
         try container.encode(lastReadMessageId, forKey: .lastReadMessageId)
         try container.encode(lastReadSeq, forKey: .lastReadSeq)
         try container.encode(unreadCount, forKey: .unreadCount)
+        try container.encode(unreadMentionCount, forKey: .unreadMentionCount)
         try container.encodeIfPresent(peer, forKey: .peer)
         try container.encodeIfPresent(latestMessages, forKey: .latestMessages)
     }
 
     enum CodingKeys: String, CodingKey {
         case id, uid, topic, type, name, createdAt, lastMessageAt, myRole, lastSeq, lastReadMessageId, lastReadSeq
-        case unreadCount
+        case unreadCount, unreadMentionCount
         case peer, latestMessages
     }
 }
@@ -92,10 +95,20 @@ struct MessageBody: Decodable {
     let content: String
     let uid: String
     let fileId: Int64?
+    let replyToId: Int64?
+    let mentions: [Int64]?
 
     func newMessage(fieldPrefix: String = "") throws -> NewMessage {
-        try NewMessage(content: content, uid: uid, fileId: fileId, fieldPrefix: fieldPrefix)
+        try NewMessage(
+            content: content, uid: uid, fileId: fileId, replyToId: replyToId, mentions: mentions,
+            fieldPrefix: fieldPrefix)
     }
+}
+
+/// `PATCH .../messages/{messageId}`: new content, and the mentions when they change.
+struct EditMessageBody: Decodable {
+    let content: String
+    let mentions: [Int64]?
 }
 
 struct RenameRequest: Decodable {

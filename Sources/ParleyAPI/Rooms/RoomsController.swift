@@ -5,8 +5,13 @@ import ParleyCore
 /// `/v1/rooms/...`: rooms, members, group and application-role links, messages, read markers.
 public struct RoomsController: Sendable {
     let service: RoomService
+    /// Answers history's `changedSince`.
+    let actions: MessageActionService
 
-    public init(service: RoomService) { self.service = service }
+    public init(service: RoomService, actions: MessageActionService) {
+        self.service = service
+        self.actions = actions
+    }
 
     public func addRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
         addRoomRoutes(to: group)
@@ -109,6 +114,13 @@ public struct RoomsController: Sendable {
 
     private func addMessageRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
         group.get("rooms/:id/messages") { request, context in
+            if let since = request.uri.queryParameters["changedSince"] {
+                return JSONResponse(
+                    .ok,
+                    try await MessageActionsController.changes(
+                        request, since: since, roomID: try context.parameters.id("id"), service: actions,
+                        userID: context.identity.userID))
+            }
             let query = try Self.historyQuery(request)
             let (messages, hasMore) = try await service.history(
                 roomID: try context.parameters.id("id"), query: query, for: context.identity.userID)

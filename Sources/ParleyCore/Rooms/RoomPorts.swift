@@ -14,7 +14,8 @@ public protocol RoomRepository: Sendable {
     func roomID(uid: String) async throws -> Int64?
     func room(id: Int64, for userID: Int64) async throws -> RoomView?
     func rooms(for userID: Int64, page: RoomPage) async throws -> (rooms: [RoomView], nextCursor: String?)
-    func latestMessages(roomIDs: [Int64], count: Int) async throws -> [Int64: [Message]]
+    /// Each room's newest messages as `viewer` sees them.
+    func latestMessages(roomIDs: [Int64], count: Int, viewer: Int64) async throws -> [Int64: [Message]]
     /// Creates a multiparty room with its members (the creator as admin) and first message.
     /// Throws `not-found` naming `members` when a user does not exist.
     func createMultiparty(
@@ -35,6 +36,7 @@ public protocol RoomRepository: Sendable {
     func setGroup(roomID: Int64, groupID: Int64, role: RoomRole?, by editorID: Int64) async throws -> Bool
     func setAppRole(roomID: Int64, appRoleID: Int64, role: RoomRole?, by editorID: Int64) async throws -> Bool
     /// Stores a batch of messages (a group commit), each once per (room, sender, uid), with
+    /// its reply and mentions as checked before (``RoomService``),
     /// `seq` gap-free per room in the batch's order: one outcome per submission, in order.
     /// A submission refused alone (a room gone, a file not the sender's) fails alone while the
     /// rest commit; a later submission of a key already in the batch answers as a retry
@@ -44,13 +46,29 @@ public protocol RoomRepository: Sendable {
     /// `minimum` in the room, checked in the same statement: per submission its stored
     /// message, or nil, having stored nothing for it, when it is not that common case (a
     /// refusal, a retry, a later send of a key the batch holds; every submission when one
-    /// has a file to mark submitted or a send of the same key raced this one), for
-    /// ``send(batch:)`` after a role check to answer.
+    /// is not plain (a file to mark submitted, a reply or mentions to check) or a send of the
+    /// same key raced this one), for ``send(batch:)`` after the checks to answer.
     func sendIfAllowed(batch: [MessageSubmission], minimum: RoomRole) async throws -> [SentMessage?]
-    func messages(roomID: Int64, query: HistoryQuery) async throws -> (messages: [Message], hasMore: Bool)
+    /// A page of history as `viewer` sees it (`me` in reactions).
+    func messages(roomID: Int64, query: HistoryQuery, viewer: Int64) async throws -> (
+        messages: [Message], hasMore: Bool
+    )
+    /// The room and state of messages replies name; ids of no message are absent.
+    func replyTargets(ids: Set<Int64>) async throws -> [Int64: ReplyTarget]
     /// Moves the read marker forward (never back) and returns where it stands; throws
     /// `not-found` for a message of another room.
     func markRead(roomID: Int64, userID: Int64, target: ReadMarker.Target) async throws -> ReadMarker
+}
+
+/// The message a reply names: its room, and whether it is deleted.
+public struct ReplyTarget: Sendable, Equatable {
+    public let roomID: Int64
+    public let deleted: Bool
+
+    public init(roomID: Int64, deleted: Bool) {
+        self.roomID = roomID
+        self.deleted = deleted
+    }
 }
 
 /// A page of the room list.

@@ -34,7 +34,8 @@ public struct RoomService: Sendable {
     public func room(id: Int64, for userID: Int64, latestMessages: Int = 0) async throws -> RoomView {
         guard var room = try await rooms.room(id: id, for: userID) else { throw ParleyError.notFound("No such room.") }
         if latestMessages > 0 {
-            room.latestMessages = try await rooms.latestMessages(roomIDs: [id], count: latestMessages)[id] ?? []
+            room.latestMessages =
+                try await rooms.latestMessages(roomIDs: [id], count: latestMessages, viewer: userID)[id] ?? []
         }
         return room
     }
@@ -44,7 +45,8 @@ public struct RoomService: Sendable {
     ) {
         var (list, next) = try await rooms.rooms(for: userID, page: page)
         if latestMessages > 0 {
-            let messages = try await rooms.latestMessages(roomIDs: list.map(\.id), count: latestMessages)
+            let messages = try await rooms.latestMessages(
+                roomIDs: list.map(\.id), count: latestMessages, viewer: userID)
             for index in list.indices { list[index].latestMessages = messages[list[index].id] ?? [] }
         }
         return (list, next)
@@ -179,14 +181,21 @@ public struct RoomService: Sendable {
         return outcomes.map { $0 ?? .failure(ParleyError.notFound("No such room.")) }
     }
 
-    /// The general path: the writer check of all in one query, then one transaction.
+    /// The general path: the writer check of all (and of the users they mention) in one
+    /// query, the replies' targets in another, then one transaction.
     private static func checkAndStore(_ batch: [MessageSubmission], to rooms: any RoomRepository) async throws
         -> [SendOutcome]
     {
-        let roles = try await rooms.roles(of: Set(batch.map(\.member)))
+        let mentioned = batch.flatMap { submission in
+            submission.message.mentions.map { RoomUser(roomID: submission.roomID, userID: $0) }
+        }
+        let roles = try await rooms.roles(of: Set(batch.map(\.member) + mentioned))
+        let replyIDs = Set(batch.compactMap(\.message.replyToId))
+        let targets = replyIDs.isEmpty ? [:] : try await rooms.replyTargets(ids: replyIDs)
         var outcomes: [SendOutcome?] = batch.map { submission in
             do {
                 _ = try Self.allowed(roles[submission.member], minimum: .writer)
+                try Self.checkReferences(of: submission, roles: roles, targets: targets)
                 return nil
             } catch {
                 return .failure(error)
@@ -200,11 +209,26 @@ public struct RoomService: Sendable {
         return outcomes.map { $0 ?? .failure(ParleyError.notFound("No such room.")) }
     }
 
+    /// A reply answers a message of its room that is not deleted; a mention names a reader.
+    static func checkReferences(
+        of submission: MessageSubmission, roles: [RoomUser: RoomRole], targets: [Int64: ReplyTarget]
+    ) throws {
+        if let replyTo = submission.message.replyToId {
+            guard let target = targets[replyTo], target.roomID == submission.roomID, !target.deleted else {
+                throw ParleyError.invalidRequest(
+                    "replyToId must name a message of this room that is not deleted", field: "replyToId")
+            }
+        }
+        for user in submission.message.mentions where roles[RoomUser(roomID: submission.roomID, userID: user)] == nil {
+            throw ParleyError.invalidRequest("mentions names a user who cannot read the room", field: "mentions")
+        }
+    }
+
     public func history(roomID: Int64, query: HistoryQuery, for userID: Int64) async throws -> (
         messages: [Message], hasMore: Bool
     ) {
         try await require(.reader, roomID: roomID, userID: userID)
-        return try await rooms.messages(roomID: roomID, query: query)
+        return try await rooms.messages(roomID: roomID, query: query, viewer: userID)
     }
 
     @discardableResult

@@ -220,9 +220,16 @@ enum SettingKeys {
         ]
     }
 
+    enum Messages {
+        static let editWindow = SettingKey(
+            "message.editWindow", default: "0",
+            "Seconds after sending during which a message may be edited (0: no limit); later edits get 403.")
+        static let all = [editWindow]
+    }
+
     static let all =
         General.all + Postgres.all + Redis.all + MQTT.all + MQTTClients.all + HTTP.all + Accounts.all + Jobs.all
-        + Push.all + Files.all
+        + Push.all + Files.all + Messages.all
 
     /// The key table for `--help`.
     static var helpText: String {

@@ -1,0 +1,234 @@
+import Foundation
+import Logging
+import ParleyCore
+import PostgresNIO
+
+/// Edits, tombstones, reactions, threads and changes (see <doc:MessageActions>).
+///
+/// Every change locks its message (`NO KEY UPDATE`, which leaves a concurrent reply's
+/// foreign-key check free), then its room, whose row every send to the room also locks: the
+/// event's outbox row is then written in the room's commit order, and two changes of one
+/// message follow each other. Each also moves the room's `updated_at`, so the room list's
+/// light sync (`since`) brings the room whose latest messages changed.
+extension PostgresRoomRepository: MessageActionRepository {
+    public func facts(messageID: Int64, roomID: Int64) async throws -> MessageFacts? {
+        let row = try await database.client.query(
+            """
+            SELECT seq, sent_by_id, created_at, content, file_id, mentions, deleted_at IS NOT NULL
+            FROM messenger.message WHERE id = \(messageID) AND chat_room_id = \(roomID)
+            """, logger: logger
+        ).first((Int64, Int64?, Date, String, Int64?, [Int64], Bool).self)
+        return row.map {
+            MessageFacts(
+                id: messageID, roomID: roomID, seq: $0.0, senderID: $0.1, createdAt: $0.2, content: $0.3, fileID: $0.4,
+                mentions: $0.5, deleted: $0.6)
+        }
+    }
+
+    public func message(id: Int64, roomID: Int64, viewer: Int64) async throws -> Message? {
+        try await message(id: id, roomID: roomID, viewer: viewer, on: nil)
+    }
+
+    private func message(id: Int64, roomID: Int64, viewer: Int64?, on connection: PostgresConnection?) async throws
+        -> Message?
+    {
+        let query: PostgresQuery = """
+            SELECT \(unescaped: MessageColumns.list()) FROM \(unescaped: MessageColumns.source)
+            WHERE m.id = \(id) AND m.chat_room_id = \(roomID)
+            """
+        let rows =
+            if let connection {
+                try await connection.query(query, logger: logger).collect()
+            } else {
+                try await database.client.query(query, logger: logger).collect()
+            }
+        return try await messages(from: rows, viewer: viewer, on: connection).first
+    }
+
+    public func edit(messageID: Int64, roomID: Int64, content: String, mentions: [Int64]?) async throws -> Bool {
+        try await database.transaction(logger: logger) { connection in
+            let edited = try await connection.query(
+                """
+                UPDATE messenger.message
+                SET content = \(content), mentions = coalesce(\(mentions)::bigint[], mentions),
+                    edited_at = clock_timestamp(), changed_at = clock_timestamp()
+                WHERE id = \(messageID) AND chat_room_id = \(roomID) AND deleted_at IS NULL
+                RETURNING seq, sent_by_id
+                """, logger: logger
+            ).first((Int64, Int64?).self)
+            guard let (seq, senderID) = edited else { return false }
+            var mentionSeq: Int64 = 0
+            if let mentions {
+                // The unread mentions follow the new text; an edit pushes nobody.
+                try await connection.query(
+                    """
+                    WITH gone AS (DELETE FROM messenger.mention WHERE message_id = \(messageID))
+                    INSERT INTO messenger.mention (user_account_id, chat_room_id, seq, message_id)
+                    SELECT u.id, \(roomID), \(seq), \(messageID) FROM unnest(\(mentions)::bigint[]) AS u(id)
+                    WHERE u.id IS DISTINCT FROM \(senderID)
+                    ON CONFLICT DO NOTHING
+                    """, logger: logger)
+                if !mentions.isEmpty { mentionSeq = seq }
+            }
+            try await roomChanged(roomID, mentionSeq: mentionSeq, on: connection)
+            guard let message = try await message(id: messageID, roomID: roomID, viewer: nil, on: connection) else {
+                return false
+            }
+            try await Outbox.add(
+                roomID: roomID, event: RoomEvent.edited(message).json(), fanout: nil, on: connection, logger: logger)
+            return true
+        }
+    }
+
+    public func delete(messageID: Int64, roomID: Int64, by userID: Int64) async throws {
+        try await database.transaction(logger: logger) { connection in
+            let deleted = try await connection.query(
+                """
+                WITH old AS (
+                    SELECT id, file_id FROM messenger.message
+                    WHERE id = \(messageID) AND chat_room_id = \(roomID) AND deleted_at IS NULL
+                    FOR NO KEY UPDATE
+                )
+                UPDATE messenger.message m
+                SET content = '', file_id = NULL, deleted_at = clock_timestamp(), deleted_by_id = \(userID),
+                    changed_at = clock_timestamp()
+                FROM old WHERE m.id = old.id
+                RETURNING m.seq, m.deleted_at, old.file_id
+                """, logger: logger
+            ).first((Int64, Date, Int64?).self)
+            guard let (seq, deletedAt, fileID) = deleted else { return }
+            try await connection.query(
+                """
+                WITH reactions AS (DELETE FROM messenger.reaction WHERE message_id = \(messageID))
+                DELETE FROM messenger.mention WHERE message_id = \(messageID)
+                """, logger: logger)
+            if let fileID {
+                // No longer submitted by any message: the orphan sweep removes it.
+                try await connection.query(
+                    """
+                    UPDATE cloud.file SET submitted = false
+                    WHERE id = \(fileID) AND NOT EXISTS (SELECT 1 FROM messenger.message WHERE file_id = \(fileID))
+                    """, logger: logger)
+            }
+            try await roomChanged(roomID, deletedSeq: seq, on: connection)
+            let event = RoomEvent.deleted(
+                RoomEvent.Deleted(id: messageID, seq: seq, chatRoomId: roomID, deletedAt: deletedAt, deletedById: userID))
+            try await Outbox.add(roomID: roomID, event: event.json(), fanout: nil, on: connection, logger: logger)
+        }
+    }
+
+    public func setReaction(
+        messageID: Int64, roomID: Int64, key: String, userID: Int64, add: Bool, maximumKeys: Int
+    ) async throws -> ReactionResult {
+        try await database.transaction(logger: logger) { connection in
+            let locked = try await connection.query(
+                """
+                SELECT deleted_at IS NOT NULL FROM messenger.message
+                WHERE id = \(messageID) AND chat_room_id = \(roomID) FOR NO KEY UPDATE
+                """, logger: logger
+            ).first(Bool.self)
+            guard let deleted = locked else { return .noSuchMessage }
+            let changed: Date?
+            if add {
+                guard !deleted else { return .messageDeleted }
+                let (keys, present) = try await connection.query(
+                    """
+                    SELECT count(DISTINCT key), coalesce(bool_or(key = \(key)), false)
+                    FROM messenger.reaction WHERE message_id = \(messageID)
+                    """, logger: logger
+                ).single((Int64, Bool).self)
+                guard present || keys < maximumKeys else { return .tooManyKeys }
+                changed = try await connection.query(
+                    """
+                    INSERT INTO messenger.reaction (message_id, key, user_account_id)
+                    VALUES (\(messageID), \(key), \(userID)) ON CONFLICT DO NOTHING RETURNING created_at
+                    """, logger: logger
+                ).first(Date.self)
+            } else {
+                changed = try await connection.query(
+                    """
+                    DELETE FROM messenger.reaction
+                    WHERE message_id = \(messageID) AND key = \(key) AND user_account_id = \(userID)
+                    RETURNING clock_timestamp()
+                    """, logger: logger
+                ).first(Date.self)
+            }
+            guard let changed else { return .unchanged }
+            let count = try await connection.query(
+                """
+                WITH touched AS (
+                    UPDATE messenger.message SET changed_at = clock_timestamp() WHERE id = \(messageID)
+                )
+                SELECT count(*) FROM messenger.reaction WHERE message_id = \(messageID) AND key = \(key)
+                """, logger: logger
+            ).single(Int64.self)
+            try await roomChanged(roomID, on: connection)
+            let event = RoomEvent.reactionChanged(
+                RoomEvent.ReactionChanged(
+                    messageId: messageID, chatRoomId: roomID, key: key, userId: userID, added: add, count: count),
+                at: changed)
+            try await Outbox.add(roomID: roomID, event: event.json(), fanout: nil, on: connection, logger: logger)
+            return .changed(count: count)
+        }
+    }
+
+    /// Moves the room's `updated_at` (and its highest mentioning or deleted `seq`) forward,
+    /// under the room's lock.
+    private func roomChanged(
+        _ roomID: Int64, mentionSeq: Int64 = 0, deletedSeq: Int64 = 0, on connection: PostgresConnection
+    ) async throws {
+        try await connection.query(
+            """
+            UPDATE messenger.chat_room
+            SET updated_at = clock_timestamp(), last_mention_seq = greatest(last_mention_seq, \(mentionSeq)),
+                last_deleted_seq = greatest(last_deleted_seq, \(deletedSeq))
+            WHERE id = \(roomID)
+            """, logger: logger)
+    }
+
+    public func reactors(messageID: Int64, key: String, after: Int64?, limit: Int) async throws -> [User] {
+        let rows = try await database.client.query(
+            """
+            SELECT u.id, u.email, u.first_name, u.last_name, u.is_admin, u.created_at
+            FROM messenger.reaction r JOIN cloud.user_account u ON u.id = r.user_account_id
+            WHERE r.message_id = \(messageID) AND r.key = \(key) AND u.id > \(after ?? 0)
+            ORDER BY u.id LIMIT \(limit)
+            """, logger: logger)
+        return try await rows.decode(UserRow.self).reduce(into: []) { $0.append(User($1)) }
+    }
+
+    public func replies(roomID: Int64, messageID: Int64, after: Int64?, limit: Int, viewer: Int64) async throws
+        -> [Message]
+    {
+        let rows = try await database.client.query(
+            """
+            SELECT \(unescaped: MessageColumns.list()) FROM \(unescaped: MessageColumns.source)
+            WHERE m.reply_to_id = \(messageID) AND m.chat_room_id = \(roomID) AND m.seq > \(after ?? 0)
+            ORDER BY m.seq LIMIT \(limit + 1)
+            """, logger: logger
+        ).collect()
+        return try await messages(from: rows, viewer: viewer)
+    }
+
+    public func changes(roomID: Int64, since: Date, after cursor: ChangeCursor?, limit: Int, viewer: Int64)
+        async throws -> [(message: Message, cursor: ChangeCursor)]
+    {
+        // The cursor's time in whole microseconds, as stored: a page ends exactly where it ends.
+        let rows = try await database.client.query(
+            """
+            SELECT \(unescaped: MessageColumns.list()), (extract(epoch FROM m.changed_at) * 1000000)::bigint
+            FROM \(unescaped: MessageColumns.source)
+            WHERE m.chat_room_id = \(roomID) AND m.changed_at >= \(since)
+              AND (\(cursor?.changedAtMicros)::bigint IS NULL
+                   OR (m.changed_at, m.id) > (
+                       timestamptz 'epoch' + \(cursor?.changedAtMicros ?? 0) * interval '1 microsecond',
+                       \(cursor?.messageID ?? 0)))
+            ORDER BY m.changed_at, m.id LIMIT \(limit)
+            """, logger: logger
+        ).collect()
+        let micros = try rows.map { try $0.makeRandomAccess()[MessageColumns.count].decode(Int64.self) }
+        return zip(try await messages(from: rows, viewer: viewer), micros).map { message, micros in
+            (message, ChangeCursor(changedAtMicros: micros, messageID: message.id))
+        }
+    }
+}
