@@ -38,6 +38,7 @@ CREATE TABLE messenger.mention (
     PRIMARY KEY (user_account_id, chat_room_id, seq)
 );
 CREATE INDEX mention_message_idx ON messenger.mention (message_id);
+CREATE INDEX mention_room_idx ON messenger.mention (chat_room_id);
 
 -- One row per user and key on a message; `key` is one emoji or a `:shortcode:`.
 CREATE TABLE messenger.reaction (

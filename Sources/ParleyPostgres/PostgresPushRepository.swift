@@ -27,7 +27,8 @@ public struct PostgresPushRepository: PushAudience, PushTokenStore, Notification
                 PushRecipient(
                     userID: row.1, deviceID: row.2, provider: provider, token: row.4,
                     room: RoomNotificationSettings(
-                        mutedUntil: row.5 ? .distantFuture : row.6, overridesQuietHours: row.7),
+                        level: NotificationLevel(rawValue: row.12) ?? .all, mutedUntil: row.5 ? .distantFuture : row.6,
+                        overridesQuietHours: row.7),
                     quietHours: Self.quietHours(start: row.8, end: row.9, timeZone: row.10), unread: Int(row.11)))
         }
         return recipients
@@ -56,13 +57,15 @@ public struct PostgresPushRepository: PushAudience, PushTokenStore, Notification
         let row = try await database.client.query(
             """
             SELECT muted_until = 'infinity', CASE WHEN muted_until = 'infinity' THEN NULL ELSE muted_until END,
-                   override_quiet_hours
+                   override_quiet_hours, level
             FROM messenger.room_notification_setting
             WHERE chat_room_id = \(roomID) AND user_account_id = \(userID)
             """, logger: logger
-        ).first((Bool?, Date?, Bool).self)
+        ).first((Bool?, Date?, Bool, String).self)
         guard let row else { return RoomNotificationSettings() }
-        return RoomNotificationSettings(mutedUntil: row.0 == true ? .distantFuture : row.1, overridesQuietHours: row.2)
+        return RoomNotificationSettings(
+            level: NotificationLevel(rawValue: row.3) ?? .all, mutedUntil: row.0 == true ? .distantFuture : row.1,
+            overridesQuietHours: row.2)
     }
 
     public func setRoomSettings(_ settings: RoomNotificationSettings, roomID: Int64, userID: Int64) async throws {
@@ -71,13 +74,13 @@ public struct PostgresPushRepository: PushAudience, PushTokenStore, Notification
         try await database.client.query(
             """
             INSERT INTO messenger.room_notification_setting
-                (chat_room_id, user_account_id, muted_until, override_quiet_hours)
+                (chat_room_id, user_account_id, muted_until, override_quiet_hours, level)
             VALUES (\(roomID), \(userID),
                     CASE WHEN \(forever) THEN 'infinity'::timestamptz ELSE \(until)::timestamptz END,
-                    \(settings.overridesQuietHours))
+                    \(settings.overridesQuietHours), \(settings.level.rawValue))
             ON CONFLICT (chat_room_id, user_account_id) DO UPDATE
             SET muted_until = excluded.muted_until, override_quiet_hours = excluded.override_quiet_hours,
-                updated_at = now()
+                level = excluded.level, updated_at = now()
             """, logger: logger)
     }
 

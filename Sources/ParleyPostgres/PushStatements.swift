@@ -11,7 +11,9 @@ struct PushRecipientsStatement: PostgresPreparedStatement {
         WITH wanted AS (
             SELECT DISTINCT room, user_id FROM unnest($1::bigint[], $2::bigint[]) AS w(room, user_id)
         ), unread AS (
-            SELECT m.user_account_id, sum(greatest(c.last_seq - coalesce(rm.seq, 0), 0))::bigint AS count
+            SELECT m.user_account_id,
+                   sum(greatest(c.last_seq - coalesce(rm.seq, 0) - \(RoomViewsStatement.deletedUnread), 0))::bigint
+                       AS count
             FROM (SELECT DISTINCT chat_room_id, user_account_id FROM messenger.room_membership
                   WHERE user_account_id IN (SELECT p.user_account_id FROM notifications.user_push_token p
                                             WHERE p.user_account_id IN (SELECT user_id FROM wanted))) m
@@ -24,7 +26,7 @@ struct PushRecipientsStatement: PostgresPreparedStatement {
                coalesce(s.muted_until = 'infinity', false),
                CASE WHEN s.muted_until = 'infinity' THEN NULL ELSE s.muted_until END,
                coalesce(s.override_quiet_hours, false),
-               q.start_minute, q.end_minute, q.time_zone, coalesce(u.count, 0)
+               q.start_minute, q.end_minute, q.time_zone, coalesce(u.count, 0), coalesce(s.level, 'all')
         FROM wanted w
         JOIN notifications.user_push_token p ON p.user_account_id = w.user_id
         LEFT JOIN messenger.room_notification_setting s
@@ -33,7 +35,7 @@ struct PushRecipientsStatement: PostgresPreparedStatement {
         LEFT JOIN unread u ON u.user_account_id = w.user_id
         ORDER BY w.room, p.user_account_id, p.device_id
         """
-    typealias Row = (Int64, Int64, Int64, String, String, Bool, Date?, Bool, Int16?, Int16?, String?, Int64)
+    typealias Row = (Int64, Int64, Int64, String, String, Bool, Date?, Bool, Int16?, Int16?, String?, Int64, String)
     let rooms: [Int64]
     let users: [Int64]
 

@@ -111,11 +111,14 @@ public final class APNsSender: PushSender {
         let iat: Int
     }
 
-    /// The APNs JSON: `aps` for the system, `parley` with the ids for the app. With ids only,
-    /// the alert is a localisation key and `mutable-content` lets the app fill it in.
+    /// The APNs JSON: `aps` for the system, `parley` with the ids for the app (and `mention:
+    /// true` when the message mentions the recipient). With ids only, the alert is a
+    /// localisation key and `mutable-content` lets the app fill it in.
     static func payload(_ notification: PushNotification) throws -> Data {
-        try JSONSerialization.data(
-            withJSONObject: ["aps": aps(notification), "parley": notification.data], options: .sortedKeys)
+        var parley: [String: Any] = notification.data
+        if notification.mention { parley["mention"] = true }
+        return try JSONSerialization.data(
+            withJSONObject: ["aps": aps(notification), "parley": parley], options: .sortedKeys)
     }
 
     /// The `aps` dictionary, also sent to iOS devices through FCM.

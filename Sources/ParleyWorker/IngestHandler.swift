@@ -69,7 +69,8 @@ public struct IngestHandler: Sendable {
                 }
                 if decoded.type == "new-message-notification" {
                     let message = try NewMessage(
-                        content: decoded.data.content ?? "", uid: decoded.data.uid ?? "", fileId: decoded.data.fileId)
+                        content: decoded.data.content ?? "", uid: decoded.data.uid ?? "", fileId: decoded.data.fileId,
+                        replyToId: decoded.data.replyToId, mentions: decoded.data.mentions)
                     sends.append(
                         PendingSend(
                             submission: MessageSubmission(roomID: room, senderID: sender, message: message),

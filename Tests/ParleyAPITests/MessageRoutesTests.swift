@@ -39,7 +39,8 @@ struct MessageRoutesTests {
             #expect(first.text == again.text)
             #expect(
                 Set(first.json.keys) == [
-                    "id", "seq", "chatRoomId", "chatRoomUid", "sentById", "content", "uid", "createdAt",
+                    "id", "seq", "chatRoomId", "chatRoomUid", "sentById", "content", "uid", "createdAt", "editedAt",
+                    "deletedAt", "deletedById", "replyTo", "replyCount", "mentions", "reactions",
                 ])
             let message = try JSONCoding.decoder.decode(Message.self, from: Data(first.text.utf8))
             #expect(message.sentById == userID(users[1]))

@@ -13,7 +13,7 @@ struct NotificationRoutesTests {
             let path = "/v1/rooms/\(roomID)/notifications"
             let initial = try await client.json(.get, path, token: token(users[1]))
             #expect(initial.status == .ok)
-            #expect(initial.text == #"{"muted":false,"mutedUntil":null,"overrideQuietHours":false}"#)
+            #expect(initial.text == #"{"level":"all","muted":false,"mutedUntil":null,"overrideQuietHours":false}"#)
 
             let forever = try await client.json(.put, path, token: token(users[1]), body: #"{"muted":true}"#)
             #expect(forever.status == .ok)

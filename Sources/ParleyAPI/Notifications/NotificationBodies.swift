@@ -1,7 +1,8 @@
 import Foundation
 import ParleyCore
 
-/// `{muted, mutedUntil, overrideQuietHours}`; every key is always present.
+/// `{level, muted, mutedUntil, overrideQuietHours}`; every key is always present. `level` is
+/// the member's chosen level; a mute holds it at `none` until `mutedUntil`.
 struct RoomNotificationsResponse: Encodable, Sendable {
     let settings: RoomNotificationSettings
 
@@ -10,6 +11,7 @@ struct RoomNotificationsResponse: Encodable, Sendable {
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         let now = Date()
+        try container.encode(settings.level, forKey: .level)
         try container.encode(settings.isMuted(at: now), forKey: .muted)
         // Muted until unmuted has no end time.
         let until = settings.mutedForever || !settings.isMuted(at: now) ? nil : settings.mutedUntil
@@ -17,16 +19,28 @@ struct RoomNotificationsResponse: Encodable, Sendable {
         try container.encode(settings.overridesQuietHours, forKey: .overrideQuietHours)
     }
 
-    enum CodingKeys: String, CodingKey { case muted, mutedUntil, overrideQuietHours }
+    enum CodingKeys: String, CodingKey { case level, muted, mutedUntil, overrideQuietHours }
 }
 
-/// `muted: true` without `mutedUntil` mutes until unmuted; `overrideQuietHours` defaults to false.
+/// Replaces the settings: `level` defaults to `all`; `muted: true` without `mutedUntil` mutes
+/// until unmuted; `overrideQuietHours` defaults to false.
 struct RoomNotificationsRequest: Decodable, Sendable {
-    let muted: Bool
+    let level: String?
+    let muted: Bool?
     let mutedUntil: Date?
     let overrideQuietHours: Bool?
 
     func settings(now: Date) throws -> RoomNotificationSettings {
+        let level = try level.map { text in
+            guard let level = NotificationLevel(rawValue: text) else {
+                throw ParleyError.invalidRequest("level must be all, mentions or none", field: "level")
+            }
+            return level
+        }
+        guard level != nil || muted != nil else {
+            throw ParleyError.invalidRequest("give level, muted, or both", field: "level")
+        }
+        let muted = muted ?? false
         if let mutedUntil {
             guard muted else {
                 throw ParleyError.invalidRequest("mutedUntil needs muted: true", field: "mutedUntil")
@@ -36,7 +50,8 @@ struct RoomNotificationsRequest: Decodable, Sendable {
             }
         }
         return RoomNotificationSettings(
-            mutedUntil: muted ? (mutedUntil ?? .distantFuture) : nil, overridesQuietHours: overrideQuietHours ?? false)
+            level: level ?? .all, mutedUntil: muted ? (mutedUntil ?? .distantFuture) : nil,
+            overridesQuietHours: overrideQuietHours ?? false)
     }
 }
 

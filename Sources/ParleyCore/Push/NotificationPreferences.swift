@@ -1,13 +1,24 @@
 import Foundation
 
+/// Which of a room's new messages push a member.
+public enum NotificationLevel: String, Sendable, Codable, CaseIterable {
+    case all
+    /// Only messages that mention the member.
+    case mentions
+    case none
+}
+
 /// A member's notification settings for one room.
 public struct RoomNotificationSettings: Sendable, Equatable {
-    /// `nil`: not muted; `.distantFuture`: muted until unmuted.
+    public var level: NotificationLevel
+    /// `nil`: not muted; `.distantFuture`: muted until unmuted. A mute means level `none`
+    /// until it ends.
     public var mutedUntil: Date?
     /// Pushes of this room pass the member's quiet hours.
     public var overridesQuietHours: Bool
 
-    public init(mutedUntil: Date? = nil, overridesQuietHours: Bool = false) {
+    public init(level: NotificationLevel = .all, mutedUntil: Date? = nil, overridesQuietHours: Bool = false) {
+        self.level = level
         self.mutedUntil = mutedUntil
         self.overridesQuietHours = overridesQuietHours
     }
@@ -67,13 +78,20 @@ public struct QuietHours: Sendable, Equatable {
     }
 }
 
-/// Whether a recipient gets a push now: not for a muted room, not inside quiet hours unless
-/// the room passes them.
+/// Whether a recipient gets a push now: not for a muted room or one at level `none`, at level
+/// `mentions` only when mentioned, not inside quiet hours unless the room passes them.
 public struct PushPolicy: Sendable {
     public init() {}
 
-    public func allows(room: RoomNotificationSettings, quietHours: QuietHours?, at now: Date) -> Bool {
+    public func allows(room: RoomNotificationSettings, quietHours: QuietHours?, at now: Date, mentioned: Bool = false)
+        -> Bool
+    {
         if room.isMuted(at: now) { return false }
+        switch room.level {
+        case .all: break
+        case .mentions: if !mentioned { return false }
+        case .none: return false
+        }
         if let quietHours, !room.overridesQuietHours, quietHours.contains(now) { return false }
         return true
     }

@@ -26,7 +26,10 @@ public struct PushComposer: Sendable {
         for intent: PushIntent, roomID: Int64, context: PushRoomContext, recipients: [PushRecipient], at now: Date
     ) -> [PushJob] {
         recipients.filter { $0.userID != intent.actorID }
-            .filter { policy.allows(room: $0.room, quietHours: $0.quietHours, at: now) }
+            .filter {
+                policy.allows(
+                    room: $0.room, quietHours: $0.quietHours, at: now, mentioned: intent.mentions($0.userID))
+            }
             .map { recipient in
                 let (title, body) = text(for: intent, context: context)
                 return PushJob(
@@ -35,7 +38,7 @@ public struct PushComposer: Sendable {
                     notification: PushNotification(
                         reason: intent.reason, roomID: roomID, roomUID: context.roomUID, title: title, body: body,
                         actorID: intent.actorID, messageID: intent.messageID, seq: intent.seq,
-                        badge: recipient.unread))
+                        badge: recipient.unread, mention: intent.mentions(recipient.userID)))
             }
     }
 

@@ -17,21 +17,28 @@ public struct PushIntent: Codable, Sendable, Equatable {
     public let seq: Int64?
     /// The message text; dropped by the fan-out when pushes carry ids only.
     public let content: String?
+    /// Users the message mentions: pushed through level `mentions`, and told so.
+    public let mentions: [Int64]?
 
-    public init(reason: PushReason, actorID: Int64, messageID: Int64? = nil, seq: Int64? = nil, content: String? = nil)
-    {
+    public init(
+        reason: PushReason, actorID: Int64, messageID: Int64? = nil, seq: Int64? = nil, content: String? = nil,
+        mentions: [Int64]? = nil
+    ) {
         self.reason = reason
         self.actorID = actorID
         self.messageID = messageID
         self.seq = seq
         self.content = content
+        self.mentions = mentions
     }
 
     public static func message(_ message: Message) -> PushIntent {
         PushIntent(
             reason: .message, actorID: message.sentById ?? 0, messageID: message.id, seq: message.seq,
-            content: message.content)
+            content: message.content, mentions: message.mentions.isEmpty ? nil : message.mentions)
     }
+
+    public func mentions(_ userID: Int64) -> Bool { mentions?.contains(userID) ?? false }
 }
 
 /// The provider-neutral content of one push.
@@ -48,10 +55,12 @@ public struct PushNotification: Codable, Sendable, Equatable {
     public let seq: Int64?
     /// The recipient's unread messages over all rooms.
     public let badge: Int
+    /// The message mentions the recipient (`parley.mention` for the app).
+    public let mention: Bool
 
     public init(
         reason: PushReason, roomID: Int64, roomUID: String, title: String?, body: String?, actorID: Int64,
-        messageID: Int64?, seq: Int64?, badge: Int
+        messageID: Int64?, seq: Int64?, badge: Int, mention: Bool = false
     ) {
         self.reason = reason
         self.roomID = roomID
@@ -62,6 +71,27 @@ public struct PushNotification: Codable, Sendable, Equatable {
         self.messageID = messageID
         self.seq = seq
         self.badge = badge
+        self.mention = mention
+    }
+
+    /// Jobs queued before mentions existed have no `mention`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            reason: try container.decode(PushReason.self, forKey: .reason),
+            roomID: try container.decode(Int64.self, forKey: .roomID),
+            roomUID: try container.decode(String.self, forKey: .roomUID),
+            title: try container.decodeIfPresent(String.self, forKey: .title),
+            body: try container.decodeIfPresent(String.self, forKey: .body),
+            actorID: try container.decode(Int64.self, forKey: .actorID),
+            messageID: try container.decodeIfPresent(Int64.self, forKey: .messageID),
+            seq: try container.decodeIfPresent(Int64.self, forKey: .seq),
+            badge: try container.decode(Int.self, forKey: .badge),
+            mention: try container.decodeIfPresent(Bool.self, forKey: .mention) ?? false)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case reason, roomID, roomUID, title, body, actorID, messageID, seq, badge, mention
     }
 
     /// Identifiers for the app, as strings (FCM data values must be strings).
@@ -72,6 +102,7 @@ public struct PushNotification: Codable, Sendable, Equatable {
         ]
         if let messageID { data["messageId"] = "\(messageID)" }
         if let seq { data["seq"] = "\(seq)" }
+        if mention { data["mention"] = "true" }
         return data
     }
 }

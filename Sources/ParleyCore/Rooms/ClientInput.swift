@@ -7,6 +7,8 @@ public struct ClientEnvelope: Decodable, Sendable {
         public let content: String?
         public let uid: String?
         public let fileId: Int64?
+        public let replyToId: Int64?
+        public let mentions: [Int64]?
         public let messageId: Int64?
         public let seq: Int64?
         public let creating: Bool?

@@ -69,6 +69,13 @@ public struct RoomService: Sendable {
             throw ParleyError.invalidRequest(
                 "a multiparty room needs at least two other distinct users", field: "members")
         }
+        // A new room has nothing to reply to, and only its members can be mentioned.
+        guard firstMessage.replyToId == nil else {
+            throw ParleyError.invalidRequest("a new room has no message to reply to", field: "firstMessage.replyToId")
+        }
+        guard firstMessage.mentions.allSatisfy({ roles[$0] != nil || $0 == creatorID }) else {
+            throw ParleyError.invalidRequest("mentions names a user who is not a member", field: "firstMessage.mentions")
+        }
         let id = try await rooms.createMultiparty(
             creatorID: creatorID, name: name, members: roles, firstMessage: firstMessage)
         return try await room(id: id, for: creatorID)
