@@ -59,10 +59,13 @@ extension PostgresRoomRepository: MessageActionRepository {
             guard let (seq, senderID) = edited else { return false }
             var mentionSeq: Int64 = 0
             if let mentions {
-                // The unread mentions follow the new text; an edit pushes nobody.
+                // The unread mentions follow the new text; an edit pushes nobody. (A row deleted
+                // and inserted again in one statement would stay deleted: who stays is kept.)
                 try await connection.query(
                     """
-                    WITH gone AS (DELETE FROM messenger.mention WHERE message_id = \(messageID))
+                    WITH gone AS (
+                        DELETE FROM messenger.mention
+                        WHERE message_id = \(messageID) AND user_account_id <> ALL(\(mentions)::bigint[]))
                     INSERT INTO messenger.mention (user_account_id, chat_room_id, seq, message_id)
                     SELECT u.id, \(roomID), \(seq), \(messageID) FROM unnest(\(mentions)::bigint[]) AS u(id)
                     WHERE u.id IS DISTINCT FROM \(senderID)
@@ -112,7 +115,8 @@ extension PostgresRoomRepository: MessageActionRepository {
             }
             try await roomChanged(roomID, deletedSeq: seq, on: connection)
             let event = RoomEvent.deleted(
-                RoomEvent.Deleted(id: messageID, seq: seq, chatRoomId: roomID, deletedAt: deletedAt, deletedById: userID))
+                RoomEvent.Deleted(
+                    id: messageID, seq: seq, chatRoomId: roomID, deletedAt: deletedAt, deletedById: userID))
             try await Outbox.add(roomID: roomID, event: event.json(), fanout: nil, on: connection, logger: logger)
         }
     }

@@ -44,7 +44,8 @@ struct ServeGraph {
             broker: MQTTBrokerSessionControl(client: dependencies.mqtt, logger: Runtime.logger("broker")),
             mqttKey: mqttKey, endpoint: try settings.mqttEndpoint(), accountPolicy: try settings.accountPolicy(),
             bcryptCost: try settings.bcryptCost(), fileLinks: try settings.fileLinks(),
-            sendBatching: try settings.sendBatching(), editWindow: try settings.messageEditWindow(), store: try settings.blobStore(database: dependencies.postgres),
+            sendBatching: try settings.sendBatching(), editWindow: try settings.messageEditWindow(),
+            store: try settings.blobStore(database: dependencies.postgres),
             mediaJobs: RedisJobQueue(
                 name: QueueName.media, pool: dependencies.redis, configuration: try settings.jobQueue()),
             uploadLimit: try settings.uploadLimit())

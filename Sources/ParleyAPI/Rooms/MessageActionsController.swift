@@ -52,7 +52,8 @@ public struct MessageActionsController: Sendable {
             return JSONResponse(
                 .ok,
                 MessagesResponse(
-                    messages: messages, hasMore: hasMore, nextCursor: hasMore ? messages.last.map { "\($0.seq)" } : nil))
+                    messages: messages, hasMore: hasMore, nextCursor: hasMore ? messages.last.map { "\($0.seq)" } : nil)
+            )
         }
     }
 

@@ -74,7 +74,8 @@ public struct RoomService: Sendable {
             throw ParleyError.invalidRequest("a new room has no message to reply to", field: "firstMessage.replyToId")
         }
         guard firstMessage.mentions.allSatisfy({ roles[$0] != nil || $0 == creatorID }) else {
-            throw ParleyError.invalidRequest("mentions names a user who is not a member", field: "firstMessage.mentions")
+            throw ParleyError.invalidRequest(
+                "mentions names a user who is not a member", field: "firstMessage.mentions")
         }
         let id = try await rooms.createMultiparty(
             creatorID: creatorID, name: name, members: roles, firstMessage: firstMessage)
