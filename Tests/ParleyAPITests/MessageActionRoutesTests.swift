@@ -78,6 +78,11 @@ struct MessageActionRoutesTests {
             _ = try await client.json(
                 .put, "/v1/rooms/\(id)/messages/\(mine.id)/reactions/%F0%9F%91%8D", token: token(admin))
 
+            // The light sync from before the deletions brings the room with its tombstones.
+            try await Task.sleep(for: .milliseconds(5))
+            let beforeDeletions = JSONCoding.timestamp(Date())
+            try await Task.sleep(for: .milliseconds(5))
+
             // A writer deletes only their own; an admin anyone's; a reader nothing.
             #expect(
                 try await client.json(.delete, "/v1/rooms/\(id)/messages/\(theirs.id)", token: token(writer)).status
@@ -113,6 +118,10 @@ struct MessageActionRoutesTests {
             let room = try #require(rooms.rooms.first { $0.id == id })
             #expect(room.lastSeq == 4)
             #expect(room.latestMessages?.map(\.content) == ["", "", "after"])
+            let synced = try await client.decoded(
+                RoomsResponse.self, .get, "/v1/rooms?messages=3&since=\(beforeDeletions)", token: token(reader))
+            #expect(synced.rooms.map(\.id) == [id])
+            #expect(synced.rooms.first?.latestMessages?.first?.deletedAt != nil)
             // The reactions went with the message.
             let reactions = try await harness.database.client.query(
                 "SELECT count(*) FROM messenger.reaction WHERE message_id = \(mine.id)", logger: .quiet

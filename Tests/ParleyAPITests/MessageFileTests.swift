@@ -1,0 +1,46 @@
+import Foundation
+import ParleyCore
+import ParleyPostgres
+import Testing
+
+@testable import ParleyAPI
+
+/// A deleted message lets its file go: the orphan sweep removes it once no message carries it.
+extension FileRoutesTests {
+    @Test func aDeletedMessagesFileIsSweptOnceNoMessageCarriesIt() async throws {
+        let harness = try await AccountsHarness.make()
+        try await harness.run { client in
+            let (id, users) = try await client.roomOfThree()
+            let writer = users[1]
+            let upload = try await upload(client, token: token(writer), Array("attached".utf8))
+            let fileID = try #require(
+                (try JSONSerialization.jsonObject(with: Data(upload.body)) as? [String: Any])?["id"] as? Int)
+            var sent: [Message] = []
+            for uid in ["f-1", "f-2"] {
+                sent.append(
+                    try await client.decoded(
+                        Message.self, .post, "/v1/rooms/\(id)/messages", token: token(writer),
+                        body: #"{"content":"see","uid":"\#(uid)","fileId":\#(fileID)}"#))
+            }
+            let files = PostgresFileRepository(database: harness.database, logger: .quiet)
+            func orphaned() async throws -> Bool {
+                try await files.orphans(createdBefore: Date().addingTimeInterval(60), limit: 100).contains {
+                    $0.id == Int64(fileID)
+                }
+            }
+            #expect(try await !orphaned())
+            #expect(
+                try await client.json(.delete, "/v1/rooms/\(id)/messages/\(sent[0].id)", token: token(writer)).status
+                    == .noContent)
+            // The other message still carries it.
+            #expect(try await !orphaned())
+            let history = try await client.history(id, as: users[2]).messages
+            #expect(history.first { $0.id == sent[0].id }?.file == nil)
+            #expect(history.first { $0.id == sent[1].id }?.file?.id == Int64(fileID))
+            #expect(
+                try await client.json(.delete, "/v1/rooms/\(id)/messages/\(sent[1].id)", token: token(writer)).status
+                    == .noContent)
+            #expect(try await orphaned())
+        }
+    }
+}
