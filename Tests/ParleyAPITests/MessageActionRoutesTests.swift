@@ -120,7 +120,7 @@ struct MessageActionRoutesTests {
             #expect(room.latestMessages?.map(\.content) == ["", "", "after"])
             let synced = try await client.decoded(
                 RoomsResponse.self, .get, "/v1/rooms?messages=3&since=\(beforeDeletions)", token: token(reader))
-            #expect(synced.rooms.map(\.id) == [id])
+            #expect(synced.rooms.map(\.id) == [Int64(id)])
             #expect(synced.rooms.first?.latestMessages?.first?.deletedAt != nil)
             // The reactions went with the message.
             let reactions = try await harness.database.client.query(
@@ -161,6 +161,13 @@ struct MessageActionRoutesTests {
             let seenByAdmin = try await client.history(id, as: admin).messages.last?.reactions
             #expect(seenByAdmin?.first == ReactionSummary(key: "👍", count: 2, me: true))
             #expect(seenByAdmin?.map(\.key) == ["👍", ":tada:", "👨‍👩‍👧", "🇨🇿"])
+            // A retried send answers with the message as it stands.
+            let retried = try await client.json(
+                .post, "/v1/rooms/\(id)/messages", token: token(writer), body: #"{"content":"react to me","uid":"r-1"}"#
+            )
+            #expect(retried.status == .ok)
+            let retriedMessage = try JSONCoding.decoder.decode(Message.self, from: Data(retried.text.utf8))
+            #expect(retriedMessage.reactions.first == ReactionSummary(key: "👍", count: 2, me: true))
             let seenByReader = try await client.history(id, as: reader).messages.last?.reactions
             #expect(seenByReader?.first == ReactionSummary(key: "👍", count: 2, me: false))
 

@@ -133,8 +133,13 @@ public struct RoomsController: Sendable {
         group.post("rooms/:id/messages") { request, context in
             let body = try await JSONBody.decode(
                 MessageBody.self, from: request, context: context, limit: JSONBody.messageLimit)
-            let (message, created) = try await service.send(
-                roomID: try context.parameters.id("id"), message: try body.newMessage(), by: context.identity.userID)
+            let roomID = try context.parameters.id("id")
+            var (message, created) = try await service.send(
+                roomID: roomID, message: try body.newMessage(), by: context.identity.userID)
+            if !created && !message.reactions.isEmpty {
+                // A retry answers with the message as it stands, its reactions as the caller sees them.
+                message = try await actions.message(message.id, roomID: roomID, for: context.identity.userID)
+            }
             return JSONResponse(created ? .created : .ok, message)
         }
         group.post("rooms/:id/read") { request, context in

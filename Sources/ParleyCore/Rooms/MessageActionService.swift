@@ -125,6 +125,12 @@ public struct MessageActionService: Sendable {
         return (shown.map(\.message), next)
     }
 
+    /// A message as `userID` sees it (`me` in its reactions); for a send that found its uid
+    /// stored, whose message may have gathered reactions since.
+    public func message(_ id: Int64, roomID: Int64, for userID: Int64) async throws -> Message {
+        try await message(id, roomID: roomID, viewer: userID)
+    }
+
     /// The distinct users of `ids`, each of whom must be able to read the room.
     func readers(named ids: [Int64], roomID: Int64) async throws -> [Int64] {
         let ids = try MessageText.mentions(ids, field: "mentions")
