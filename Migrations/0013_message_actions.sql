@@ -4,19 +4,25 @@
 
 -- A deleted message keeps its row and `seq` (history has no gaps): its content becomes empty,
 -- its file is detached, and `deleted_at`/`deleted_by_id` say when and by whom.
--- `changed_at` is the last edit, deletion or reaction: what `changedSince` pages by.
 ALTER TABLE messenger.message
     ADD COLUMN edited_at     timestamptz,
     ADD COLUMN deleted_at    timestamptz,
     ADD COLUMN deleted_by_id bigint REFERENCES cloud.user_account (id) ON DELETE SET NULL,
     ADD COLUMN reply_to_id   bigint REFERENCES messenger.message (id) ON DELETE SET NULL,
     -- Users the sender mentioned (readers of the room when they were named).
-    ADD COLUMN mentions      bigint[] NOT NULL DEFAULT '{}',
-    ADD COLUMN changed_at    timestamptz;
+    ADD COLUMN mentions      bigint[] NOT NULL DEFAULT '{}';
 -- A thread, in order.
 CREATE INDEX message_reply_to_idx ON messenger.message (reply_to_id, seq) WHERE reply_to_id IS NOT NULL;
+-- When each message last changed (an edit, its deletion, a reaction): what `changedSince`
+-- pages by. A table of its own, so a reaction writes no new version of the message row and
+-- none of its index entries.
+CREATE TABLE messenger.message_change (
+    message_id   bigint      PRIMARY KEY REFERENCES messenger.message (id) ON DELETE CASCADE,
+    chat_room_id bigint      NOT NULL REFERENCES messenger.chat_room (id) ON DELETE CASCADE,
+    changed_at   timestamptz NOT NULL
+);
 -- What changed in a room since a time, in the order it changed.
-CREATE INDEX message_changed_idx ON messenger.message (chat_room_id, changed_at, id) WHERE changed_at IS NOT NULL;
+CREATE INDEX message_change_room_idx ON messenger.message_change (chat_room_id, changed_at, message_id);
 -- Deleted messages a reader had not read yet leave the unread count.
 CREATE INDEX message_deleted_idx ON messenger.message (chat_room_id, seq) WHERE deleted_at IS NOT NULL;
 CREATE INDEX message_deleted_by_idx ON messenger.message (deleted_by_id) WHERE deleted_by_id IS NOT NULL;

@@ -16,9 +16,11 @@ enum MessageColumns {
     ///   - file: the expression of the file's JSON.
     ///   - fresh: a message just stored, which has neither replies nor reactions yet: their
     ///     lookups are skipped (the pipeline's hot path).
-    static func list(roomUID: String = "c.uid", file: String = FileRecord.optionalJSON, fresh: Bool = false)
-        -> String
-    {
+    ///   - plain: a message with no reply (``ParleyCore/NewMessage/isPlain``): its reply columns
+    ///     are NULL, and the query needs no ``replyJoin``.
+    static func list(
+        roomUID: String = "c.uid", file: String = FileRecord.optionalJSON, fresh: Bool = false, plain: Bool = false
+    ) -> String {
         let counts =
             fresh
             ? "0::bigint, false"
@@ -28,12 +30,14 @@ enum MessageColumns {
             """
         return """
             m.id, m.seq, m.chat_room_id, \(roomUID), m.sent_by_id, m.content, m.uid, m.file_id, m.created_at, \(file),
-            m.edited_at, m.deleted_at, m.deleted_by_id, m.mentions, m.reply_to_id, rt.seq, rt.sent_by_id,
-            left(rt.content, 100), rt.deleted_at IS NOT NULL, \(counts)
+            m.edited_at, m.deleted_at, m.deleted_by_id, m.mentions, \(plain ? noReply : reply), \(counts)
             """
     }
 
     static let replyJoin = "LEFT JOIN messenger.message rt ON rt.id = m.reply_to_id"
+    private static let reply =
+        "m.reply_to_id, rt.seq, rt.sent_by_id, left(rt.content, 100), rt.deleted_at IS NOT NULL"
+    private static let noReply = "NULL::bigint, NULL::bigint, NULL::bigint, NULL::text, NULL::boolean"
 
     /// Messages with their room, file and reply target.
     static let source = """
@@ -65,51 +69,5 @@ enum MessageColumns {
             deletedById: try cell(12, Int64?.self), replyTo: replyTo, replyCount: try cell(19, Int64.self),
             mentions: try cell(13, [Int64].self))
         return (message, try cell(20, Bool.self))
-    }
-}
-
-extension PostgresRoomRepository {
-    /// Messages decoded from rows whose columns are ``MessageColumns/list(roomUID:file:fresh:)``
-    /// from `first`, with their reactions as `viewer` sees them (`me` nil without one).
-    func messages(
-        from rows: [PostgresRow], first: Int = 0, viewer: Int64?, on connection: PostgresConnection? = nil
-    ) async throws -> [Message] {
-        var messages: [Message] = []
-        var flagged = Set<Int64>()
-        for row in rows {
-            let (message, hasReactions) = try MessageColumns.decode(
-                row.makeRandomAccess(), from: first, links: fileLinks)
-            if hasReactions { flagged.insert(message.id) }
-            messages.append(message)
-        }
-        return try await withReactions(messages, flagged: flagged, viewer: viewer, on: connection)
-    }
-
-    /// Fills in the reactions of the messages in `flagged`, keys in the order first used.
-    func withReactions(_ messages: [Message], flagged: Set<Int64>, viewer: Int64?, on connection: PostgresConnection?)
-        async throws -> [Message]
-    {
-        guard !flagged.isEmpty else { return messages }
-        let query: PostgresQuery = """
-            SELECT message_id, key, count(*), coalesce(bool_or(user_account_id = \(viewer)), false)
-            FROM messenger.reaction WHERE message_id = ANY(\(Array(flagged)))
-            GROUP BY message_id, key ORDER BY message_id, min(created_at), key
-            """
-        let rows =
-            if let connection {
-                try await connection.query(query, logger: logger)
-            } else {
-                try await database.client.query(query, logger: logger)
-            }
-        var reactions: [Int64: [ReactionSummary]] = [:]
-        for try await (messageID, key, count, me) in rows.decode((Int64, String, Int64, Bool).self) {
-            reactions[messageID, default: []].append(
-                ReactionSummary(key: key, count: count, me: viewer == nil ? nil : me))
-        }
-        return messages.map { message in
-            var message = message
-            message.reactions = reactions[message.id] ?? []
-            return message
-        }
     }
 }

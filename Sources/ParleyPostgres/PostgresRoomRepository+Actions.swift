@@ -5,11 +5,12 @@ import PostgresNIO
 
 /// Edits, tombstones, reactions, threads and changes (see <doc:MessageActions>).
 ///
-/// Every change locks its message (`NO KEY UPDATE`, which leaves a concurrent reply's
-/// foreign-key check free), then its room, whose row every send to the room also locks: the
-/// event's outbox row is then written in the room's commit order, and two changes of one
-/// message follow each other. Each also moves the room's `updated_at`, so the room list's
-/// light sync (`since`) brings the room whose latest messages changed.
+/// Every change locks its room's row (after a deletion's file, as sends lock files before
+/// rooms), which every send to the room also locks: the room's changes and sends follow each
+/// other, their events' outbox rows and change times are in the room's commit order, and a
+/// reaction's count and a message's key limit are exact. Each also moves the room's
+/// `updated_at`, so the room list's light sync (`since`) brings the room whose latest
+/// messages changed.
 extension PostgresRoomRepository: MessageActionRepository {
     public func facts(messageID: Int64, roomID: Int64) async throws -> MessageFacts? {
         let row = try await database.client.query(
@@ -47,11 +48,12 @@ extension PostgresRoomRepository: MessageActionRepository {
 
     public func edit(messageID: Int64, roomID: Int64, content: String, mentions: [Int64]?) async throws -> Bool {
         try await database.transaction(logger: logger) { connection in
+            guard try await lockRoom(roomID, on: connection) else { return false }
             let edited = try await connection.query(
                 """
                 UPDATE messenger.message
                 SET content = \(content), mentions = coalesce(\(mentions)::bigint[], mentions),
-                    edited_at = clock_timestamp(), changed_at = clock_timestamp()
+                    edited_at = clock_timestamp()
                 WHERE id = \(messageID) AND chat_room_id = \(roomID) AND deleted_at IS NULL
                 RETURNING seq, sent_by_id
                 """, logger: logger
@@ -73,7 +75,7 @@ extension PostgresRoomRepository: MessageActionRepository {
                     """, logger: logger)
                 if !mentions.isEmpty { mentionSeq = seq }
             }
-            try await roomChanged(roomID, mentionSeq: mentionSeq, on: connection)
+            try await recordChange(of: messageID, roomID: roomID, mentionSeq: mentionSeq, on: connection)
             guard let message = try await message(id: messageID, roomID: roomID, viewer: nil, on: connection) else {
                 return false
             }
@@ -85,35 +87,45 @@ extension PostgresRoomRepository: MessageActionRepository {
 
     public func delete(messageID: Int64, roomID: Int64, by userID: Int64) async throws {
         try await database.transaction(logger: logger) { connection in
+            // Files are locked before rooms, as sends lock them: the file first, read unlocked.
+            let attached = try await connection.query(
+                """
+                SELECT file_id FROM messenger.message
+                WHERE id = \(messageID) AND chat_room_id = \(roomID) AND deleted_at IS NULL
+                """, logger: logger
+            ).first(Int64?.self)
+            guard let attached else { return }
+            if let fileID = attached {
+                try await connection.query(
+                    "SELECT 1 FROM cloud.file WHERE id = \(fileID) FOR NO KEY UPDATE", logger: logger)
+            }
+            guard try await lockRoom(roomID, on: connection) else { return }
             let deleted = try await connection.query(
                 """
-                WITH old AS (
-                    SELECT id, file_id FROM messenger.message
-                    WHERE id = \(messageID) AND chat_room_id = \(roomID) AND deleted_at IS NULL
-                    FOR NO KEY UPDATE
-                )
-                UPDATE messenger.message m
-                SET content = '', file_id = NULL, deleted_at = clock_timestamp(), deleted_by_id = \(userID),
-                    changed_at = clock_timestamp()
-                FROM old WHERE m.id = old.id
-                RETURNING m.seq, m.deleted_at, old.file_id
+                UPDATE messenger.message
+                SET content = '', file_id = NULL, mentions = '{}', deleted_at = clock_timestamp(),
+                    deleted_by_id = \(userID)
+                WHERE id = \(messageID) AND chat_room_id = \(roomID) AND deleted_at IS NULL
+                RETURNING seq, deleted_at
                 """, logger: logger
-            ).first((Int64, Date, Int64?).self)
-            guard let (seq, deletedAt, fileID) = deleted else { return }
+            ).first((Int64, Date).self)
+            guard let (seq, deletedAt) = deleted else { return }
             try await connection.query(
                 """
                 WITH reactions AS (DELETE FROM messenger.reaction WHERE message_id = \(messageID))
                 DELETE FROM messenger.mention WHERE message_id = \(messageID)
                 """, logger: logger)
-            if let fileID {
-                // No longer submitted by any message: the orphan sweep removes it.
+            if let fileID = attached {
+                // No longer submitted by any message: the orphan sweep removes it. A statement of
+                // its own, under the file's lock: its snapshot sees every send that attached
+                // the file before, and no send attaches it until this commits.
                 try await connection.query(
                     """
                     UPDATE cloud.file SET submitted = false
                     WHERE id = \(fileID) AND NOT EXISTS (SELECT 1 FROM messenger.message WHERE file_id = \(fileID))
                     """, logger: logger)
             }
-            try await roomChanged(roomID, deletedSeq: seq, on: connection)
+            try await recordChange(of: messageID, roomID: roomID, deletedSeq: seq, on: connection)
             let event = RoomEvent.deleted(
                 RoomEvent.Deleted(
                     id: messageID, seq: seq, chatRoomId: roomID, deletedAt: deletedAt, deletedById: userID))
@@ -125,14 +137,16 @@ extension PostgresRoomRepository: MessageActionRepository {
         messageID: Int64, roomID: Int64, key: String, userID: Int64, add: Bool, maximumKeys: Int
     ) async throws -> ReactionResult {
         try await database.transaction(logger: logger) { connection in
-            let locked = try await connection.query(
+            // The room's lock serialises the room's changes: counts and the key limit are exact.
+            guard try await lockRoom(roomID, on: connection) else { return .noSuchMessage }
+            let found = try await connection.query(
                 """
                 SELECT deleted_at IS NOT NULL FROM messenger.message
-                WHERE id = \(messageID) AND chat_room_id = \(roomID) FOR NO KEY UPDATE
+                WHERE id = \(messageID) AND chat_room_id = \(roomID)
                 """, logger: logger
             ).first(Bool.self)
-            guard let deleted = locked else { return .noSuchMessage }
-            let changed: Date?
+            guard let deleted = found else { return .noSuchMessage }
+            let changed: Bool
             if add {
                 guard !deleted else { return .messageDeleted }
                 let (keys, present) = try await connection.query(
@@ -142,52 +156,69 @@ extension PostgresRoomRepository: MessageActionRepository {
                     """, logger: logger
                 ).single((Int64, Bool).self)
                 guard present || keys < maximumKeys else { return .tooManyKeys }
-                changed = try await connection.query(
-                    """
-                    INSERT INTO messenger.reaction (message_id, key, user_account_id)
-                    VALUES (\(messageID), \(key), \(userID)) ON CONFLICT DO NOTHING RETURNING created_at
-                    """, logger: logger
-                ).first(Date.self)
+                changed =
+                    try await connection.query(
+                        """
+                        INSERT INTO messenger.reaction (message_id, key, user_account_id)
+                        VALUES (\(messageID), \(key), \(userID)) ON CONFLICT DO NOTHING RETURNING 1
+                        """, logger: logger
+                    ).first(Int32.self) != nil
             } else {
-                changed = try await connection.query(
-                    """
-                    DELETE FROM messenger.reaction
-                    WHERE message_id = \(messageID) AND key = \(key) AND user_account_id = \(userID)
-                    RETURNING clock_timestamp()
-                    """, logger: logger
-                ).first(Date.self)
+                changed =
+                    try await connection.query(
+                        """
+                        DELETE FROM messenger.reaction
+                        WHERE message_id = \(messageID) AND key = \(key) AND user_account_id = \(userID)
+                        RETURNING 1
+                        """, logger: logger
+                    ).first(Int32.self) != nil
             }
-            guard let changed else { return .unchanged }
+            guard changed else { return .unchanged }
             let count = try await connection.query(
-                """
-                WITH touched AS (
-                    UPDATE messenger.message SET changed_at = clock_timestamp() WHERE id = \(messageID)
-                )
-                SELECT count(*) FROM messenger.reaction WHERE message_id = \(messageID) AND key = \(key)
-                """, logger: logger
+                "SELECT count(*) FROM messenger.reaction WHERE message_id = \(messageID) AND key = \(key)",
+                logger: logger
             ).single(Int64.self)
-            try await roomChanged(roomID, on: connection)
+            let at = try await recordChange(of: messageID, roomID: roomID, on: connection)
             let event = RoomEvent.reactionChanged(
                 RoomEvent.ReactionChanged(
                     messageId: messageID, chatRoomId: roomID, key: key, userId: userID, added: add, count: count),
-                at: changed)
+                at: at)
             try await Outbox.add(roomID: roomID, event: event.json(), fanout: nil, on: connection, logger: logger)
             return .changed(count: count)
         }
     }
 
-    /// Moves the room's `updated_at` (and its highest mentioning or deleted `seq`) forward,
-    /// under the room's lock.
-    private func roomChanged(
-        _ roomID: Int64, mentionSeq: Int64 = 0, deletedSeq: Int64 = 0, on connection: PostgresConnection
-    ) async throws {
+    /// Locks the room's row as every send to it does (each change of a room's messages takes
+    /// it before its message, after any file): the room's changes and sends commit, and record
+    /// their events, one after another. False when there is no such room.
+    private func lockRoom(_ roomID: Int64, on connection: PostgresConnection) async throws -> Bool {
+        try await connection.query(
+            "SELECT 1 FROM messenger.chat_room WHERE id = \(roomID) FOR NO KEY UPDATE", logger: logger
+        ).first(Int32.self) != nil
+    }
+
+    /// Records when the message changed (what `changedSince` pages by; stamped under the
+    /// room's lock, so in the room's commit order) and moves the room's `updated_at` (and its
+    /// highest mentioning or deleted `seq`) forward. Returns the change's time.
+    @discardableResult
+    private func recordChange(
+        of messageID: Int64, roomID: Int64, mentionSeq: Int64 = 0, deletedSeq: Int64 = 0,
+        on connection: PostgresConnection
+    ) async throws -> Date {
         try await connection.query(
             """
-            UPDATE messenger.chat_room
-            SET updated_at = clock_timestamp(), last_mention_seq = greatest(last_mention_seq, \(mentionSeq)),
-                last_deleted_seq = greatest(last_deleted_seq, \(deletedSeq))
-            WHERE id = \(roomID)
-            """, logger: logger)
+            WITH room AS (
+                UPDATE messenger.chat_room
+                SET updated_at = clock_timestamp(), last_mention_seq = greatest(last_mention_seq, \(mentionSeq)),
+                    last_deleted_seq = greatest(last_deleted_seq, \(deletedSeq))
+                WHERE id = \(roomID)
+            )
+            INSERT INTO messenger.message_change (message_id, chat_room_id, changed_at)
+            VALUES (\(messageID), \(roomID), clock_timestamp())
+            ON CONFLICT (message_id) DO UPDATE SET changed_at = excluded.changed_at
+            RETURNING changed_at
+            """, logger: logger
+        ).single(Date.self)
     }
 
     public func reactors(messageID: Int64, key: String, after: Int64?, limit: Int) async throws -> [User] {
@@ -220,14 +251,18 @@ extension PostgresRoomRepository: MessageActionRepository {
         // The cursor's time in whole microseconds, as stored: a page ends exactly where it ends.
         let rows = try await database.client.query(
             """
-            SELECT \(unescaped: MessageColumns.list()), (extract(epoch FROM m.changed_at) * 1000000)::bigint
-            FROM \(unescaped: MessageColumns.source)
-            WHERE m.chat_room_id = \(roomID) AND m.changed_at >= \(since)
+            SELECT \(unescaped: MessageColumns.list()), (extract(epoch FROM x.changed_at) * 1000000)::bigint
+            FROM messenger.message_change x
+            JOIN messenger.message m ON m.id = x.message_id
+            JOIN messenger.chat_room c ON c.id = m.chat_room_id
+            LEFT JOIN cloud.file f ON f.id = m.file_id
+            \(unescaped: MessageColumns.replyJoin)
+            WHERE x.chat_room_id = \(roomID) AND x.changed_at >= \(since)
               AND (\(cursor?.changedAtMicros)::bigint IS NULL
-                   OR (m.changed_at, m.id) > (
+                   OR (x.changed_at, x.message_id) > (
                        timestamptz 'epoch' + \(cursor?.changedAtMicros ?? 0) * interval '1 microsecond',
                        \(cursor?.messageID ?? 0)))
-            ORDER BY m.changed_at, m.id LIMIT \(limit)
+            ORDER BY x.changed_at, x.message_id LIMIT \(limit)
             """, logger: logger
         ).collect()
         let micros = try rows.map { try $0.makeRandomAccess()[MessageColumns.count].decode(Int64.self) }

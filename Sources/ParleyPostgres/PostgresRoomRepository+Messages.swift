@@ -138,6 +138,24 @@ extension PostgresRoomRepository {
         return byRoom
     }
 
+    public func storedKeys(_ keys: Set<MessageKey>) async throws -> Set<MessageKey> {
+        let keys = Array(keys)
+        let rows = try await database.client.query(
+            """
+            SELECT k.room_id, k.sender_id, k.uid
+            FROM unnest(\(keys.map(\.roomID))::bigint[], \(keys.map(\.senderID))::bigint[], \(keys.map(\.uid))::text[])
+                AS k(room_id, sender_id, uid)
+            WHERE EXISTS (
+                SELECT 1 FROM messenger.message m
+                WHERE m.chat_room_id = k.room_id AND m.sent_by_id = k.sender_id AND m.uid = k.uid)
+            """, logger: logger)
+        var stored = Set<MessageKey>()
+        for try await (roomID, senderID, uid) in rows.decode((Int64, Int64, String).self) {
+            stored.insert(MessageKey(roomID: roomID, senderID: senderID, uid: uid))
+        }
+        return stored
+    }
+
     public func replyTargets(ids: Set<Int64>) async throws -> [Int64: ReplyTarget] {
         let rows = try await database.client.query(
             """

@@ -116,7 +116,9 @@ enum StoredBatchRecords {
             ON CONFLICT DO NOTHING
         )
         """
-    static let ctes = """
+    /// - Parameter mentions: whether the messages may mention anyone (plain ones do not).
+    static func ctes(mentions: Bool) -> String {
+        """
         marker AS (
             INSERT INTO messenger.read_marker (chat_room_id, user_account_id, message_id, seq)
             SELECT DISTINCT ON (m.chat_room_id, m.sent_by_id) m.chat_room_id, m.sent_by_id, m.id, m.seq FROM m
@@ -124,12 +126,14 @@ enum StoredBatchRecords {
             ON CONFLICT (chat_room_id, user_account_id) DO UPDATE
             SET message_id = excluded.message_id, seq = excluded.seq, updated_at = clock_timestamp()
             WHERE messenger.read_marker.seq < excluded.seq
-        ), \(mentioned), outboxed AS (
+        ), \(mentions ? mentioned + ", " : "")outboxed AS (
             INSERT INTO messenger.outbox (chat_room_id, message_id)
             SELECT m.chat_room_id, m.id FROM m ORDER BY m.id
             RETURNING id
         )
         """
+    }
+
     /// Joined into the final select: one `NOTIFY` to the relay when anything was recorded.
     static let wake =
         "(SELECT pg_notify('\(Outbox.channel)', '') FROM (SELECT 1 FROM outboxed LIMIT 1) AS any_added) AS woken"
@@ -160,7 +164,7 @@ struct InsertMessagesStatement: PostgresPreparedStatement {
                   FROM m GROUP BY chat_room_id) x
             WHERE c.id = x.chat_room_id
             RETURNING c.id, c.uid
-        ), \(StoredBatchRecords.ctes)
+        ), \(StoredBatchRecords.ctes(mentions: true))
         SELECT \(MessageColumns.list(
             roomUID: "room.uid", file: "(SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = m.file_id)",
             fresh: true))
@@ -239,11 +243,10 @@ struct StoreNewMessagesStatement: PostgresPreparedStatement {
             FROM fresh f JOIN room ON room.id = f.room_id
             ORDER BY f.room_id, f.place
             RETURNING *
-        ), \(StoredBatchRecords.ctes)
-        SELECT f.place, \(MessageColumns.list(roomUID: "room.uid", file: "NULL::text", fresh: true))
+        ), \(StoredBatchRecords.ctes(mentions: false))
+        SELECT f.place, \(MessageColumns.list(roomUID: "room.uid", file: "NULL::text", fresh: true, plain: true))
         FROM m JOIN room ON room.id = m.chat_room_id
             JOIN fresh f ON f.room_id = m.chat_room_id AND f.sender_id = m.sent_by_id AND f.uid = m.uid
-            \(MessageColumns.replyJoin)
             CROSS JOIN \(StoredBatchRecords.wake)
         """
     typealias Row = PostgresRow

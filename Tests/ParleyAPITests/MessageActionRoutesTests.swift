@@ -72,7 +72,9 @@ struct MessageActionRoutesTests {
         try await harness.run { client in
             let (id, users) = try await client.roomOfThree()
             let (admin, writer, reader) = (users[0], users[1], users[2])
-            let mine = try await client.send("mine", uid: "d-1", to: id, as: writer)
+            let mine = try await client.decoded(
+                Message.self, .post, "/v1/rooms/\(id)/messages", token: token(writer),
+                body: #"{"content":"mine","uid":"d-1","mentions":[\#(userID(reader))]}"#)
             let theirs = try await client.send("theirs", uid: "d-2", to: id, as: admin)
             _ = try await client.send("after", uid: "d-3", to: id, as: writer)
             _ = try await client.json(
@@ -108,6 +110,7 @@ struct MessageActionRoutesTests {
             #expect(history.map(\.seq) == [1, 2, 3, 4])
             let tombstone = try #require(history.first { $0.id == mine.id })
             #expect(tombstone.content == "" && tombstone.file == nil && tombstone.reactions.isEmpty)
+            #expect(tombstone.mentions.isEmpty)
             #expect(tombstone.deletedById == userID(writer) && tombstone.deletedAt != nil)
             #expect(history.first { $0.id == theirs.id }?.deletedById == userID(admin))
             #expect(history.last?.content == "after" && history.last?.deletedAt == nil)
@@ -214,7 +217,8 @@ struct MessageActionRoutesTests {
 
     @Test func fiftyUsersTogglingOneReactionEndWithTheExactCount() async throws {
         let policy = AccountPolicy(loginLimitPerAddress: 100, registerLimitPerAddress: 100)
-        try await AccountsHarness.make(policy: policy).run { client in
+        let harness = try await AccountsHarness.make(policy: policy)
+        try await harness.run { client in
             let creator = try await client.signUp()
             let others = try await client.signUp(count: 50)
             let room = try await client.multipartyRoom(by: creator, members: others.map { ($0, "writer") })
@@ -234,6 +238,21 @@ struct MessageActionRoutesTests {
             }
             let reactions = try await client.history(room.id, as: creator).messages.last?.reactions
             #expect(reactions == [ReactionSummary(key: ":fire:", count: 25, me: false)])
+            // The events, in the outbox's (commit) order, count one by one to the same end.
+            let counts = try await harness.database.client.query(
+                "SELECT event FROM messenger.outbox WHERE event LIKE '%reaction-changed%' ORDER BY id", logger: .quiet
+            ).collect().map { row in
+                let event = try JSONCoding.decoder.decode(
+                    Envelope<RoomEvent.ReactionChanged>.self, from: Data(try row.decode(String.self).utf8))
+                return (count: event.data.count, added: event.data.added)
+            }
+            #expect(counts.count == 175)
+            var expected: Int64 = 0
+            for step in counts {
+                expected += step.added ? 1 : -1
+                #expect(step.count == expected)
+            }
+            #expect(counts.last?.count == 25)
         }
     }
 
@@ -418,6 +437,64 @@ struct MessageActionRoutesTests {
             #expect(
                 try await client.json(.get, "\(base)?changedSince=\(start)", token: token(outsider)).status == .notFound
             )
+        }
+    }
+
+    @Test func anotherRoomsMessageAndBadPathsAreClientErrors() async throws {
+        try await AccountsHarness.make().run { client in
+            let (id, users) = try await client.roomOfThree()
+            let (otherRoom, otherUsers) = try await client.roomOfThree()
+            let elsewhere = try await client.send("x", uid: "x-1", to: otherRoom, as: otherUsers[1])
+            let wrong = "/v1/rooms/\(id)/messages/\(elsewhere.id)"
+            for (method, path) in [
+                (HTTPRequest.Method.delete, wrong), (.put, "\(wrong)/reactions/:ok:"),
+                (.delete, "\(wrong)/reactions/:ok:"), (.get, "\(wrong)/reactions/:ok:"), (.get, "\(wrong)/replies"),
+            ] {
+                #expect(
+                    try await client.json(method, path, token: token(users[0])).status == .notFound, "\(method) \(path)"
+                )
+            }
+            let mine = try await client.send("y", uid: "y-1", to: id, as: users[1])
+            for key in ["%ZZ", "%FF", "%F0%9F"] {
+                let answer = try await client.json(
+                    .put, "/v1/rooms/\(id)/messages/\(mine.id)/reactions/\(key)", token: token(users[1]))
+                #expect(answer.status == .badRequest, "\(key)")
+            }
+            let base = "/v1/rooms/\(id)/messages?changedSince=2000-01-01T00:00:00Z"
+            for cursor in ["9223372036854775807-1", "-5-1", "1-0", "1", "x-y"] {
+                #expect(
+                    try await client.json(.get, "\(base)&cursor=\(cursor)", token: token(users[1])).status
+                        == .badRequest,
+                    "\(cursor)")
+            }
+            #expect(
+                try await client.json(
+                    .get, "/v1/rooms/\(id)/messages/\(mine.id)/replies?after=-1", token: token(users[1])
+                ).status == .badRequest)
+        }
+    }
+
+    @Test func aRetryIsAnsweredAsStoredAfterItsReplyTargetWasDeleted() async throws {
+        try await AccountsHarness.make().run { client in
+            let (id, users) = try await client.roomOfThree()
+            let target = try await client.send("t", uid: "t-1", to: id, as: users[0])
+            let body = #"{"content":"re","uid":"re-1","replyToId":\#(target.id),"mentions":[\#(userID(users[2]))]}"#
+            let first = try await client.json(.post, "/v1/rooms/\(id)/messages", token: token(users[1]), body: body)
+            #expect(first.status == .created)
+            #expect(
+                try await client.json(.delete, "/v1/rooms/\(id)/messages/\(target.id)", token: token(users[0])).status
+                    == .noContent)
+            #expect(
+                try await client.json(.delete, "/v1/rooms/\(id)/members/\(userID(users[2]))", token: token(users[0]))
+                    .status == .noContent)
+            let again = try await client.json(.post, "/v1/rooms/\(id)/messages", token: token(users[1]), body: body)
+            #expect(again.status == .ok)
+            #expect(again.json["id"] as? Int == first.json["id"] as? Int)
+            // A new message with the same references is refused.
+            let fresh = try await client.json(
+                .post, "/v1/rooms/\(id)/messages", token: token(users[1]),
+                body: #"{"content":"re","uid":"re-2","replyToId":\#(target.id)}"#)
+            #expect(fresh.status == .badRequest)
         }
     }
 

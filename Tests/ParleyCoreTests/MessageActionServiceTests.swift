@@ -295,3 +295,16 @@ final class InMemoryMessageActions: MessageActionRepository, Sendable {
         -> [(message: Message, cursor: ChangeCursor)]
     { [] }
 }
+
+struct DeletedBeforeRelayTests {
+    @Test func aMessageDeletedBeforeTheRelayReadItPushesNobody() {
+        let sent = Message(
+            id: 1, seq: 1, chatRoomId: 2, chatRoomUid: "room", sentById: 3, content: "hi", uid: "u", fileId: nil,
+            createdAt: Date(), mentions: [4])
+        #expect(FanoutJob.newMessage(sent).push?.mentions == [4])
+        let tombstone = Message(
+            id: 1, seq: 1, chatRoomId: 2, chatRoomUid: "room", sentById: 3, content: "", uid: "u", fileId: nil,
+            createdAt: Date(), deletedAt: Date(), deletedById: 3)
+        #expect(FanoutJob.newMessage(tombstone).push == nil)
+    }
+}

@@ -224,6 +224,12 @@ actor InMemoryRooms: RoomRepository {
         (stored[roomID]?.messages ?? [], false)
     }
 
+    func storedKeys(_ keys: Set<MessageKey>) async throws -> Set<MessageKey> {
+        keys.filter { key in
+            stored[key.roomID]?.messages.contains { $0.sentById == key.senderID && $0.uid == key.uid } ?? false
+        }
+    }
+
     func replyTargets(ids: Set<Int64>) async throws -> [Int64: ReplyTarget] {
         var targets: [Int64: ReplyTarget] = [:]
         for room in stored.values {

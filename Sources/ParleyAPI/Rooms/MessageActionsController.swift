@@ -97,10 +97,12 @@ public struct MessageActionsController: Sendable {
 }
 
 extension ChangeCursor {
-    /// `<microseconds>-<id>`.
+    /// `<microseconds>-<id>`, the time within what PostgreSQL's timestamps hold (to 9999).
     init?(text: String) {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 2, let micros = Int64(parts[0]), let id = Int64(parts[1]), id > 0 else { return nil }
+        guard parts.count == 2, let micros = Int64(parts[0]), (0...253_402_300_799_999_999).contains(micros),
+            let id = Int64(parts[1]), id > 0
+        else { return nil }
         self.init(changedAtMicros: micros, messageID: id)
     }
 

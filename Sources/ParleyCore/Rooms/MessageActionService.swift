@@ -34,10 +34,10 @@ public struct MessageActionService: Sendable {
         guard facts.senderID == userID else {
             throw ParleyError(.forbidden, "Only the sender may edit a message.")
         }
-        guard !facts.deleted else { throw ParleyError(.messageDeleted, "The message is deleted.") }
-        let seconds = Double(editWindow.components.seconds)
-        if seconds > 0, now().timeIntervalSince(facts.createdAt) > seconds {
-            throw ParleyError(.editWindowPassed, "Messages may be edited for \(Int(seconds)) seconds after sending.")
+        guard !facts.deleted else { throw Self.deleted }
+        if editWindow > .zero, Duration.seconds(now().timeIntervalSince(facts.createdAt)) > editWindow {
+            throw ParleyError(
+                .editWindowPassed, "Messages may be edited for \(editWindow.components.seconds) seconds after sending.")
         }
         try MessageText.check(content, hasFile: facts.fileID != nil, field: "content")
         var named: [Int64]?
@@ -45,7 +45,7 @@ public struct MessageActionService: Sendable {
         let mentions = named
         if content != facts.content || (mentions != nil && mentions != facts.mentions) {
             guard try await actions.edit(messageID: messageID, roomID: roomID, content: content, mentions: mentions)
-            else { throw ParleyError(.messageDeleted, "The message is deleted.") }
+            else { throw Self.deleted }
         }
         return try await message(messageID, roomID: roomID, viewer: userID)
     }
@@ -87,7 +87,7 @@ public struct MessageActionService: Sendable {
         case .changed, .unchanged: return
         case .tooManyKeys:
             throw ParleyError(.tooManyReactions, "A message has at most \(maximumReactionKeys) different reactions.")
-        case .messageDeleted: throw ParleyError(.messageDeleted, "The message is deleted.")
+        case .messageDeleted: throw Self.deleted
         case .noSuchMessage: throw Self.noSuchMessage
         }
     }
@@ -162,4 +162,5 @@ public struct MessageActionService: Sendable {
     }
 
     static let noSuchMessage = ParleyError(.notFound, "No such message in this room.", field: "messageId")
+    static let deleted = ParleyError(.messageDeleted, "The message is deleted.")
 }

@@ -119,12 +119,14 @@ public struct FanoutJob: Codable, Sendable, Equatable {
     }
 
     /// A new message's job, made by the relay beside its event: the event is not copied into
-    /// the job, as the relay's ``FanoutBatch`` carries it once.
+    /// the job, as the relay's ``FanoutBatch`` carries it once. A message deleted before the
+    /// relay read it pushes nobody.
     public static func newMessage(
         _ message: Message, readersVersion: Int64? = nil, pushTokensVersion: Int64? = nil
     ) -> FanoutJob {
         FanoutJob(
-            roomID: message.chatRoomId, event: "", audience: .readers, push: .message(message),
+            roomID: message.chatRoomId, event: "", audience: .readers,
+            push: message.deletedAt == nil ? .message(message) : nil,
             readersVersion: readersVersion, pushTokensVersion: pushTokensVersion)
     }
 

@@ -53,6 +53,8 @@ public protocol RoomRepository: Sendable {
     func messages(roomID: Int64, query: HistoryQuery, viewer: Int64) async throws -> (
         messages: [Message], hasMore: Bool
     )
+    /// Which of these keys name a stored message (sends that would be retries).
+    func storedKeys(_ keys: Set<MessageKey>) async throws -> Set<MessageKey>
     /// The room and state of messages replies name; ids of no message are absent.
     func replyTargets(ids: Set<Int64>) async throws -> [Int64: ReplyTarget]
     /// Moves the read marker forward (never back) and returns where it stands; throws

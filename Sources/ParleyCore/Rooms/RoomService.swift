@@ -203,11 +203,24 @@ public struct RoomService: Sendable {
         var outcomes: [SendOutcome?] = batch.map { submission in
             do {
                 _ = try Self.allowed(roles[submission.member], minimum: .writer)
-                try Self.checkReferences(of: submission, roles: roles, targets: targets)
                 return nil
             } catch {
                 return .failure(error)
             }
+        }
+        // A reply or mention that no longer fits (the target deleted, a user gone) refuses a
+        // new message, not a retry of one stored when it fitted: that is answered as stored.
+        var unfit: [Int: any Error] = [:]
+        for index in batch.indices where outcomes[index] == nil {
+            do {
+                try Self.checkReferences(of: batch[index], roles: roles, targets: targets)
+            } catch {
+                unfit[index] = error
+            }
+        }
+        if !unfit.isEmpty {
+            let stored = try await rooms.storedKeys(Set(unfit.keys.map { batch[$0].key }))
+            for (index, error) in unfit where !stored.contains(batch[index].key) { outcomes[index] = .failure(error) }
         }
         let allowed = outcomes.indices.filter { outcomes[$0] == nil }
         if !allowed.isEmpty {

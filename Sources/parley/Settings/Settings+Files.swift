@@ -37,11 +37,6 @@ extension Settings {
         Int64(try required(int(SettingKeys.Files.uploadLimit, in: 1...(1 << 40)), SettingKeys.Files.uploadLimit))
     }
 
-    /// How long after sending a message may be edited; zero: always.
-    func messageEditWindow() throws -> Duration {
-        try seconds(SettingKeys.Messages.editWindow) ?? .zero
-    }
-
     func orphanGrace() throws -> Duration {
         try positiveSeconds(SettingKeys.Files.orphanGrace)
     }
