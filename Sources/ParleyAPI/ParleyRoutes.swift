@@ -45,6 +45,7 @@ public struct ParleyRoutes: Sendable {
             .group(context: AuthenticatedRequestContext.self)
         features.auth.addSignedInRoutes(to: signedIn)
         features.profile.addRoutes(to: signedIn)
+        features.blocks.addRoutes(to: signedIn)
         features.rooms.addRoutes(to: signedIn)
         features.messageActions.addRoutes(to: signedIn)
         features.notifications.addRoutes(to: signedIn)
@@ -79,6 +80,7 @@ extension ParleyRoutes {
     public struct Features: Sendable {
         let auth: AuthController
         let profile: ProfileController
+        let blocks: BlocksController
         let admin: AdminController
         let rooms: RoomsController
         let messageActions: MessageActionsController
@@ -91,12 +93,14 @@ extension ParleyRoutes {
             accounts: AccountService, users: any UserRepository, sessions: any SessionRepository,
             directory: any DirectoryRepository, hasher: any PasswordHasher, cache: SessionCache,
             endpoint: MQTTEndpoint, rooms: RoomService, messageActions: MessageActionService,
+            blocks: any BlockRepository,
             notificationSettings: any NotificationSettingsRepository,
             files: any FileRepository, store: any BlobStore, links: FileLinks, mediaJobs: (any JobQueue)?,
             uploadLimit: Int64
         ) {
             auth = AuthController(accounts: accounts, endpoint: endpoint)
             profile = ProfileController(accounts: accounts, users: users, sessions: sessions)
+            self.blocks = BlocksController(service: BlockService(blocks: blocks))
             admin = AdminController(directory: DirectoryService(users: users, directory: directory, hasher: hasher))
             self.rooms = RoomsController(service: rooms, actions: messageActions)
             self.messageActions = MessageActionsController(service: messageActions)

@@ -27,6 +27,8 @@ public struct ParleyError: Error, Sendable, Hashable, CustomStringConvertible {
         case messageDeleted = "message-deleted"
         /// A new key on a message that has 20.
         case tooManyReactions = "too-many-reactions"
+        /// The other user of a two-party room blocked the caller.
+        case blocked
 
         public var description: String { rawValue }
     }

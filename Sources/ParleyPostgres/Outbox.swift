@@ -19,6 +19,14 @@ enum Outbox {
 }
 
 extension Outbox {
+    /// A command for the broker plugin that concerns no room (a block, an account's clients),
+    /// published after commit like every event.
+    static func control(_ command: BrokerControl, on connection: PostgresConnection, logger: Logger) async throws {
+        _ = try await connection.execute(
+            OutboxAddStatement(roomID: nil, event: command.json(), fanout: nil, topic: BrokerControl.topic),
+            logger: logger)
+    }
+
     /// Stops the broker's deliveries of the room to users who lost it (within the relay's
     /// wake-up, well under a second).
     static func roomLost(roomID: Int64, userIDs: [Int64], on connection: PostgresConnection, logger: Logger)

@@ -135,7 +135,8 @@ struct OutboxAddStatement: PostgresPreparedStatement {
         SELECT pg_notify('\(Outbox.channel)', '') FROM added
         """
     typealias Row = ()
-    let roomID: Int64
+    /// Nil for a broker command that concerns no room (``Outbox/control(_:on:logger:)``).
+    let roomID: Int64?
     let event: String?
     let fanout: String?
     let topic: String?
@@ -160,11 +161,11 @@ struct OutboxAddStatement: PostgresPreparedStatement {
 struct OutboxBatchStatement: PostgresPreparedStatement {
     static let sql = """
         WITH deleted AS (DELETE FROM messenger.outbox WHERE id = ANY($2::bigint[]))
-        SELECT o.id, coalesce(o.topic, '\(Topic.roomPrefix)' || c.uid), o.event, o.fanout, c.readers_version,
-               (SELECT version FROM notifications.push_token_version),
+        SELECT o.id, coalesce(o.topic, '\(Topic.roomPrefix)' || c.uid), o.event, o.fanout,
+               coalesce(c.readers_version, 0), (SELECT version FROM notifications.push_token_version),
                \(MessageColumns.list(fresh: true))
         FROM messenger.outbox o
-        JOIN messenger.chat_room c ON c.id = o.chat_room_id
+        LEFT JOIN messenger.chat_room c ON c.id = o.chat_room_id
         LEFT JOIN messenger.message m ON m.id = o.message_id
         LEFT JOIN cloud.file f ON f.id = m.file_id
         \(MessageColumns.replyJoin)

@@ -47,6 +47,22 @@ public struct PostgresPushRepository: PushAudience, PushTokenStore, Notification
         return contexts
     }
 
+    public func blocks(among pairs: Set<UserBlock>) async throws -> Set<UserBlock> {
+        guard !pairs.isEmpty else { return [] }
+        let pairs = Array(pairs)
+        let rows = try await database.client.query(
+            """
+            SELECT b.blocker_id, b.blocked_id FROM messenger.user_block b
+            JOIN unnest(\(pairs.map(\.blockerID))::bigint[], \(pairs.map(\.blockedID))::bigint[]) AS p(blocker, blocked)
+              ON b.blocker_id = p.blocker AND b.blocked_id = p.blocked
+            """, logger: logger)
+        var found = Set<UserBlock>()
+        for try await (blocker, blocked) in rows.decode((Int64, Int64).self) {
+            found.insert(UserBlock(blockerID: blocker, blockedID: blocked))
+        }
+        return found
+    }
+
     public func removeToken(deviceID: Int64, token: String) async throws {
         try await database.client.query(
             "DELETE FROM notifications.user_push_token WHERE device_id = \(deviceID) AND token = \(token)",

@@ -2,7 +2,8 @@ import Foundation
 import ParleyCore
 
 /// The fan-out's push step: one `push` job per device of each recipient who should be
-/// pushed now (not the actor, not a muted room, not in quiet hours unless the room passes).
+/// pushed now (not the actor, not one who blocked the actor, not a muted room, not in quiet
+/// hours unless the room passes).
 ///
 /// A whole fan-out batch asks for its recipients once and for its rooms' names once, however
 /// many rooms and events it holds; users found without a push token are not asked again
@@ -66,13 +67,23 @@ public struct PushFanout: Sendable {
                 RoomUser(roomID: $0.roomID, userID: $0.intent.actorID)
             })
         let contexts = try await audience.contexts(of: named)
+        let blocks = try await audience.blocks(
+            among: Set(
+                requests.flatMap { request in
+                    (recipients[request.roomID] ?? []).map {
+                        UserBlock(blockerID: $0.userID, blockedID: request.intent.actorID)
+                    }
+                }))
         var jobs: [PushJob] = []
         for request in requests {
             // A room deleted since the event has nobody left to tell.
             guard let devices = recipients[request.roomID],
                 let context = contexts[RoomUser(roomID: request.roomID, userID: request.intent.actorID)]
             else { continue }
-            let users = Set(request.users)
+            // Nor does one who blocked the actor hear from them.
+            let users = Set(request.users).filter {
+                !blocks.contains(UserBlock(blockerID: $0, blockedID: request.intent.actorID))
+            }
             jobs += composer.jobs(
                 for: request.intent, roomID: request.roomID, context: context,
                 recipients: devices.filter { users.contains($0.userID) }, at: now)

@@ -95,6 +95,7 @@ struct ServeGraph {
             accounts: accounts, users: users, sessions: sessions,
             directory: PostgresDirectoryRepository(database: postgres, logger: logger("directory")),
             hasher: hasher, cache: cache, endpoint: parts.endpoint, rooms: rooms, messageActions: messageActions,
+            blocks: roomRepository,
             notificationSettings: PostgresPushRepository(database: postgres, logger: logger("push")),
             files: PostgresFileRepository(database: postgres, logger: logger("files")), store: parts.store,
             links: parts.fileLinks, mediaJobs: parts.mediaJobs, uploadLimit: parts.uploadLimit)

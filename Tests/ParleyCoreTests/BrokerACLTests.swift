@@ -38,7 +38,8 @@ struct BrokerACLTests {
     }
 
     @Test func presenceIsReadByAnyoneAndWrittenByItsUser() {
-        #expect(decide("user/8/online", .subscribe) == .allow)
+        #expect(decide("user/8/online", .subscribe) == .unlessBlockedBy(userID: 8))
+        #expect(decide("user/8/online", .read) == .unlessBlockedBy(userID: 8))
         #expect(decide("user/7/online", .write) == .allow)
         #expect(decide("user/8/online", .write) == .deny)
         #expect(decide("user/x/online", .subscribe) == .deny)

@@ -308,3 +308,34 @@ struct DeletedBeforeRelayTests {
         #expect(FanoutJob.newMessage(tombstone).push == nil)
     }
 }
+
+/// Blocks over the in-memory rooms: the blocked cannot open or write in the pair's room.
+struct BlockRulesTests {
+    let rooms = InMemoryRooms()
+
+    @Test func aBlockedUserCannotOpenOrWriteInTheirDirectRoomAndNobodyBlocksThemselves() async throws {
+        let service = RoomService(rooms: rooms)
+        let room = try await service.direct(userID: 1, peerID: 2).room.id
+        await rooms.block(2, by: 1)
+        let open = await #expect(throws: ParleyError.self) { try await service.direct(userID: 2, peerID: 1) }
+        #expect(open?.code == .blocked)
+        #expect(try await service.direct(userID: 1, peerID: 2).created == false)
+        let outcomes = try await service.send([
+            MessageSubmission(roomID: room, senderID: 2, message: try NewMessage(content: "hi", uid: "a", fileId: nil)),
+            MessageSubmission(roomID: room, senderID: 1, message: try NewMessage(content: "hi", uid: "b", fileId: nil)),
+        ])
+        #expect((outcomes[0].failure as? ParleyError)?.code == .blocked)
+        #expect(try outcomes[1].get().created)
+
+        let blocks = BlockService(blocks: NoBlocks())
+        let myself = await #expect(throws: ParleyError.self) { try await blocks.block(1, by: 1) }
+        #expect(myself?.field == "userId")
+    }
+}
+
+/// Stores nothing: for the rules that answer before the repository is asked.
+struct NoBlocks: BlockRepository {
+    func block(_ blockedID: Int64, by blockerID: Int64) async throws {}
+    func unblock(_ blockedID: Int64, by blockerID: Int64) async throws {}
+    func blocked(by blockerID: Int64, after: Int64?, limit: Int) async throws -> [User] { [] }
+}

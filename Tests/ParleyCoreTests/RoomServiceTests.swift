@@ -129,6 +129,7 @@ actor InMemoryRooms: RoomRepository {
         var messages: [Message] = []
     }
     var stored: [Int64: Stored] = [:]
+    private var blocks = Set<UserBlock>()
     private var nextMessageID: Int64 = 1
     /// The general path's role check throws ``Unreachable`` (the one-statement path still stores).
     private var unavailable = false
@@ -212,7 +213,7 @@ actor InMemoryRooms: RoomRepository {
         guard batch.allSatisfy(\.message.isPlain) else { return batch.map { _ in nil } }
         return try batch.map { submission in
             guard let role = stored[submission.roomID]?.members[submission.senderID], role >= minimum,
-                !isStored(submission)
+                !isStored(submission), !isBlockedSender(submission.member)
             else { return nil }
             return try store(submission).get()
         }
@@ -222,6 +223,21 @@ actor InMemoryRooms: RoomRepository {
         messages: [Message], hasMore: Bool
     ) {
         (stored[roomID]?.messages ?? [], false)
+    }
+
+    func block(_ userID: Int64, by blockerID: Int64) {
+        blocks.insert(UserBlock(blockerID: blockerID, blockedID: userID))
+    }
+
+    func isBlocked(_ userID: Int64, by blockerID: Int64) async throws -> Bool {
+        blocks.contains(UserBlock(blockerID: blockerID, blockedID: userID))
+    }
+
+    func blockedSenders(_ members: Set<RoomUser>) async throws -> Set<RoomUser> { members.filter(isBlockedSender) }
+
+    private func isBlockedSender(_ member: RoomUser) -> Bool {
+        guard let room = stored[member.roomID], room.kind == .twoparty else { return false }
+        return room.members.keys.contains { blocks.contains(UserBlock(blockerID: $0, blockedID: member.userID)) }
     }
 
     func storedKeys(_ keys: Set<MessageKey>) async throws -> Set<MessageKey> {

@@ -70,6 +70,8 @@ final class FakeAudience: PushAudience {
     let failing = Mutex(false)
     let recipientQueries = Mutex<[[Int64: Set<Int64>]]>([])
     let contextQueries = Mutex<[Set<RoomUser>]>([])
+    /// Blocks the audience knows of.
+    let blocks = Mutex<Set<UserBlock>>([])
 
     init(devices: Set<Int64>) { self.devices = Mutex(devices) }
 
@@ -87,6 +89,10 @@ final class FakeAudience: PushAudience {
             if !pushed.isEmpty { found[room] = pushed }
         }
         return found
+    }
+
+    func blocks(among pairs: Set<UserBlock>) async throws -> Set<UserBlock> {
+        blocks.withLock { pairs.intersection($0) }
     }
 
     func contexts(of rooms: Set<RoomUser>) async throws -> [RoomUser: PushRoomContext] {

@@ -16,6 +16,8 @@ public enum BrokerACL {
         case deny
         /// Allowed if the user's effective role in the room with this uid is at least `minimum`.
         case requiresRoomRole(roomUID: String, minimum: RoomRole)
+        /// Allowed unless this user blocked the client's user.
+        case unlessBlockedBy(userID: Int64)
     }
 
     /// - Parameters:
@@ -35,8 +37,9 @@ public enum BrokerACL {
         case .notifications(let owner):
             return access != .write && owner == userID ? .allow : .deny
         case .presence(let owner):
-            // Presence: anyone reads, each user writes their own.
-            return access != .write || owner == userID ? .allow : .deny
+            // Presence: each user writes their own; anyone reads it but whom its user blocked.
+            if owner == userID { return .allow }
+            return access == .write ? .deny : .unlessBlockedBy(userID: owner)
         }
     }
 }

@@ -63,6 +63,9 @@ public struct BrokerAuthority: Sendable {
                 return false
             }
             return role >= minimum
+        case .unlessBlockedBy(let blockerID):
+            guard let userID = Int64(username) else { return false }
+            return try await !rooms.isBlocked(userID, by: blockerID)
         }
     }
 

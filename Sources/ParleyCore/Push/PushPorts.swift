@@ -50,6 +50,19 @@ public protocol PushAudience: Sendable {
     /// What pushes say about each room and its actor (the user who sent or added); a room
     /// deleted meanwhile is absent.
     func contexts(of rooms: Set<RoomUser>) async throws -> [RoomUser: PushRoomContext]
+    /// Which of these pairs are blocks: a blocked actor pushes nothing to the blocker.
+    func blocks(among pairs: Set<UserBlock>) async throws -> Set<UserBlock>
+}
+
+/// One user blocking another.
+public struct UserBlock: Hashable, Sendable {
+    public let blockerID: Int64
+    public let blockedID: Int64
+
+    public init(blockerID: Int64, blockedID: Int64) {
+        self.blockerID = blockerID
+        self.blockedID = blockedID
+    }
 }
 
 /// Push tokens the providers reported dead.

@@ -53,6 +53,10 @@ public protocol RoomRepository: Sendable {
     func messages(roomID: Int64, query: HistoryQuery, viewer: Int64) async throws -> (
         messages: [Message], hasMore: Bool
     )
+    /// Whether `blockerID` blocked `userID`.
+    func isBlocked(_ userID: Int64, by blockerID: Int64) async throws -> Bool
+    /// The members whose two-party room's other user blocked them (they may not write there).
+    func blockedSenders(_ members: Set<RoomUser>) async throws -> Set<RoomUser>
     /// Which of these keys name a stored message (sends that would be retries).
     func storedKeys(_ keys: Set<MessageKey>) async throws -> Set<MessageKey>
     /// The room and state of messages replies name; ids of no message are absent.

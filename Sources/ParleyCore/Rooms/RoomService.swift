@@ -86,6 +86,8 @@ public struct RoomService: Sendable {
         guard peerID != userID else {
             throw ParleyError.invalidRequest("a two-party room needs another user", field: "userId")
         }
+        // A blocked user cannot open the pair's room (the blocker can).
+        if try await rooms.isBlocked(userID, by: peerID) { throw BlockService.refusal }
         let (id, created) = try await rooms.direct(userID: userID, peerID: peerID)
         return (try await room(id: id, for: userID), created)
     }
@@ -207,6 +209,11 @@ public struct RoomService: Sendable {
             } catch {
                 return .failure(error)
             }
+        }
+        let writers = Set(batch.indices.filter { outcomes[$0] == nil }.map { batch[$0].member })
+        let blocked = writers.isEmpty ? [] : try await rooms.blockedSenders(writers)
+        for index in batch.indices where outcomes[index] == nil && blocked.contains(batch[index].member) {
+            outcomes[index] = .failure(BlockService.refusal)
         }
         // A reply or mention that no longer fits (the target deleted, a user gone) refuses a
         // new message, not a retry of one stored when it fitted: that is answered as stored.

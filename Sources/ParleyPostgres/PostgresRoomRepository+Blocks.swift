@@ -1,0 +1,87 @@
+import Foundation
+import Logging
+import ParleyCore
+import PostgresNIO
+
+/// The rule of blocks in SQL, in one place: a sender may not write in a two-party room whose
+/// other user blocked them.
+enum BlockRule {
+    /// True when the sender (expression `sender`) is blocked in the room (expression `room`).
+    static func blockedSender(room: String, sender: String) -> String {
+        """
+        EXISTS (
+            SELECT 1 FROM messenger.chat_room bc
+            JOIN messenger.user_block b
+              ON b.blocked_id = \(sender) AND b.blocker_id IN (bc.twoparty_low_user_id, bc.twoparty_high_user_id)
+            WHERE bc.id = \(room) AND bc.type = 'twoparty')
+        """
+    }
+}
+
+/// Blocks (`messenger.user_block`), and what they refuse in rooms.
+extension PostgresRoomRepository: BlockRepository {
+    public func block(_ blockedID: Int64, by blockerID: Int64) async throws {
+        try await database.transaction(logger: logger) { connection in
+            let added = try await connection.query(
+                """
+                INSERT INTO messenger.user_block (blocker_id, blocked_id)
+                SELECT \(blockerID), id FROM cloud.user_account WHERE id = \(blockedID)
+                ON CONFLICT DO NOTHING
+                RETURNING 1
+                """, logger: logger
+            ).first(Int32.self)
+            if added == nil {
+                let exists = try await connection.query(
+                    "SELECT 1 FROM cloud.user_account WHERE id = \(blockedID)", logger: logger
+                ).first(Int32.self)
+                guard exists != nil else { throw ParleyError.notFound("No such user.") }
+                return
+            }
+            // The broker forgets that the blocked user may read the blocker's presence: its
+            // deliveries stop, and a new subscription asks again (and is refused).
+            try await Outbox.control(
+                BrokerControl(invalidate: ["\(blockedID) \(Topic.presence(blockerID))"]), on: connection,
+                logger: logger)
+        }
+    }
+
+    public func unblock(_ blockedID: Int64, by blockerID: Int64) async throws {
+        try await database.client.query(
+            "DELETE FROM messenger.user_block WHERE blocker_id = \(blockerID) AND blocked_id = \(blockedID)",
+            logger: logger)
+    }
+
+    public func blocked(by blockerID: Int64, after: Int64?, limit: Int) async throws -> [User] {
+        let rows = try await database.client.query(
+            """
+            SELECT u.id, u.email, u.first_name, u.last_name, u.is_admin, u.created_at
+            FROM messenger.user_block b JOIN cloud.user_account u ON u.id = b.blocked_id
+            WHERE b.blocker_id = \(blockerID) AND b.blocked_id > \(after ?? 0)
+            ORDER BY b.blocked_id LIMIT \(limit)
+            """, logger: logger)
+        return try await rows.decode(UserRow.self).reduce(into: []) { $0.append(User($1)) }
+    }
+
+    public func isBlocked(_ userID: Int64, by blockerID: Int64) async throws -> Bool {
+        try await database.client.query(
+            """
+            SELECT 1 FROM messenger.user_block WHERE blocker_id = \(blockerID) AND blocked_id = \(userID)
+            """, logger: logger
+        ).first(Int32.self) != nil
+    }
+
+    public func blockedSenders(_ members: Set<RoomUser>) async throws -> Set<RoomUser> {
+        let members = Array(members)
+        let rows = try await database.client.query(
+            """
+            SELECT p.room_id, p.user_id
+            FROM unnest(\(members.map(\.roomID))::bigint[], \(members.map(\.userID))::bigint[]) AS p(room_id, user_id)
+            WHERE \(unescaped: BlockRule.blockedSender(room: "p.room_id", sender: "p.user_id"))
+            """, logger: logger)
+        var blocked = Set<RoomUser>()
+        for try await (roomID, userID) in rows.decode((Int64, Int64).self) {
+            blocked.insert(RoomUser(roomID: roomID, userID: userID))
+        }
+        return blocked
+    }
+}
