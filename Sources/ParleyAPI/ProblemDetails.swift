@@ -35,7 +35,8 @@ public struct ProblemDetails: Codable, Sendable, Equatable {
         switch code {
         case .invalidRequest, .fileUnavailable: .badRequest
         case .unauthorized, .invalidCredentials: .unauthorized
-        case .forbidden, .registrationClosed, .editWindowPassed, .blocked: .forbidden
+        case .forbidden, .registrationClosed, .editWindowPassed, .blocked, .roomArchived:
+            .forbidden
         case .notFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
         case .conflict, .emailTaken, .messageDeleted, .tooManyReactions: .conflict

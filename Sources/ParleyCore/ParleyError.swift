@@ -29,6 +29,8 @@ public struct ParleyError: Error, Sendable, Hashable, CustomStringConvertible {
         case tooManyReactions = "too-many-reactions"
         /// The other user of a two-party room blocked the caller.
         case blocked
+        /// The room is archived: read-only.
+        case roomArchived = "room-archived"
 
         public var description: String { rawValue }
     }

@@ -70,18 +70,20 @@ extension PostgresRoomRepository: BlockRepository {
         ).first(Int32.self) != nil
     }
 
-    public func blockedSenders(_ members: Set<RoomUser>) async throws -> Set<RoomUser> {
+    public func sendRefusals(_ members: Set<RoomUser>) async throws -> [RoomUser: SendRefusal] {
         let members = Array(members)
         let rows = try await database.client.query(
             """
-            SELECT p.room_id, p.user_id
+            SELECT p.room_id, p.user_id, c.archived_at IS NOT NULL
             FROM unnest(\(members.map(\.roomID))::bigint[], \(members.map(\.userID))::bigint[]) AS p(room_id, user_id)
-            WHERE \(unescaped: BlockRule.blockedSender(room: "p.room_id", sender: "p.user_id"))
+            JOIN messenger.chat_room c ON c.id = p.room_id
+            WHERE c.archived_at IS NOT NULL
+               OR \(unescaped: BlockRule.blockedSender(room: "p.room_id", sender: "p.user_id"))
             """, logger: logger)
-        var blocked = Set<RoomUser>()
-        for try await (roomID, userID) in rows.decode((Int64, Int64).self) {
-            blocked.insert(RoomUser(roomID: roomID, userID: userID))
+        var refusals: [RoomUser: SendRefusal] = [:]
+        for try await (roomID, userID, archived) in rows.decode((Int64, Int64, Bool).self) {
+            refusals[RoomUser(roomID: roomID, userID: userID)] = archived ? .archived : .blocked
         }
-        return blocked
+        return refusals
     }
 }

@@ -84,7 +84,8 @@ public struct PostgresRoomRepository: RoomRepository {
             }
             let room = RoomView(
                 id: row.0, uid: row.1, type: RoomView.Kind(rawValue: row.2) ?? .multiparty, name: row.3,
-                createdAt: row.4, lastMessageAt: row.5, myRole: RoomRole(rank: row.7) ?? .reader, lastSeq: row.6,
+                description: row.19, archived: row.20, createdAt: row.4, lastMessageAt: row.5,
+                myRole: RoomRole(rank: row.7) ?? .reader, lastSeq: row.6,
                 lastReadMessageId: row.8, lastReadSeq: row.8 == nil ? nil : row.9,
                 unreadCount: max(0, row.6 - row.9 - row.17), unreadMentionCount: row.18, peer: peer)
             rooms.append((room, row.16))
@@ -93,7 +94,7 @@ public struct PostgresRoomRepository: RoomRepository {
     }
 
     public func createMultiparty(
-        creatorID: Int64, name: String, members: [Int64: RoomRole], firstMessage: NewMessage
+        creatorID: Int64, name: String, members: [Int64: RoomRole], firstMessage: NewMessage?
     ) async throws -> Int64 {
         try await database.transaction(logger: logger) { connection in
             let ids = Array(members.keys)
@@ -119,10 +120,14 @@ public struct PostgresRoomRepository: RoomRepository {
             let added = RoomEvent.change("added", roomID: roomID, by: creatorID, serial: 0)
             try await Outbox.add(
                 roomID: roomID, event: created.json(),
-                // No push for being added: the first message's push follows at once.
-                fanout: FanoutJob(roomID: roomID, event: added.json(), audience: .users, userIDs: ids.sorted()),
+                // No push for being added when the first message's push follows at once.
+                fanout: FanoutJob(
+                    roomID: roomID, event: added.json(), audience: .users, userIDs: ids.sorted(),
+                    push: firstMessage == nil ? PushIntent(reason: .added, actorID: creatorID) : nil),
                 on: connection, logger: logger)
-            _ = try await insertMessage(roomID: roomID, senderID: creatorID, message: firstMessage, on: connection)
+            if let firstMessage {
+                _ = try await insertMessage(roomID: roomID, senderID: creatorID, message: firstMessage, on: connection)
+            }
             return roomID
         }
     }
@@ -185,6 +190,38 @@ public struct PostgresRoomRepository: RoomRepository {
             VALUES (\(roomID), \(userID), (\(unescaped: RoleSQL.idOf(role))))
             ON CONFLICT (chat_room_id, user_account_id) DO UPDATE SET role_id = excluded.role_id
             """, logger: logger)
+    }
+
+    public func setArchived(roomID: Int64, archived: Bool, by userID: Int64) async throws -> Bool {
+        try await database.transaction(logger: logger) { connection in
+            let changed = try await connection.query(
+                """
+                UPDATE messenger.chat_room
+                SET archived_at = CASE WHEN \(archived) THEN clock_timestamp() END, updated_at = clock_timestamp()
+                WHERE id = \(roomID) AND (archived_at IS NOT NULL) <> \(archived)
+                RETURNING (extract(epoch FROM updated_at) * 1000000)::bigint
+                """, logger: logger
+            ).first(Int64.self)
+            guard let serial = changed else { return false }
+            let change = RoomEvent.change(
+                archived ? "archived" : "unarchived", roomID: roomID, by: userID, serial: serial)
+            try await Outbox.add(roomID: roomID, event: change.json(), fanout: nil, on: connection, logger: logger)
+            return true
+        }
+    }
+
+    public func describe(roomID: Int64, description: String?, by userID: Int64) async throws {
+        try await database.transaction(logger: logger) { connection in
+            let serial = try await connection.query(
+                """
+                UPDATE messenger.chat_room SET description = \(description), updated_at = clock_timestamp()
+                WHERE id = \(roomID)
+                RETURNING (extract(epoch FROM updated_at) * 1000000)::bigint
+                """, logger: logger
+            ).single(Int64.self)
+            let change = RoomEvent.change("described", roomID: roomID, by: userID, serial: serial)
+            try await Outbox.add(roomID: roomID, event: change.json(), fanout: nil, on: connection, logger: logger)
+        }
     }
 
     /// Marks the room changed (for the light sync) and returns a serial that keeps change

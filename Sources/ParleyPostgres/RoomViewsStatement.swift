@@ -17,7 +17,8 @@ struct RoomViewsStatement: PostgresPreparedStatement {
         SELECT c.id, c.uid, c.type, c.name, c.created_at, c.last_message_at, c.last_seq, mine.rank::integer,
                rm.message_id, coalesce(rm.seq, 0),
                p.id, p.email, p.first_name, p.last_name, p.is_admin, p.created_at,
-               \(RoomCursor.activitySQL), \(RoomViewsStatement.deletedUnread), \(RoomViewsStatement.unreadMentions)
+               \(RoomCursor.activitySQL), \(RoomViewsStatement.deletedUnread), \(RoomViewsStatement.unreadMentions),
+               c.description, c.archived_at IS NOT NULL
         FROM mine JOIN messenger.chat_room c ON c.id = mine.chat_room_id
         LEFT JOIN messenger.read_marker rm ON rm.chat_room_id = c.id AND rm.user_account_id = $1::bigint
         LEFT JOIN cloud.user_account p ON c.type = 'twoparty' AND p.id =
@@ -30,7 +31,7 @@ struct RoomViewsStatement: PostgresPreparedStatement {
         """
     typealias Row = (
         Int64, String, String, String?, Date, Date?, Int64, Int, Int64?, Int64, Int64?, String?, String?,
-        String?, Bool?, Date?, Int64, Int64, Int64
+        String?, Bool?, Date?, Int64, Int64, Int64, String?, Bool
     )
     /// Deleted messages after the reader's marker, which the unread count leaves out; looked
     /// for only when the room has deleted any after it.

@@ -203,7 +203,7 @@ struct InsertMessagesStatement: PostgresPreparedStatement {
 /// The common batch in one round trip: stores the new messages of senders holding at least
 /// `minimumRank` in their room, with no file, each once, and answers only those (by their
 /// place in the batch, from 1). Everything else in the batch (a refusal, a sender blocked by
-/// the other user of a two-party room, a uid already stored, a later send of a key the batch
+/// the other user of a two-party room, an archived room, a uid already stored, a later send of a key the batch
 /// already holds) stores nothing here and is answered by the
 /// general path (``PostgresRoomRepository/send(batch:)``).
 ///
@@ -227,6 +227,8 @@ struct StoreNewMessagesStatement: PostgresPreparedStatement {
                 SELECT 1 FROM messenger.message m
                 WHERE m.chat_room_id = k.room_id AND m.sent_by_id = k.sender_id AND m.uid = k.uid)
               AND NOT \(BlockRule.blockedSender(room: "k.room_id", sender: "k.sender_id"))
+              AND NOT EXISTS (
+                SELECT 1 FROM messenger.chat_room ac WHERE ac.id = k.room_id AND ac.archived_at IS NOT NULL)
             ORDER BY k.room_id, k.sender_id, k.uid, k.place
         ), locked AS (
             SELECT c.id FROM messenger.chat_room c WHERE c.id IN (SELECT room_id FROM fresh)

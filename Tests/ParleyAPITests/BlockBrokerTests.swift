@@ -46,6 +46,18 @@ extension BrokerPluginTests {
                 string: #"{"type":"new-message-notification","data":{"content":"hi","uid":"x-1"},"hash":"x1"}"#)
             let rejected = try #require(await rejection(watcher))
             #expect(rejected.code == .blocked && rejected.uid == "x-1")
+
+            // An archived room refuses chat-in too.
+            let third = try await api.signUp()
+            let (groupID, groupUID) = try await api.multipartyRoom(
+                by: blocker, members: [(blocked, "writer"), (third, "writer")], name: "Archive")
+            #expect(
+                try await api.json(.post, "/v1/rooms/\(groupID)/archive", token: token(blocker)).status == .noContent)
+            try await watcher.publish(
+                topic: Topic.chatIn(groupUID),
+                string: #"{"type":"new-message-notification","data":{"content":"hi","uid":"x-2"},"hash":"x2"}"#)
+            let archived = try #require(await rejection(watcher))
+            #expect(archived.code == .roomArchived && archived.uid == "x-2")
             await watcher.shutdown()
         }
         await broker.stop()

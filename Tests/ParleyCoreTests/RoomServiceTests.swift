@@ -125,11 +125,13 @@ actor InMemoryRooms: RoomRepository {
         let uid: String
         let kind: RoomView.Kind
         var name: String?
+        var description: String?
         var members: [Int64: RoomRole]
         var messages: [Message] = []
     }
     var stored: [Int64: Stored] = [:]
     private var blocks = Set<UserBlock>()
+    private var archived = Set<Int64>()
     private var nextMessageID: Int64 = 1
     /// The general path's role check throws ``Unreachable`` (the one-statement path still stores).
     private var unavailable = false
@@ -154,7 +156,8 @@ actor InMemoryRooms: RoomRepository {
     func room(id: Int64, for userID: Int64) async throws -> RoomView? {
         guard let room = stored[id], let role = room.members[userID] else { return nil }
         return RoomView(
-            id: id, uid: room.uid, type: room.kind, name: room.name, createdAt: Date(),
+            id: id, uid: room.uid, type: room.kind, name: room.name, description: room.description,
+            archived: archived.contains(id), createdAt: Date(),
             lastMessageAt: room.messages.last?.createdAt, myRole: role, lastSeq: room.messages.last?.seq ?? 0,
             lastReadMessageId: nil, unreadCount: 0)
     }
@@ -170,10 +173,10 @@ actor InMemoryRooms: RoomRepository {
     }
 
     func createMultiparty(
-        creatorID: Int64, name: String, members: [Int64: RoomRole], firstMessage: NewMessage
+        creatorID: Int64, name: String, members: [Int64: RoomRole], firstMessage: NewMessage?
     ) async throws -> Int64 {
         let id = newRoom(.multiparty, name: name, members: members.merging([creatorID: .admin]) { $1 })
-        _ = store(MessageSubmission(roomID: id, senderID: creatorID, message: firstMessage))
+        if let firstMessage { _ = store(MessageSubmission(roomID: id, senderID: creatorID, message: firstMessage)) }
         return id
     }
 
@@ -213,7 +216,7 @@ actor InMemoryRooms: RoomRepository {
         guard batch.allSatisfy(\.message.isPlain) else { return batch.map { _ in nil } }
         return try batch.map { submission in
             guard let role = stored[submission.roomID]?.members[submission.senderID], role >= minimum,
-                !isStored(submission), !isBlockedSender(submission.member)
+                !isStored(submission), !isBlockedSender(submission.member), !archived.contains(submission.roomID)
             else { return nil }
             return try store(submission).get()
         }
@@ -233,7 +236,25 @@ actor InMemoryRooms: RoomRepository {
         blocks.contains(UserBlock(blockerID: blockerID, blockedID: userID))
     }
 
-    func blockedSenders(_ members: Set<RoomUser>) async throws -> Set<RoomUser> { members.filter(isBlockedSender) }
+    func sendRefusals(_ members: Set<RoomUser>) async throws -> [RoomUser: SendRefusal] {
+        var refusals: [RoomUser: SendRefusal] = [:]
+        for member in members {
+            if archived.contains(member.roomID) {
+                refusals[member] = .archived
+            } else if isBlockedSender(member) {
+                refusals[member] = .blocked
+            }
+        }
+        return refusals
+    }
+
+    func setArchived(roomID: Int64, archived value: Bool, by userID: Int64) async throws -> Bool {
+        value ? archived.insert(roomID).inserted : archived.remove(roomID) != nil
+    }
+
+    func describe(roomID: Int64, description: String?, by userID: Int64) async throws {
+        stored[roomID]?.description = description
+    }
 
     private func isBlockedSender(_ member: RoomUser) -> Bool {
         guard let room = stored[member.roomID], room.kind == .twoparty else { return false }

@@ -9,6 +9,8 @@ struct RoomResponse: Codable, Sendable {
     let topic: String
     let type: RoomView.Kind
     let name: String?
+    let description: String?
+    let archived: Bool
     let createdAt: Date
     let lastMessageAt: Date?
     let myRole: RoomRole
@@ -28,6 +30,8 @@ struct RoomResponse: Codable, Sendable {
         topic = room.topic
         type = room.type
         name = room.name
+        description = room.description
+        archived = room.archived
         createdAt = room.createdAt
         lastMessageAt = room.lastMessageAt
         myRole = room.myRole
@@ -49,6 +53,8 @@ struct RoomResponse: Codable, Sendable {
         try container.encode(topic, forKey: .topic)
         try container.encode(type, forKey: .type)
         try container.encode(name, forKey: .name)
+        try container.encode(description, forKey: .description)
+        try container.encode(archived, forKey: .archived)
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(lastMessageAt, forKey: .lastMessageAt)
         try container.encode(myRole, forKey: .myRole)
@@ -62,7 +68,8 @@ struct RoomResponse: Codable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, uid, topic, type, name, createdAt, lastMessageAt, myRole, lastSeq, lastReadMessageId, lastReadSeq
+        case id, uid, topic, type, name, description, archived, createdAt, lastMessageAt, myRole, lastSeq,
+            lastReadMessageId, lastReadSeq
         case unreadCount, unreadMentionCount
         case peer, latestMessages
     }
@@ -88,7 +95,8 @@ struct CreateRoomRequest: Decodable {
     }
     let name: String
     let members: [MemberBody]
-    let firstMessage: MessageBody
+    /// Optional: a room without messages has `lastSeq` 0.
+    let firstMessage: MessageBody?
 }
 
 struct MessageBody: Decodable {
@@ -111,8 +119,21 @@ struct EditMessageBody: Decodable {
     let mentions: [Int64]?
 }
 
-struct RenameRequest: Decodable {
-    let name: String
+/// `PATCH /v1/rooms/{id}`: a new name, a new description (null clears it), or both.
+struct RoomChangeRequest: Decodable {
+    let name: String?
+    /// Absent: unchanged; null: cleared.
+    let description: String??
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decodeIfPresent(String.self, forKey: .name)
+        description =
+            container.contains(.description)
+            ? .some(try container.decodeIfPresent(String.self, forKey: .description)) : nil
+    }
+
+    enum CodingKeys: String, CodingKey { case name, description }
 }
 
 struct RoleRequestBody: Decodable {

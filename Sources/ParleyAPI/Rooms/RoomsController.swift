@@ -41,7 +41,7 @@ public struct RoomsController: Sendable {
             let room = try await service.create(
                 by: context.identity.userID, name: body.name,
                 members: body.members.map { ($0.userId, $0.role) },
-                firstMessage: try body.firstMessage.newMessage(fieldPrefix: "firstMessage."))
+                firstMessage: try body.firstMessage?.newMessage(fieldPrefix: "firstMessage."))
             return JSONResponse(.created, RoomResponse(room))
         }
         group.put("rooms/direct/:userId") { _, context in
@@ -56,10 +56,18 @@ public struct RoomsController: Sendable {
             return JSONResponse(.ok, RoomResponse(room))
         }
         group.patch("rooms/:id") { request, context in
-            let body = try await JSONBody.decode(RenameRequest.self, from: request, context: context)
-            let room = try await service.rename(
-                roomID: try context.parameters.id("id"), name: body.name, by: context.identity.userID)
+            let body = try await JSONBody.decode(RoomChangeRequest.self, from: request, context: context)
+            let room = try await service.change(
+                roomID: try context.parameters.id("id"), name: body.name, description: body.description,
+                by: context.identity.userID)
             return JSONResponse(.ok, RoomResponse(room))
+        }
+        for (path, archived) in [("rooms/:id/archive", true), ("rooms/:id/unarchive", false)] {
+            group.post(RouterPath(path)) { _, context in
+                try await service.setArchived(
+                    roomID: try context.parameters.id("id"), archived: archived, by: context.identity.userID)
+                return Response(status: .noContent)
+            }
         }
     }
 

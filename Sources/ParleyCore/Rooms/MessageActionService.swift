@@ -30,6 +30,7 @@ public struct MessageActionService: Sendable {
         async throws -> Message
     {
         try await require(.writer, roomID: roomID, userID: userID)
+        try await RoomService.requireWritable(rooms, roomID: roomID, userID: userID)
         let facts = try await facts(messageID: messageID, roomID: roomID)
         guard facts.senderID == userID else {
             throw ParleyError(.forbidden, "Only the sender may edit a message.")
@@ -66,6 +67,7 @@ public struct MessageActionService: Sendable {
     public func react(roomID: Int64, messageID: Int64, key: String, by userID: Int64) async throws {
         let key = try ReactionKey.validated(key)
         try await require(.writer, roomID: roomID, userID: userID)
+        try await RoomService.requireWritable(rooms, roomID: roomID, userID: userID)
         try Self.check(
             try await actions.setReaction(
                 messageID: messageID, roomID: roomID, key: key, userID: userID, add: true,
@@ -76,6 +78,7 @@ public struct MessageActionService: Sendable {
     public func unreact(roomID: Int64, messageID: Int64, key: String, by userID: Int64) async throws {
         let key = try ReactionKey.validated(key)
         try await require(.reader, roomID: roomID, userID: userID)
+        try await RoomService.requireWritable(rooms, roomID: roomID, userID: userID)
         try Self.check(
             try await actions.setReaction(
                 messageID: messageID, roomID: roomID, key: key, userID: userID, add: false,

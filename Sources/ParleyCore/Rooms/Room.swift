@@ -8,6 +8,10 @@ public struct RoomView: Sendable, Equatable {
     public let uid: String
     public let type: Kind
     public var name: String?
+    /// Set by the room's admins; nil when unset.
+    public var description: String?
+    /// Read-only: readable and listed, but nothing is sent, edited or reacted to.
+    public var archived: Bool
     public let createdAt: Date
     public var lastMessageAt: Date?
     public var myRole: RoomRole
@@ -24,7 +28,8 @@ public struct RoomView: Sendable, Equatable {
     public var latestMessages: [Message]?
 
     public init(
-        id: Int64, uid: String, type: Kind, name: String?, createdAt: Date, lastMessageAt: Date?, myRole: RoomRole,
+        id: Int64, uid: String, type: Kind, name: String?, description: String? = nil, archived: Bool = false,
+        createdAt: Date, lastMessageAt: Date?, myRole: RoomRole,
         lastSeq: Int64, lastReadMessageId: Int64?, lastReadSeq: Int64? = nil, unreadCount: Int64,
         unreadMentionCount: Int64 = 0, peer: User? = nil, latestMessages: [Message]? = nil
     ) {
@@ -32,6 +37,8 @@ public struct RoomView: Sendable, Equatable {
         self.uid = uid
         self.type = type
         self.name = name
+        self.description = description
+        self.archived = archived
         self.createdAt = createdAt
         self.lastMessageAt = lastMessageAt
         self.myRole = myRole

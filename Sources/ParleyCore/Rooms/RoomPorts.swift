@@ -16,10 +16,10 @@ public protocol RoomRepository: Sendable {
     func rooms(for userID: Int64, page: RoomPage) async throws -> (rooms: [RoomView], nextCursor: String?)
     /// Each room's newest messages as `viewer` sees them.
     func latestMessages(roomIDs: [Int64], count: Int, viewer: Int64) async throws -> [Int64: [Message]]
-    /// Creates a multiparty room with its members (the creator as admin) and first message.
-    /// Throws `not-found` naming `members` when a user does not exist.
+    /// Creates a multiparty room with its members (the creator as admin) and first message, if
+    /// any. Throws `not-found` naming `members` when a user does not exist.
     func createMultiparty(
-        creatorID: Int64, name: String, members: [Int64: RoomRole], firstMessage: NewMessage
+        creatorID: Int64, name: String, members: [Int64: RoomRole], firstMessage: NewMessage?
     ) async throws -> Int64
     /// The two-party room of a pair, created on first use; `created` tells which.
     func direct(userID: Int64, peerID: Int64) async throws -> (roomID: Int64, created: Bool)
@@ -55,8 +55,14 @@ public protocol RoomRepository: Sendable {
     )
     /// Whether `blockerID` blocked `userID`.
     func isBlocked(_ userID: Int64, by blockerID: Int64) async throws -> Bool
-    /// The members whose two-party room's other user blocked them (they may not write there).
-    func blockedSenders(_ members: Set<RoomUser>) async throws -> Set<RoomUser>
+    /// Why members who hold a writer's role may still not send: their room is archived, or
+    /// the other user of their two-party room blocked them. Members who may are absent.
+    func sendRefusals(_ members: Set<RoomUser>) async throws -> [RoomUser: SendRefusal]
+    /// Archives the room (read-only) or takes it out of the archive, recording the change;
+    /// false when it already was so.
+    func setArchived(roomID: Int64, archived: Bool, by userID: Int64) async throws -> Bool
+    /// Sets or clears the room's description, recording the change.
+    func describe(roomID: Int64, description: String?, by userID: Int64) async throws
     /// Which of these keys name a stored message (sends that would be retries).
     func storedKeys(_ keys: Set<MessageKey>) async throws -> Set<MessageKey>
     /// The room and state of messages replies name; ids of no message are absent.
@@ -64,6 +70,19 @@ public protocol RoomRepository: Sendable {
     /// Moves the read marker forward (never back) and returns where it stands; throws
     /// `not-found` for a message of another room.
     func markRead(roomID: Int64, userID: Int64, target: ReadMarker.Target) async throws -> ReadMarker
+}
+
+/// Why a writer may not send to a room.
+public enum SendRefusal: Sendable, Equatable {
+    case archived
+    case blocked
+
+    public var error: ParleyError {
+        switch self {
+        case .archived: RoomService.archived
+        case .blocked: BlockService.refusal
+        }
+    }
 }
 
 /// The message a reply names: its room, and whether it is deleted.

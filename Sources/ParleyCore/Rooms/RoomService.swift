@@ -55,7 +55,7 @@ public struct RoomService: Sendable {
     /// A multiparty room: at least two other distinct users, each with a role; the creator
     /// is admin.
     public func create(
-        by creatorID: Int64, name: String, members: [(userID: Int64, role: RoomRole)], firstMessage: NewMessage
+        by creatorID: Int64, name: String, members: [(userID: Int64, role: RoomRole)], firstMessage: NewMessage?
     ) async throws -> RoomView {
         let name = try Self.roomName(name)
         var roles: [Int64: RoomRole] = [:]
@@ -70,10 +70,10 @@ public struct RoomService: Sendable {
                 "a multiparty room needs at least two other distinct users", field: "members")
         }
         // A new room has nothing to reply to, and only its members can be mentioned.
-        guard firstMessage.replyToId == nil else {
+        guard firstMessage?.replyToId == nil else {
             throw ParleyError.invalidRequest("a new room has no message to reply to", field: "firstMessage.replyToId")
         }
-        guard firstMessage.mentions.allSatisfy({ roles[$0] != nil || $0 == creatorID }) else {
+        guard (firstMessage?.mentions ?? []).allSatisfy({ roles[$0] != nil || $0 == creatorID }) else {
             throw ParleyError.invalidRequest(
                 "mentions names a user who is not a member", field: "firstMessage.mentions")
         }
@@ -93,14 +93,42 @@ public struct RoomService: Sendable {
     }
 
     public func rename(roomID: Int64, name: String, by userID: Int64) async throws -> RoomView {
+        try await change(roomID: roomID, name: name, by: userID)
+    }
+
+    /// An admin renames a multiparty room, sets its description (`.some(nil)` clears it), or both.
+    public func change(roomID: Int64, name: String? = nil, description: String?? = nil, by userID: Int64) async throws
+        -> RoomView
+    {
+        guard name != nil || description != nil else {
+            throw ParleyError.invalidRequest("give name, description, or both", field: "name")
+        }
         try await require(.admin, roomID: roomID, userID: userID)
         let current = try await room(id: roomID, for: userID)
         guard current.type == .multiparty else {
-            throw ParleyError.invalidRequest("a two-party room has no name", field: "name")
+            throw ParleyError.invalidRequest("a two-party room has no name or description", field: "name")
         }
-        try await rooms.rename(roomID: roomID, name: try Self.roomName(name), by: userID)
+        let name = try name.map(Self.roomName)
+        let description = try description.map { text in
+            try text.map { try TextRule.validated($0, field: "description", length: 0...500) }
+        }
+        if let name { try await rooms.rename(roomID: roomID, name: name, by: userID) }
+        if let description { try await rooms.describe(roomID: roomID, description: description, by: userID) }
         return try await room(id: roomID, for: userID)
     }
+
+    /// An admin makes the room read-only, or writable again; again is no change.
+    public func setArchived(roomID: Int64, archived: Bool, by userID: Int64) async throws {
+        try await require(.admin, roomID: roomID, userID: userID)
+        _ = try await rooms.setArchived(roomID: roomID, archived: archived, by: userID)
+    }
+
+    /// Refuses a change of an archived room's messages.
+    static func requireWritable(_ rooms: any RoomRepository, roomID: Int64, userID: Int64) async throws {
+        if try await rooms.room(id: roomID, for: userID)?.archived == true { throw Self.archived }
+    }
+
+    static let archived = ParleyError(.roomArchived, "The room is archived: it can be read, not written.")
 
     /// A page of members by user id, after `after`.
     public func members(roomID: Int64, for userID: Int64, after: Int64?, limit: Int) async throws -> [Member] {
@@ -211,9 +239,9 @@ public struct RoomService: Sendable {
             }
         }
         let writers = Set(batch.indices.filter { outcomes[$0] == nil }.map { batch[$0].member })
-        let blocked = writers.isEmpty ? [] : try await rooms.blockedSenders(writers)
-        for index in batch.indices where outcomes[index] == nil && blocked.contains(batch[index].member) {
-            outcomes[index] = .failure(BlockService.refusal)
+        let refusals = writers.isEmpty ? [:] : try await rooms.sendRefusals(writers)
+        for index in batch.indices where outcomes[index] == nil {
+            if let refusal = refusals[batch[index].member] { outcomes[index] = .failure(refusal.error) }
         }
         // A reply or mention that no longer fits (the target deleted, a user gone) refuses a
         // new message, not a retry of one stored when it fitted: that is answered as stored.

@@ -1,0 +1,103 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import ParleyCore
+import Testing
+
+@testable import ParleyAPI
+
+/// Archiving, descriptions and rooms created without a message, over REST on real PostgreSQL.
+struct RoomLifecycleRoutesTests {
+    @Test func anArchivedRoomIsReadOnlyButStillReadAndListed() async throws {
+        try await AccountsHarness.make().run { client in
+            let (id, users) = try await client.roomOfThree()
+            let (admin, writer, reader) = (users[0], users[1], users[2])
+            let sent = try await client.send("before", uid: "a-1", to: id, as: writer)
+            #expect(try await client.json(.post, "/v1/rooms/\(id)/archive", token: token(writer)).status == .forbidden)
+            for _ in 0..<2 {
+                #expect(
+                    try await client.json(.post, "/v1/rooms/\(id)/archive", token: token(admin)).status == .noContent)
+            }
+            let room = try await client.decoded(RoomResponse.self, .get, "/v1/rooms/\(id)", token: token(reader))
+            #expect(room.archived)
+            let listed = try await client.decoded(RoomsResponse.self, .get, "/v1/rooms", token: token(reader))
+            #expect(listed.rooms.first { $0.id == id }?.archived == true)
+
+            func refused(
+                _ answer: (status: HTTPResponse.Status, json: [String: Any], headers: HTTPFields, text: String)
+            )
+                -> Bool
+            { answer.status == .forbidden && answer.json["code"] as? String == "room-archived" }
+            #expect(
+                refused(
+                    try await client.json(
+                        .post, "/v1/rooms/\(id)/messages", token: token(writer), body: #"{"content":"x","uid":"a-2"}"#))
+            )
+            #expect(
+                refused(
+                    try await client.json(
+                        .patch, "/v1/rooms/\(id)/messages/\(sent.id)", token: token(writer), body: #"{"content":"y"}"#))
+            )
+            #expect(
+                refused(
+                    try await client.json(
+                        .put, "/v1/rooms/\(id)/messages/\(sent.id)/reactions/:ok:", token: token(admin))))
+            #expect(try await client.history(id, as: reader).messages.map(\.content) == ["first", "before"])
+            // Only an admin takes it out of the archive; then it is writable again.
+            #expect(
+                try await client.json(.post, "/v1/rooms/\(id)/unarchive", token: token(reader)).status == .forbidden)
+            #expect(try await client.json(.post, "/v1/rooms/\(id)/unarchive", token: token(admin)).status == .noContent)
+            _ = try await client.send("after", uid: "a-3", to: id, as: writer)
+            #expect(
+                try await client.decoded(RoomResponse.self, .get, "/v1/rooms/\(id)", token: token(reader)).archived
+                    == false)
+        }
+    }
+
+    @Test func anAdminDescribesAMultipartyRoom() async throws {
+        try await AccountsHarness.make().run { client in
+            let (id, users) = try await client.roomOfThree()
+            let path = "/v1/rooms/\(id)"
+            #expect(try await client.decoded(RoomResponse.self, .get, path, token: token(users[2])).description == nil)
+            let described = try await client.decoded(
+                RoomResponse.self, .patch, path, token: token(users[0]), body: #"{"description":"Plans for Q1"}"#)
+            #expect(described.description == "Plans for Q1" && described.name == "T")
+            let renamed = try await client.decoded(
+                RoomResponse.self, .patch, path, token: token(users[0]), body: #"{"name":"Team"}"#)
+            #expect(renamed.description == "Plans for Q1" && renamed.name == "Team")
+            let cleared = try await client.decoded(
+                RoomResponse.self, .patch, path, token: token(users[0]), body: #"{"description":null}"#)
+            #expect(cleared.description == nil)
+            let long = String(repeating: "é", count: 501)
+            let tooLong = try await client.json(
+                .patch, path, token: token(users[0]), body: #"{"description":"\#(long)"}"#)
+            #expect(tooLong.status == .badRequest && tooLong.json["field"] as? String == "description")
+            #expect(try await client.json(.patch, path, token: token(users[0]), body: "{}").status == .badRequest)
+            #expect(
+                try await client.json(.patch, path, token: token(users[1]), body: #"{"description":"x"}"#).status
+                    == .forbidden)
+            let direct = try await client.decoded(
+                RoomResponse.self, .put, "/v1/rooms/direct/\(userID(users[1]))", token: token(users[0]))
+            #expect(
+                try await client.json(
+                    .patch, "/v1/rooms/\(direct.id)", token: token(users[0]), body: #"{"description":"x"}"#
+                ).status != .ok)
+        }
+    }
+
+    @Test func aRoomMayStartWithoutAMessage() async throws {
+        try await AccountsHarness.make().run { client in
+            let users = try await client.signUp(count: 3)
+            let body: [String: Any] = [
+                "name": "Quiet", "members": users[1...].map { ["userId": Int(userID($0)), "role": "writer"] },
+            ]
+            let room = try await client.decoded(
+                RoomResponse.self, .post, "/v1/rooms", token: token(users[0]),
+                body: String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self))
+            #expect(room.lastSeq == 0 && room.lastMessageAt == nil && room.unreadCount == 0)
+            #expect(try await client.history(Int(room.id), as: users[1]).messages.isEmpty)
+            let first = try await client.send("now", uid: "n-1", to: Int(room.id), as: users[1])
+            #expect(first.seq == 1)
+        }
+    }
+}
