@@ -46,12 +46,15 @@ public struct ParleyRoutes: Sendable {
         features.auth.addSignedInRoutes(to: signedIn)
         features.profile.addRoutes(to: signedIn)
         features.blocks.addRoutes(to: signedIn)
+        features.moderation.addRoutes(to: signedIn)
         features.rooms.addRoutes(to: signedIn)
         features.messageActions.addRoutes(to: signedIn)
         features.notifications.addRoutes(to: signedIn)
         features.files.addSignedInRoutes(to: signedIn)
         // `/v1/admin/*`: system administrators only.
-        features.admin.addRoutes(to: signedIn.group("admin").add(middleware: AdministratorsOnly()))
+        let admin = signedIn.group("admin").add(middleware: AdministratorsOnly())
+        features.admin.addRoutes(to: admin)
+        features.moderation.addAdminRoutes(to: admin)
         return router
     }
 
@@ -81,6 +84,7 @@ extension ParleyRoutes {
         let auth: AuthController
         let profile: ProfileController
         let blocks: BlocksController
+        let moderation: ModerationController
         let admin: AdminController
         let rooms: RoomsController
         let messageActions: MessageActionsController
@@ -94,6 +98,7 @@ extension ParleyRoutes {
             directory: any DirectoryRepository, hasher: any PasswordHasher, cache: SessionCache,
             endpoint: MQTTEndpoint, rooms: RoomService, messageActions: MessageActionService,
             blocks: any BlockRepository,
+            reports: any ReportRepository, messageActionRepository: any MessageActionRepository,
             notificationSettings: any NotificationSettingsRepository,
             files: any FileRepository, store: any BlobStore, links: FileLinks, mediaJobs: (any JobQueue)?,
             uploadLimit: Int64
@@ -101,6 +106,10 @@ extension ParleyRoutes {
             auth = AuthController(accounts: accounts, endpoint: endpoint)
             profile = ProfileController(accounts: accounts, users: users, sessions: sessions)
             self.blocks = BlocksController(service: BlockService(blocks: blocks))
+            moderation = ModerationController(
+                service: ModerationService(
+                    reports: reports, rooms: rooms, actions: messageActionRepository, accounts: accounts),
+                accounts: accounts, users: users)
             admin = AdminController(directory: DirectoryService(users: users, directory: directory, hasher: hasher))
             self.rooms = RoomsController(service: rooms, actions: messageActions)
             self.messageActions = MessageActionsController(service: messageActions)

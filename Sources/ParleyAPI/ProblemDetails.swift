@@ -35,7 +35,8 @@ public struct ProblemDetails: Codable, Sendable, Equatable {
         switch code {
         case .invalidRequest, .fileUnavailable: .badRequest
         case .unauthorized, .invalidCredentials: .unauthorized
-        case .forbidden, .registrationClosed, .editWindowPassed, .blocked, .roomArchived:
+        case .forbidden, .registrationClosed, .editWindowPassed, .blocked, .roomArchived,
+            .accountDeactivated:
             .forbidden
         case .notFound: .notFound
         case .methodNotAllowed: .methodNotAllowed

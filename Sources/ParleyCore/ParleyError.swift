@@ -31,6 +31,8 @@ public struct ParleyError: Error, Sendable, Hashable, CustomStringConvertible {
         case blocked
         /// The room is archived: read-only.
         case roomArchived = "room-archived"
+        /// An administrator deactivated the account: it cannot sign in.
+        case accountDeactivated = "account-deactivated"
 
         public var description: String { rawValue }
     }

@@ -63,6 +63,10 @@ public protocol UserRepository: Sendable {
     func passwordHash(userID: Int64) async throws -> String?
     /// Changes what is given; returns the updated account.
     func update(id: Int64, firstName: String?, lastName: String?, passwordHash: String?) async throws -> User?
+    /// Deactivates the account (it cannot sign in) or activates it again; false when there is
+    /// no such account.
+    func setDeactivated(id: Int64, deactivated: Bool) async throws -> Bool
+    func isDeactivated(id: Int64) async throws -> Bool
     /// Users whose first name, last name or e-mail starts with `prefix`, by id after `cursor`.
     func search(prefix: String?, after cursor: Int64?, limit: Int) async throws -> [User]
 }

@@ -2,7 +2,7 @@ import Logging
 import ServiceLifecycle
 
 /// Records the outbox backlog every few seconds, so `/metrics` shows a relay falling behind
-/// even when nobody asks `/health/ready`.
+/// even when nobody asks `/health/ready`; and the open reports (``OpenReports``) beside it.
 public struct OutboxMonitor: Service {
     let database: PostgresPool
     let interval: Duration
@@ -18,6 +18,7 @@ public struct OutboxMonitor: Service {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             // A failed reading leaves the last one; readiness reports PostgreSQL itself.
             _ = try? await OutboxBacklog.measure(database, logger: logger)
+            try? await OpenReports.measure(database, logger: logger)
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
         }
     }

@@ -210,6 +210,20 @@ public struct PostgresRoomRepository: RoomRepository {
         }
     }
 
+    public func setHidden(roomID: Int64, userID: Int64, hidden: Bool) async throws {
+        if hidden {
+            try await database.client.query(
+                """
+                INSERT INTO messenger.room_hidden (chat_room_id, user_account_id) VALUES (\(roomID), \(userID))
+                ON CONFLICT (user_account_id, chat_room_id) DO UPDATE SET hidden_at = clock_timestamp()
+                """, logger: logger)
+        } else {
+            try await database.client.query(
+                "DELETE FROM messenger.room_hidden WHERE chat_room_id = \(roomID) AND user_account_id = \(userID)",
+                logger: logger)
+        }
+    }
+
     public func describe(roomID: Int64, description: String?, by userID: Int64) async throws {
         try await database.transaction(logger: logger) { connection in
             let serial = try await connection.query(

@@ -65,6 +65,22 @@ public struct PostgresUserRepository: UserRepository {
         return nil
     }
 
+    public func setDeactivated(id: Int64, deactivated: Bool) async throws -> Bool {
+        try await database.client.query(
+            """
+            UPDATE cloud.user_account
+            SET deactivated_at = CASE WHEN \(deactivated) THEN coalesce(deactivated_at, now()) END
+            WHERE id = \(id) RETURNING 1
+            """, logger: logger
+        ).first(Int32.self) != nil
+    }
+
+    public func isDeactivated(id: Int64) async throws -> Bool {
+        try await database.client.query(
+            "SELECT deactivated_at IS NOT NULL FROM cloud.user_account WHERE id = \(id)", logger: logger
+        ).first(Bool.self) ?? false
+    }
+
     public func search(prefix: String?, after cursor: Int64?, limit: Int) async throws -> [User] {
         // LIKE wildcards in the client's text are matched literally.
         let pattern = prefix.map { text in

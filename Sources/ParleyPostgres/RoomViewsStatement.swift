@@ -21,10 +21,14 @@ struct RoomViewsStatement: PostgresPreparedStatement {
                c.description, c.archived_at IS NOT NULL
         FROM mine JOIN messenger.chat_room c ON c.id = mine.chat_room_id
         LEFT JOIN messenger.read_marker rm ON rm.chat_room_id = c.id AND rm.user_account_id = $1::bigint
+        LEFT JOIN messenger.room_hidden h ON h.chat_room_id = c.id AND h.user_account_id = $1::bigint
         LEFT JOIN cloud.user_account p ON c.type = 'twoparty' AND p.id =
             CASE WHEN c.twoparty_low_user_id = $1::bigint THEN c.twoparty_high_user_id
                  ELSE c.twoparty_low_user_id END
         WHERE ($3::timestamptz IS NULL OR c.updated_at > $3::timestamptz OR c.last_message_at > $3::timestamptz)
+          -- The list leaves out what the user hid, until a message arrives after; a room asked
+          -- for by id is always there.
+          AND ($2::bigint IS NOT NULL OR h.hidden_at IS NULL OR c.last_message_at > h.hidden_at)
           AND ($4::bigint IS NULL OR (\(RoomCursor.activitySQL), c.id) < ($4::bigint, $5::bigint))
         ORDER BY \(RoomCursor.activitySQL) DESC, c.id DESC
         LIMIT $6::bigint

@@ -96,6 +96,8 @@ struct ServeGraph {
             directory: PostgresDirectoryRepository(database: postgres, logger: logger("directory")),
             hasher: hasher, cache: cache, endpoint: parts.endpoint, rooms: rooms, messageActions: messageActions,
             blocks: roomRepository,
+            reports: PostgresReportRepository(database: postgres, logger: logger("moderation")),
+            messageActionRepository: roomRepository,
             notificationSettings: PostgresPushRepository(database: postgres, logger: logger("push")),
             files: PostgresFileRepository(database: postgres, logger: logger("files")), store: parts.store,
             links: parts.fileLinks, mediaJobs: parts.mediaJobs, uploadLimit: parts.uploadLimit)

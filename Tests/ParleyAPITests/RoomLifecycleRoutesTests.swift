@@ -101,3 +101,42 @@ struct RoomLifecycleRoutesTests {
         }
     }
 }
+
+extension RoomLifecycleRoutesTests {
+    @Test func aHiddenRoomLeavesTheListUntilANewMessageArrives() async throws {
+        try await AccountsHarness.make().run { client in
+            let (me, peer) = (try await client.signUp(), try await client.signUp())
+            let direct = try await client.decoded(
+                RoomResponse.self, .put, "/v1/rooms/direct/\(userID(peer))", token: token(me))
+            _ = try await client.send("hi", uid: "h-1", to: Int(direct.id), as: peer)
+            func listed() async throws -> Bool {
+                try await client.decoded(RoomsResponse.self, .get, "/v1/rooms", token: token(me)).rooms.contains {
+                    $0.id == direct.id
+                }
+            }
+            #expect(try await listed())
+            let hide = try await client.json(
+                .put, "/v1/rooms/\(direct.id)/hidden", token: token(me), body: #"{"hidden":true}"#)
+            #expect(hide.status == .noContent)
+            #expect(try await !listed())
+            // Still there when asked for, and for the other member.
+            #expect(try await client.json(.get, "/v1/rooms/\(direct.id)", token: token(me)).status == .ok)
+            #expect(
+                try await client.decoded(RoomsResponse.self, .get, "/v1/rooms", token: token(peer)).rooms.count == 1)
+            // A new message brings it back; hiding again and showing it work alike.
+            _ = try await client.send("are you there?", uid: "h-2", to: Int(direct.id), as: peer)
+            #expect(try await listed())
+            _ = try await client.json(
+                .put, "/v1/rooms/\(direct.id)/hidden", token: token(me), body: #"{"hidden":true}"#)
+            #expect(try await !listed())
+            _ = try await client.json(
+                .put, "/v1/rooms/\(direct.id)/hidden", token: token(me), body: #"{"hidden":false}"#)
+            #expect(try await listed())
+            let outsider = try await client.signUp()
+            #expect(
+                try await client.json(
+                    .put, "/v1/rooms/\(direct.id)/hidden", token: token(outsider), body: #"{"hidden":true}"#
+                ).status == .notFound)
+        }
+    }
+}

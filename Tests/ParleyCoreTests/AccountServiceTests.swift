@@ -209,3 +209,31 @@ actor InMemorySessions: SessionRepository {
         nil
     }
 }
+
+extension AccountServiceTests {
+    @Test func aDeactivatedAccountIsSignedOutEverywhereAndRefusedOnlyWithTheRightPassword() async throws {
+        let service = try makeService()
+        let user = try await registered(service)
+        let signedIn = try await service.login(
+            email: "ada@example.com", password: "correct horse", device: .init(), clientAddress: nil)
+        try await service.setDeactivated(userID: user.id, true)
+        // This instance, the others and the broker (which disconnects the account's clients).
+        #expect(announced.locally.last?.count == 1 && announced.published.last == announced.locally.last)
+        #expect(announced.ended.last?.clientIDs == [signedIn.clientID])
+        let refused = await #expect(throws: ParleyError.self) {
+            try await service.login(
+                email: "ada@example.com", password: "correct horse", device: .init(), clientAddress: nil)
+        }
+        #expect(refused?.code == .accountDeactivated)
+        let wrong = await #expect(throws: ParleyError.self) {
+            try await service.login(
+                email: "ada@example.com", password: "wrong horse", device: .init(), clientAddress: nil)
+        }
+        #expect(wrong?.code == .invalidCredentials)
+        try await service.setDeactivated(userID: user.id, false)
+        _ = try await service.login(
+            email: "ada@example.com", password: "correct horse", device: .init(), clientAddress: nil)
+        let unknown = await #expect(throws: ParleyError.self) { try await service.setDeactivated(userID: 999, true) }
+        #expect(unknown?.code == .notFound)
+    }
+}

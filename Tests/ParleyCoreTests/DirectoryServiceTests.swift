@@ -102,6 +102,16 @@ actor InMemoryUsers: UserRepository {
 
     func passwordHash(userID: Int64) async throws -> String? { hashes[userID] }
 
+    private var deactivated = Set<Int64>()
+
+    func setDeactivated(id: Int64, deactivated value: Bool) async throws -> Bool {
+        guard accounts[id] != nil else { return false }
+        if value { deactivated.insert(id) } else { deactivated.remove(id) }
+        return true
+    }
+
+    func isDeactivated(id: Int64) async throws -> Bool { deactivated.contains(id) }
+
     func update(id: Int64, firstName: String?, lastName: String?, passwordHash: String?) async throws -> User? {
         guard var user = accounts[id] else { return nil }
         user.firstName = firstName ?? user.firstName

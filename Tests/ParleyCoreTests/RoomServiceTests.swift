@@ -252,6 +252,8 @@ actor InMemoryRooms: RoomRepository {
         value ? archived.insert(roomID).inserted : archived.remove(roomID) != nil
     }
 
+    func setHidden(roomID: Int64, userID: Int64, hidden: Bool) async throws {}
+
     func describe(roomID: Int64, description: String?, by userID: Int64) async throws {
         stored[roomID]?.description = description
     }

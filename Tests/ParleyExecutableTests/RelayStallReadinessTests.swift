@@ -57,6 +57,8 @@ struct RelayStallReadinessTests {
         #expect((answer.json["detail"] as? String)?.contains("outbox-relay") == true)
         let metrics = try await metricsText(stack)
         #expect(metrics.contains("parley_outbox_backlog"), "\(metrics)")
+        #expect(metrics.contains("parley_reports_open 0"), "\(metrics)")
+        #expect(metrics.contains("parley_reports_oldest_open_age_seconds"), "\(metrics)")
 
         // The relay takes its lock within a second, drains, and the worker is ready again.
         _ = try await holder.query("SELECT pg_advisory_unlock(\(OutboxRelay.lockKey))", logger: .quiet)

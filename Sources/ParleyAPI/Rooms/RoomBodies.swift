@@ -136,6 +136,11 @@ struct RoomChangeRequest: Decodable {
     enum CodingKeys: String, CodingKey { case name, description }
 }
 
+/// `PUT /v1/rooms/{id}/hidden`.
+struct HiddenRequest: Decodable {
+    let hidden: Bool
+}
+
 struct RoleRequestBody: Decodable {
     let role: RoomRole
 }

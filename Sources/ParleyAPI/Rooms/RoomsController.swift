@@ -62,6 +62,12 @@ public struct RoomsController: Sendable {
                 by: context.identity.userID)
             return JSONResponse(.ok, RoomResponse(room))
         }
+        group.put("rooms/:id/hidden") { request, context in
+            let body = try await JSONBody.decode(HiddenRequest.self, from: request, context: context)
+            try await service.setHidden(
+                roomID: try context.parameters.id("id"), hidden: body.hidden, by: context.identity.userID)
+            return Response(status: .noContent)
+        }
         for (path, archived) in [("rooms/:id/archive", true), ("rooms/:id/unarchive", false)] {
             group.post(RouterPath(path)) { _, context in
                 try await service.setArchived(

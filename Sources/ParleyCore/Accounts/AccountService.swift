@@ -68,6 +68,10 @@ public struct AccountService: Sendable {
         guard try await hasher.verify(password, hash: hash), let user = found?.user else {
             throw ParleyError(.invalidCredentials, "The e-mail or the password is wrong.")
         }
+        // Said only to whoever knows the password.
+        if try await users.isDeactivated(id: user.id) {
+            throw ParleyError(.accountDeactivated, "An administrator deactivated this account.")
+        }
         let now = Date()
         let tokens = IssuedTokens.generate(
             now: now, accessLifetime: policy.accessTokenLifetime, refreshLifetime: policy.refreshTokenLifetime)
@@ -153,6 +157,18 @@ public struct AccountService: Sendable {
         return SignedIn(
             tokens: tokens, user: user, deviceID: deviceID, clientID: clientID,
             mqttPassword: token.signed(with: mqttKey), mqttExpiresAt: expiresAt)
+    }
+
+    /// An administrator deactivates an account — its sessions end at once (API instances and
+    /// the broker, whose clients of it are disconnected) and it cannot sign in — or activates
+    /// it again.
+    public func setDeactivated(userID: Int64, _ deactivated: Bool) async throws {
+        guard try await users.setDeactivated(id: userID, deactivated: deactivated) else {
+            throw ParleyError.notFound("No such user.")
+        }
+        guard deactivated else { return }
+        let ended = try await sessions.revokeOthers(userID: userID, except: 0)
+        await announce(revoked: ended.sessions, clientIDs: ended.clientIDs)
     }
 
     /// Revocation reaches this process's cache, every other API instance and the broker.

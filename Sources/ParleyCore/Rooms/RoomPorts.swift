@@ -61,6 +61,8 @@ public protocol RoomRepository: Sendable {
     /// Archives the room (read-only) or takes it out of the archive, recording the change;
     /// false when it already was so.
     func setArchived(roomID: Int64, archived: Bool, by userID: Int64) async throws -> Bool
+    /// Hides the room from the user's list until a message arrives after now, or shows it again.
+    func setHidden(roomID: Int64, userID: Int64, hidden: Bool) async throws
     /// Sets or clears the room's description, recording the change.
     func describe(roomID: Int64, description: String?, by userID: Int64) async throws
     /// Which of these keys name a stored message (sends that would be retries).

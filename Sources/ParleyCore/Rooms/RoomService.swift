@@ -123,6 +123,13 @@ public struct RoomService: Sendable {
         _ = try await rooms.setArchived(roomID: roomID, archived: archived, by: userID)
     }
 
+    /// A member hides a room (two-party rooms cannot be left) from their list until a new
+    /// message arrives, or shows it again.
+    public func setHidden(roomID: Int64, hidden: Bool, by userID: Int64) async throws {
+        try await require(.reader, roomID: roomID, userID: userID)
+        try await rooms.setHidden(roomID: roomID, userID: userID, hidden: hidden)
+    }
+
     /// Refuses a change of an archived room's messages.
     static func requireWritable(_ rooms: any RoomRepository, roomID: Int64, userID: Int64) async throws {
         if try await rooms.room(id: roomID, for: userID)?.archived == true { throw Self.archived }
