@@ -67,6 +67,7 @@ public protocol UserRepository: Sendable {
     /// no such account.
     func setDeactivated(id: Int64, deactivated: Bool) async throws -> Bool
     func isDeactivated(id: Int64) async throws -> Bool
-    /// Users whose first name, last name or e-mail starts with `prefix`, by id after `cursor`.
-    func search(prefix: String?, after cursor: Int64?, limit: Int) async throws -> [User]
+    /// Users whose first or last name starts with `prefix`, or whose e-mail starts with it
+    /// (`emailPrefix`) or is it, by id after `cursor`.
+    func search(prefix: String?, emailPrefix: Bool, after cursor: Int64?, limit: Int) async throws -> [User]
 }

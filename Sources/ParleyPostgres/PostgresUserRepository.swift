@@ -81,7 +81,7 @@ public struct PostgresUserRepository: UserRepository {
         ).first(Bool.self) ?? false
     }
 
-    public func search(prefix: String?, after cursor: Int64?, limit: Int) async throws -> [User] {
+    public func search(prefix: String?, emailPrefix: Bool, after cursor: Int64?, limit: Int) async throws -> [User] {
         // LIKE wildcards in the client's text are matched literally.
         let pattern = prefix.map { text in
             text.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
@@ -91,8 +91,8 @@ public struct PostgresUserRepository: UserRepository {
             """
             SELECT id, email, first_name, last_name, is_admin, created_at FROM cloud.user_account
             WHERE id > \(cursor ?? 0)
-              AND (\(pattern)::text IS NULL OR lower(email) LIKE \(pattern) OR lower(first_name) LIKE \(pattern)
-                   OR lower(last_name) LIKE \(pattern))
+              AND (\(pattern)::text IS NULL OR lower(first_name) LIKE \(pattern) OR lower(last_name) LIKE \(pattern)
+                   OR lower(email) = lower(\(prefix)) OR (\(emailPrefix) AND lower(email) LIKE \(pattern)))
             ORDER BY id LIMIT \(limit)
             """,
             logger: logger

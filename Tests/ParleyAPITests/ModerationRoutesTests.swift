@@ -111,15 +111,15 @@ struct ModerationRoutesTests {
                 .post, "/v1/admin/reports/\(ids[1])/resolve", token: admin, body: #"{"action":"deactivate-user"}"#)
             // Signed out at once, and refused at the next login (only when the password is right).
             #expect(try await client.json(.get, "/v1/me", token: token(writer)).status == .unauthorized)
-            let login = #"{"email":"\#(writer.user.email)","password":"correct horse"}"#
+            let login = #"{"email":"\#(writer.user.email ?? "")","password":"correct horse"}"#
             let refused = try await client.json(.post, "/v1/auth/login", body: login)
             #expect(refused.status == .forbidden && refused.json["code"] as? String == "account-deactivated")
             let wrong = try await client.json(
-                .post, "/v1/auth/login", body: #"{"email":"\#(writer.user.email)","password":"wrong horse"}"#)
+                .post, "/v1/auth/login", body: #"{"email":"\#(writer.user.email ?? "")","password":"wrong horse"}"#)
             #expect(wrong.status == .unauthorized)
 
             // An administrator lists, finds and reactivates accounts.
-            let found = try await client.json(.get, "/v1/admin/users?q=\(writer.user.email)", token: admin)
+            let found = try await client.json(.get, "/v1/admin/users?q=\(writer.user.email ?? "")", token: admin)
             #expect((found.json["users"] as? [[String: Any]])?.first?["id"] as? Int == Int(userID(writer)))
             #expect(
                 try await client.json(.post, "/v1/admin/users/\(userID(writer))/reactivate", token: admin).status

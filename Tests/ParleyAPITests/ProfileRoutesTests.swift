@@ -95,18 +95,27 @@ struct ProfileRoutesTests {
             var logins: [LoginResponse] = []
             for index in 0..<3 { logins.append(try await client.signUp(email: "zed\(index)@example.com")) }
             let me = token(logins[0])
-            let pages = try await client.pages(UsersPage.self, "/v1/users?q=ZED&limit=2", token: me) {
-                ($0.users.map(\.email), $0.nextCursor)
+            // Names by their start, paged; others' e-mail addresses are not shown.
+            let pages = try await client.pages(UsersPage.self, "/v1/users?q=TES&limit=2", token: me) {
+                ($0.users.map(\.id), $0.nextCursor)
             }
             #expect(pages.map(\.count) == [2, 1])
-            #expect(Set(pages.joined()) == ["zed0@example.com", "zed1@example.com", "zed2@example.com"])
+            #expect(Set(pages.joined()) == Set(logins.map(userID)))
+            let listed = try await client.json(.get, "/v1/users?q=Test", token: me)
+            let entries = listed.json["users"] as? [[String: Any]] ?? []
+            #expect(entries.count == 3)
+            #expect(entries.filter { $0["email"] != nil }.map { $0["id"] as? Int } == [Int(userID(logins[0]))])
+            // An e-mail address is found only whole.
+            #expect(try await client.decoded(UsersPage.self, .get, "/v1/users?q=zed", token: me).users.isEmpty)
+            let whole = try await client.decoded(UsersPage.self, .get, "/v1/users?q=ZED1@example.com", token: me)
+            #expect(whole.users.map(\.id) == [userID(logins[1])])
             let none = try await client.decoded(UsersPage.self, .get, "/v1/users?q=%25", token: me)
             #expect(none.users.isEmpty && none.nextCursor == nil)
             let badLimit = try await client.json(.get, "/v1/users?limit=1000", token: me)
             #expect(badLimit.json["field"] as? String == "limit")
 
             let one = try await client.decoded(UserResponse.self, .get, "/v1/users/\(userID(logins[1]))", token: me)
-            #expect(one == logins[1].user)
+            #expect(one.id == logins[1].user.id && one.email == nil && one.firstName == logins[1].user.firstName)
             #expect(try await client.json(.get, "/v1/users/999999", token: me).status == .notFound)
             #expect(try await client.json(.get, "/v1/users/abc", token: me).status == .notFound)
             #expect(try await client.json(.get, "/v1/users/1").status == .unauthorized)

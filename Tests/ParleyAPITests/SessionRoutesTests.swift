@@ -71,7 +71,7 @@ struct SessionRoutesTests {
                 device: #"{"platform":"android","pushToken":"fcm-1","pushProvider":"fcm"}"#)
             let other = try await client.decoded(
                 LoginResponse.self, .post, "/v1/auth/login",
-                body: #"{"email":"\#(login.user.email)","password":"correct horse"}"#)
+                body: #"{"email":"\#(login.user.email ?? "")","password":"correct horse"}"#)
             #expect(try await client.json(.post, "/v1/auth/logout", token: token(login)).status == .noContent)
             #expect(try await client.json(.get, "/v1/me", token: token(login)).status == .unauthorized)
             let list = try await client.decoded(DevicesResponse.self, .get, "/v1/devices", token: token(other)).devices

@@ -121,9 +121,15 @@ actor InMemoryUsers: UserRepository {
         return user
     }
 
-    func search(prefix: String?, after cursor: Int64?, limit: Int) async throws -> [User] {
-        accounts.values.filter { $0.id > (cursor ?? 0) && prefix.map($0.email.hasPrefix) ?? true }
-            .sorted { $0.id < $1.id }.prefix(limit).map { $0 }
+    func search(prefix: String?, emailPrefix: Bool, after cursor: Int64?, limit: Int) async throws -> [User] {
+        accounts.values.filter { user in
+            user.id > (cursor ?? 0)
+                && prefix.map {
+                    user.firstName.hasPrefix($0) || user.lastName.hasPrefix($0) || user.email == $0
+                        || (emailPrefix && user.email.hasPrefix($0))
+                } ?? true
+        }
+        .sorted { $0.id < $1.id }.prefix(limit).map { $0 }
     }
 }
 

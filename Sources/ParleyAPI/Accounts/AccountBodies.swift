@@ -3,20 +3,42 @@ import ParleyCore
 
 /// The JSON shapes of `rest-api.md` for accounts, sessions, devices and administration.
 
+/// A user; `email` only for the user themselves and for system administrators.
 struct UserResponse: Codable, Sendable, Equatable {
     let id: Int64
-    let email: String
+    let email: String?
     let firstName: String
     let lastName: String
     let createdAt: Date
 
+    /// The user as they themselves (or an administrator) see their account.
     init(_ user: User) {
+        self.init(user, showingEmail: true)
+    }
+
+    /// The user as `viewer` sees them.
+    init(_ user: User, to viewer: AuthenticatedUser) {
+        self.init(user, showingEmail: viewer.userID == user.id || viewer.isAdmin)
+    }
+
+    private init(_ user: User, showingEmail: Bool) {
         id = user.id
-        email = user.email
+        email = showingEmail ? user.email : nil
         firstName = user.firstName
         lastName = user.lastName
         createdAt = user.createdAt
     }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encodeIfPresent(email, forKey: .email)
+        try container.encode(firstName, forKey: .firstName)
+        try container.encode(lastName, forKey: .lastName)
+        try container.encode(createdAt, forKey: .createdAt)
+    }
+
+    enum CodingKeys: String, CodingKey { case id, email, firstName, lastName, createdAt }
 }
 
 struct RegisterRequest: Decodable {

@@ -12,7 +12,8 @@ public struct BlocksController: Sendable {
             let paging = try Paging(request, defaultLimit: 50, maximum: 200)
             let users = try await service.blocked(
                 by: context.identity.userID, after: try paging.idCursor(), limit: paging.readLimit)
-            return JSONResponse(.ok, paging.page("users", users.map(UserResponse.init)) { String($0.id) })
+            return JSONResponse(
+                .ok, paging.page("users", users.map { UserResponse($0, to: context.identity) }) { String($0.id) })
         }
         group.put("me/blocks/:userId") { _, context in
             try await service.block(try context.parameters.id("userId"), by: context.identity.userID)

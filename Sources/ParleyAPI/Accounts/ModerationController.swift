@@ -50,7 +50,8 @@ public struct ModerationController: Sendable {
             let paging = try Paging(request, defaultLimit: 50, maximum: 200)
             let query = request.uri.queryParameters["q"].map(String.init)
             if let query { _ = try TextRule.validated(query, field: "q", length: 1...100) }
-            let found = try await users.search(prefix: query, after: try paging.idCursor(), limit: paging.readLimit)
+            let found = try await users.search(
+                prefix: query, emailPrefix: true, after: try paging.idCursor(), limit: paging.readLimit)
             return JSONResponse(.ok, paging.page("users", found.map(UserResponse.init)) { String($0.id) })
         }
         for (path, deactivated) in [("users/:id/deactivate", true), ("users/:id/reactivate", false)] {

@@ -38,21 +38,24 @@ struct ProfileController: Sendable {
             try await accounts.deleteDevice(context.identity, deviceID: try context.parameters.id("id"))
             return Response(status: .noContent)
         }
-        group.get("users") { request, _ in
+        group.get("users") { request, context in
             let paging = try Paging(request, defaultLimit: 20, maximum: 100)
             let query = request.uri.queryParameters["q"].map(String.init)?.trimmingCharacters(in: .whitespaces)
             if let query, query.count > 100 {
                 throw ParleyError.invalidRequest("q must be at most 100 characters", field: "q")
             }
+            // Names by their start; an e-mail address only whole (nobody collects addresses).
             let found = try await users.search(
-                prefix: query?.isEmpty == true ? nil : query, after: try paging.idCursor(), limit: paging.readLimit)
-            return JSONResponse(.ok, paging.page("users", found.map(UserResponse.init)) { String($0.id) })
+                prefix: query?.isEmpty == true ? nil : query, emailPrefix: context.identity.isAdmin,
+                after: try paging.idCursor(), limit: paging.readLimit)
+            return JSONResponse(
+                .ok, paging.page("users", found.map { UserResponse($0, to: context.identity) }) { String($0.id) })
         }
         group.get("users/:id") { _, context in
             guard let user = try await users.find(id: try context.parameters.id("id")) else {
                 throw ParleyError.notFound("No such user.")
             }
-            return JSONResponse(.ok, UserResponse(user))
+            return JSONResponse(.ok, UserResponse(user, to: context.identity))
         }
     }
 }

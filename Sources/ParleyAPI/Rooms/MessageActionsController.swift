@@ -42,7 +42,8 @@ public struct MessageActionsController: Sendable {
                 roomID: try context.parameters.id("id"), messageID: try context.parameters.id("messageId"),
                 key: try context.parameters.reactionKey(), for: context.identity.userID, after: try paging.idCursor(),
                 limit: paging.readLimit)
-            return JSONResponse(.ok, paging.page("users", users.map(UserResponse.init)) { String($0.id) })
+            return JSONResponse(
+                .ok, paging.page("users", users.map { UserResponse($0, to: context.identity) }) { String($0.id) })
         }
         group.get("rooms/:id/messages/:messageId/replies") { request, context in
             let limit = try request.integer(query: "limit", default: 50, range: 1...200)

@@ -24,7 +24,8 @@ struct RoomResponse: Codable, Sendable {
     /// Only when asked for (`?latest=`).
     let latestMessages: [Message]?
 
-    init(_ room: RoomView) {
+    /// The room as `viewer` sees it (the peer's e-mail only for an administrator).
+    init(_ room: RoomView, to viewer: AuthenticatedUser) {
         id = room.id
         uid = room.uid
         topic = room.topic
@@ -40,7 +41,7 @@ struct RoomResponse: Codable, Sendable {
         lastReadSeq = room.lastReadSeq
         unreadCount = room.unreadCount
         unreadMentionCount = room.unreadMentionCount
-        peer = room.peer.map(UserResponse.init)
+        peer = room.peer.map { UserResponse($0, to: viewer) }
         latestMessages = room.latestMessages
     }
 
@@ -156,8 +157,8 @@ struct MemberResponse: Codable, Sendable {
     let role: RoomRole
     let via: [String]
 
-    init(_ member: Member) {
-        user = UserResponse(member.user)
+    init(_ member: Member, to viewer: AuthenticatedUser) {
+        user = UserResponse(member.user, to: viewer)
         role = member.role
         via = member.via
     }

@@ -33,7 +33,8 @@ public struct RoomsController: Sendable {
                 limit: limit, cursor: request.uri.queryParameters["cursor"].map(String.init), since: since)
             let (rooms, next) = try await service.list(
                 for: context.identity.userID, page: page, latestMessages: messages)
-            return JSONResponse(.ok, RoomsResponse(rooms: rooms.map(RoomResponse.init), nextCursor: next))
+            return JSONResponse(
+                .ok, RoomsResponse(rooms: rooms.map { RoomResponse($0, to: context.identity) }, nextCursor: next))
         }
         group.post("rooms") { request, context in
             let body = try await JSONBody.decode(
@@ -42,25 +43,25 @@ public struct RoomsController: Sendable {
                 by: context.identity.userID, name: body.name,
                 members: body.members.map { ($0.userId, $0.role) },
                 firstMessage: try body.firstMessage?.newMessage(fieldPrefix: "firstMessage."))
-            return JSONResponse(.created, RoomResponse(room))
+            return JSONResponse(.created, RoomResponse(room, to: context.identity))
         }
         group.put("rooms/direct/:userId") { _, context in
             let (room, created) = try await service.direct(
                 userID: context.identity.userID, peerID: try context.parameters.id("userId"))
-            return JSONResponse(created ? .created : .ok, RoomResponse(room))
+            return JSONResponse(created ? .created : .ok, RoomResponse(room, to: context.identity))
         }
         group.get("rooms/:id") { request, context in
             let messages = try request.integer(query: "messages", default: 0, range: 0...50)
             let room = try await service.room(
                 id: try context.parameters.id("id"), for: context.identity.userID, latestMessages: messages)
-            return JSONResponse(.ok, RoomResponse(room))
+            return JSONResponse(.ok, RoomResponse(room, to: context.identity))
         }
         group.patch("rooms/:id") { request, context in
             let body = try await JSONBody.decode(RoomChangeRequest.self, from: request, context: context)
             let room = try await service.change(
                 roomID: try context.parameters.id("id"), name: body.name, description: body.description,
                 by: context.identity.userID)
-            return JSONResponse(.ok, RoomResponse(room))
+            return JSONResponse(.ok, RoomResponse(room, to: context.identity))
         }
         group.put("rooms/:id/hidden") { request, context in
             let body = try await JSONBody.decode(HiddenRequest.self, from: request, context: context)
@@ -83,14 +84,16 @@ public struct RoomsController: Sendable {
             let members = try await service.members(
                 roomID: try context.parameters.id("id"), for: context.identity.userID, after: try paging.idCursor(),
                 limit: paging.readLimit)
-            return JSONResponse(.ok, paging.page("members", members.map(MemberResponse.init)) { String($0.user.id) })
+            return JSONResponse(
+                .ok,
+                paging.page("members", members.map { MemberResponse($0, to: context.identity) }) { String($0.user.id) })
         }
         group.put("rooms/:id/members/:userId") { request, context in
             let body = try await JSONBody.decode(RoleRequestBody.self, from: request, context: context)
             let member = try await service.setMember(
                 roomID: try context.parameters.id("id"), memberID: try context.parameters.id("userId"), role: body.role,
                 by: context.identity.userID)
-            return JSONResponse(.ok, MemberResponse(member))
+            return JSONResponse(.ok, MemberResponse(member, to: context.identity))
         }
         group.delete("rooms/:id/members/:userId") { _, context in
             try await service.removeMember(
