@@ -227,14 +227,16 @@ struct StoreNewMessagesStatement: PostgresPreparedStatement {
                 SELECT 1 FROM messenger.message m
                 WHERE m.chat_room_id = k.room_id AND m.sent_by_id = k.sender_id AND m.uid = k.uid)
               AND NOT \(BlockRule.blockedSender(room: "k.room_id", sender: "k.sender_id"))
-              AND NOT EXISTS (
-                SELECT 1 FROM messenger.chat_room ac WHERE ac.id = k.room_id AND ac.archived_at IS NOT NULL)
             ORDER BY k.room_id, k.sender_id, k.uid, k.place
         ), locked AS (
-            SELECT c.id FROM messenger.chat_room c WHERE c.id IN (SELECT room_id FROM fresh)
+            -- An archived room is locked too (in order), but stores nothing: its sends are
+            -- answered by the general path.
+            SELECT c.id, c.archived_at IS NOT NULL AS archived FROM messenger.chat_room c
+            WHERE c.id IN (SELECT room_id FROM fresh)
             ORDER BY c.id FOR NO KEY UPDATE
         ), counted AS (
-            SELECT f.room_id, count(*) AS n FROM fresh f JOIN locked l ON l.id = f.room_id GROUP BY f.room_id
+            SELECT f.room_id, count(*) AS n FROM fresh f JOIN locked l ON l.id = f.room_id AND NOT l.archived
+            GROUP BY f.room_id
         ), room AS (
             UPDATE messenger.chat_room c
             SET last_seq = c.last_seq + x.n, last_message_at = clock_timestamp(), updated_at = clock_timestamp()
