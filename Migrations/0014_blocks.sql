@@ -12,4 +12,5 @@ CREATE INDEX user_block_blocked_idx ON messenger.user_block (blocked_id, blocker
 
 -- Commands for the broker that concern no room (a block's presence, an account's clients) go
 -- through the outbox too, with their topic and no room.
-ALTER TABLE messenger.outbox ALTER COLUMN chat_room_id DROP NOT NULL;
+ALTER TABLE messenger.outbox ALTER COLUMN chat_room_id DROP NOT NULL,
+    ADD CONSTRAINT outbox_room_or_topic CHECK (chat_room_id IS NOT NULL OR topic IS NOT NULL);

@@ -79,6 +79,14 @@ public struct PostgresReportRepository: ReportRepository {
         ).first(Int32.self) != nil
     }
 
+    public func reopen(id: Int64) async throws {
+        try await database.client.query(
+            """
+            UPDATE messenger.report SET resolved_at = NULL, resolved_by_id = NULL, action = NULL, note = NULL
+            WHERE id = \(id)
+            """, logger: logger)
+    }
+
     static func report(_ row: PostgresRow) throws -> Report {
         let cells = row.makeRandomAccess()
         func cell<T: PostgresDecodable>(_ index: Int, _ type: T.Type) throws -> T { try cells[index].decode(T.self) }

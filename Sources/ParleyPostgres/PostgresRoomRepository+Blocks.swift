@@ -46,9 +46,19 @@ extension PostgresRoomRepository: BlockRepository {
     }
 
     public func unblock(_ blockedID: Int64, by blockerID: Int64) async throws {
-        try await database.client.query(
-            "DELETE FROM messenger.user_block WHERE blocker_id = \(blockerID) AND blocked_id = \(blockedID)",
-            logger: logger)
+        try await database.transaction(logger: logger) { connection in
+            let removed = try await connection.query(
+                """
+                DELETE FROM messenger.user_block WHERE blocker_id = \(blockerID) AND blocked_id = \(blockedID)
+                RETURNING 1
+                """, logger: logger
+            ).first(Int32.self)
+            guard removed != nil else { return }
+            // The plugin forgets a refusal it may have cached, so subscribing again succeeds.
+            try await Outbox.control(
+                BrokerControl(invalidate: ["\(blockedID) \(Topic.presence(blockerID))"]), on: connection,
+                logger: logger)
+        }
     }
 
     public func blocked(by blockerID: Int64, after: Int64?, limit: Int) async throws -> [User] {

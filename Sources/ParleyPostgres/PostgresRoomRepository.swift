@@ -232,7 +232,9 @@ public struct PostgresRoomRepository: RoomRepository {
                 WHERE id = \(roomID)
                 RETURNING (extract(epoch FROM updated_at) * 1000000)::bigint
                 """, logger: logger
-            ).single(Int64.self)
+            ).first(Int64.self)
+            // A room deleted meanwhile has nobody to tell.
+            guard let serial else { return }
             let change = RoomEvent.change("described", roomID: roomID, by: userID, serial: serial)
             try await Outbox.add(roomID: roomID, event: change.json(), fanout: nil, on: connection, logger: logger)
         }

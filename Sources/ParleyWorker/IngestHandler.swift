@@ -132,7 +132,7 @@ public struct IngestHandler: Sendable {
             let target = try ReadMarker.Target(messageId: envelope.data.messageId, seq: envelope.data.seq)
             try await rooms.markRead(roomID: roomID, target: target, by: sender)
         case "creating-message-info":
-            try await rooms.require(.writer, roomID: roomID, userID: sender)
+            try await rooms.requireWriter(roomID: roomID, userID: sender)
             if try await limiter.hit("typing:\(sender)", limit: 10, window: .seconds(10)) != nil {
                 throw Rejection(.rateLimited, "Typing notices are limited to 10 per 10 seconds.")
             }

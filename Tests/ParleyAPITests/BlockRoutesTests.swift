@@ -59,6 +59,14 @@ struct BlockRoutesTests {
                 .post, "/v1/rooms/\(direct.id)/messages", token: token(blocked),
                 body: #"{"content":"hey","uid":"b-2","mentions":[\#(userID(blocker))]}"#)
             #expect(reply.status == .forbidden && reply.json["code"] as? String == "blocked")
+            // Nor edit, nor react there.
+            let mine = try await client.history(Int(direct.id), as: blocked).messages[0]
+            let edit = try await client.json(
+                .patch, "/v1/rooms/\(direct.id)/messages/\(mine.id)", token: token(blocked), body: #"{"content":"x"}"#)
+            #expect(edit.status == .forbidden && edit.json["code"] as? String == "blocked")
+            let react = try await client.json(
+                .put, "/v1/rooms/\(direct.id)/messages/\(mine.id)/reactions/:ok:", token: token(blocked))
+            #expect(react.status == .forbidden && react.json["code"] as? String == "blocked")
             // The blocker may still open and write; the history stays readable to both.
             #expect(
                 try await client.json(.put, "/v1/rooms/direct/\(userID(blocked))", token: token(blocker)).status == .ok)

@@ -11,8 +11,9 @@ struct UserResponse: Codable, Sendable, Equatable {
     let lastName: String
     let createdAt: Date
 
-    /// The user as they themselves (or an administrator) see their account.
-    init(_ user: User) {
+    /// The user as they themselves (or an administrator) see their account: with the e-mail.
+    /// Anyone else's view is ``init(_:to:)``; there is no default.
+    init(own user: User) {
         self.init(user, showingEmail: true)
     }
 
@@ -118,7 +119,7 @@ struct LoginResponse: Codable, Sendable {
         accessToken = signedIn.tokens.access.value
         refreshToken = signedIn.tokens.refresh.value
         expiresIn = max(0, Int(signedIn.tokens.accessExpiresAt.timeIntervalSinceNow.rounded()))
-        user = UserResponse(signedIn.user)
+        user = UserResponse(own: signedIn.user)
         deviceId = signedIn.deviceID
         mqtt = MQTT(
             host: endpoint.host, port: endpoint.port, tls: endpoint.tls, websocketPort: endpoint.websocketPort,

@@ -16,7 +16,7 @@ struct AdminController: Sendable {
                     email: body.email, firstName: body.firstName, lastName: body.lastName, passwordHash: "",
                     isAdmin: body.isAdmin ?? false),
                 password: body.password)
-            return JSONResponse(.created, UserResponse(user))
+            return JSONResponse(.created, UserResponse(own: user))
         }
         admin.post("groups") { request, context in
             let body = try await JSONBody.decode(GroupRequest.self, from: request, context: context)

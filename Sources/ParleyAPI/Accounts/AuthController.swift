@@ -13,7 +13,7 @@ struct AuthController: Sendable {
             let user = try await accounts.register(
                 NewUser(email: body.email, firstName: body.firstName, lastName: body.lastName, passwordHash: ""),
                 password: body.password, clientAddress: context.clientAddress)
-            return JSONResponse(.created, UserResponse(user))
+            return JSONResponse(.created, UserResponse(own: user))
         }
         group.post("auth/login") { request, context in
             let body = try await JSONBody.decode(LoginRequest.self, from: request, context: context)

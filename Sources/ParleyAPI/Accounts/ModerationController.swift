@@ -48,11 +48,11 @@ public struct ModerationController: Sendable {
         }
         admin.get("users") { request, _ in
             let paging = try Paging(request, defaultLimit: 50, maximum: 200)
-            let query = request.uri.queryParameters["q"].map(String.init)
+            let query = request.uri.queryParameters["q"].map { $0.trimmingCharacters(in: .whitespaces) }
             if let query { _ = try TextRule.validated(query, field: "q", length: 1...100) }
             let found = try await users.search(
                 prefix: query, emailPrefix: true, after: try paging.idCursor(), limit: paging.readLimit)
-            return JSONResponse(.ok, paging.page("users", found.map(UserResponse.init)) { String($0.id) })
+            return JSONResponse(.ok, paging.page("users", found.map { UserResponse(own: $0) }) { String($0.id) })
         }
         for (path, deactivated) in [("users/:id/deactivate", true), ("users/:id/reactivate", false)] {
             admin.post(RouterPath(path)) { _, context in
@@ -113,7 +113,7 @@ struct ReportResponse: Encodable, Sendable {
         try container.encode(report.comment, forKey: .comment)
         try container.encode(report.createdAt, forKey: .createdAt)
         try container.encode(max(0, Int(now.timeIntervalSince(report.createdAt))), forKey: .ageSeconds)
-        try container.encode(report.reporter.map(UserResponse.init), forKey: .reporter)
+        try container.encode(report.reporter.map { UserResponse(own: $0) }, forKey: .reporter)
         try container.encode(report.room, forKey: .room)
         let message = report.message
         try container.encode(

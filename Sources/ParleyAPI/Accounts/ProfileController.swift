@@ -11,14 +11,14 @@ struct ProfileController: Sendable {
     func addRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
         group.get("me") { _, context in
             guard let user = try await users.find(id: context.identity.userID) else { throw ParleyError.unauthorized }
-            return JSONResponse(.ok, UserResponse(user))
+            return JSONResponse(.ok, UserResponse(own: user))
         }
         group.patch("me") { request, context in
             let body = try await JSONBody.decode(ProfileRequest.self, from: request, context: context)
             let user = try await accounts.updateProfile(
                 context.identity, firstName: body.firstName, lastName: body.lastName, password: body.password,
                 currentPassword: body.currentPassword)
-            return JSONResponse(.ok, UserResponse(user))
+            return JSONResponse(.ok, UserResponse(own: user))
         }
         group.get("devices") { _, context in
             let devices = try await sessions.devices(userID: context.identity.userID)
@@ -46,7 +46,7 @@ struct ProfileController: Sendable {
             }
             // Names by their start; an e-mail address only whole (nobody collects addresses).
             let found = try await users.search(
-                prefix: query?.isEmpty == true ? nil : query, emailPrefix: context.identity.isAdmin,
+                prefix: query?.isEmpty == true ? nil : query, emailPrefix: false,
                 after: try paging.idCursor(), limit: paging.readLimit)
             return JSONResponse(
                 .ok, paging.page("users", found.map { UserResponse($0, to: context.identity) }) { String($0.id) })

@@ -90,6 +90,12 @@ public struct AccountService: Sendable {
         switch try await sessions.refresh(refreshTokenHash: OpaqueToken(value: token).hash, next: next, now: now) {
         case .rotated(let sessionID, let userID, let deviceID, let clientID):
             guard let user = try await users.find(id: userID) else { throw ParleyError.unauthorized }
+            // A session opened while the account was being deactivated ends here.
+            if try await users.isDeactivated(id: userID) {
+                let clientIDs = try await sessions.revoke(sessionID: sessionID)
+                await announce(revoked: [sessionID], clientIDs: clientIDs)
+                throw ParleyError(.accountDeactivated, "An administrator deactivated this account.")
+            }
             return signedIn(
                 tokens: next, user: user, sessionID: sessionID, deviceID: deviceID, clientID: clientID, now: now)
         case .reused(let sessionID, let clientIDs):

@@ -46,7 +46,22 @@ public struct ModerationService: Sendable {
         }
         let note = try note.map { try TextRule.validated($0, field: "note", length: 0...1000) }
         guard let report = try await reports.report(id: id) else { throw ParleyError.notFound("No such report.") }
-        guard report.resolution == nil else { throw ParleyError.conflict(.conflict, "The report is resolved already.") }
+        // Claimed before acting: of two administrators resolving at once, one acts, the other
+        // gets 409. An action that fails gives the report back.
+        guard try await reports.resolve(id: id, action: action, note: note, by: adminID) else {
+            throw ParleyError.conflict(.conflict, "The report is resolved already.")
+        }
+        do {
+            try await act(action, on: report, by: adminID)
+        } catch {
+            try? await reports.reopen(id: id)
+            throw error
+        }
+        guard let resolved = try await reports.report(id: id) else { throw ParleyError.notFound("No such report.") }
+        return resolved
+    }
+
+    private func act(_ action: ReportAction, on report: Report, by adminID: Int64) async throws {
         switch action {
         case .dismiss:
             break
@@ -58,9 +73,5 @@ public struct ModerationService: Sendable {
         case .deactivateUser:
             if let senderID = report.message.sentById { try await accounts.setDeactivated(userID: senderID, true) }
         }
-        guard try await reports.resolve(id: id, action: action, note: note, by: adminID),
-            let resolved = try await reports.report(id: id)
-        else { throw ParleyError.conflict(.conflict, "The report is resolved already.") }
-        return resolved
     }
 }

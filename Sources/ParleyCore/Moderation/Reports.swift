@@ -109,4 +109,6 @@ public protocol ReportRepository: Sendable {
     func report(id: Int64) async throws -> Report?
     /// Records the resolution; false when the report was resolved already.
     func resolve(id: Int64, action: ReportAction, note: String?, by adminID: Int64) async throws -> Bool
+    /// Takes a resolution back (its action failed).
+    func reopen(id: Int64) async throws
 }

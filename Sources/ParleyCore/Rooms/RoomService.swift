@@ -109,8 +109,9 @@ public struct RoomService: Sendable {
             throw ParleyError.invalidRequest("a two-party room has no name or description", field: "name")
         }
         let name = try name.map(Self.roomName)
+        // An empty description is no description.
         let description = try description.map { text in
-            try text.map { try TextRule.validated($0, field: "description", length: 0...500) }
+            try text.flatMap { $0.isEmpty ? nil : try TextRule.validated($0, field: "description", length: 1...500) }
         }
         if let name { try await rooms.rename(roomID: roomID, name: name, by: userID) }
         if let description { try await rooms.describe(roomID: roomID, description: description, by: userID) }
@@ -130,9 +131,18 @@ public struct RoomService: Sendable {
         try await rooms.setHidden(roomID: roomID, userID: userID, hidden: hidden)
     }
 
-    /// Refuses a change of an archived room's messages.
+    /// The one rule of writing besides the role, for sends, edits, reactions and typing alike:
+    /// not in an archived room, not in a two-party room whose other user blocked the writer.
     static func requireWritable(_ rooms: any RoomRepository, roomID: Int64, userID: Int64) async throws {
-        if try await rooms.room(id: roomID, for: userID)?.archived == true { throw Self.archived }
+        if let refusal = try await rooms.sendRefusals([RoomUser(roomID: roomID, userID: userID)]).values.first {
+            throw refusal.error
+        }
+    }
+
+    /// A writer who may write here now (``requireWritable(_:roomID:userID:)``): for typing.
+    public func requireWriter(roomID: Int64, userID: Int64) async throws {
+        try await require(.writer, roomID: roomID, userID: userID)
+        try await Self.requireWritable(rooms, roomID: roomID, userID: userID)
     }
 
     static let archived = ParleyError(.roomArchived, "The room is archived: it can be read, not written.")
@@ -247,14 +257,13 @@ public struct RoomService: Sendable {
         }
         let writers = Set(batch.indices.filter { outcomes[$0] == nil }.map { batch[$0].member })
         let refusals = writers.isEmpty ? [:] : try await rooms.sendRefusals(writers)
-        for index in batch.indices where outcomes[index] == nil {
-            if let refusal = refusals[batch[index].member] { outcomes[index] = .failure(refusal.error) }
-        }
-        // A reply or mention that no longer fits (the target deleted, a user gone) refuses a
-        // new message, not a retry of one stored when it fitted: that is answered as stored.
+        // An archive, a block, or a reply or mention that no longer fits (the target deleted, a
+        // user gone) refuses a new message, not a retry of one stored before: that is
+        // answered as stored.
         var unfit: [Int: any Error] = [:]
         for index in batch.indices where outcomes[index] == nil {
             do {
+                if let refusal = refusals[batch[index].member] { throw refusal.error }
                 try Self.checkReferences(of: batch[index], roles: roles, targets: targets)
             } catch {
                 unfit[index] = error
