@@ -6,14 +6,17 @@ import PostgresNIO
 /// The rule of blocks in SQL, in one place: a sender may not write in a two-party room whose
 /// other user blocked them.
 enum BlockRule {
-    /// True when the sender (expression `sender`) is blocked in the room (expression `room`).
+    /// True when the sender (expression `sender`) is blocked in the room whose id is `room`.
     static func blockedSender(room: String, sender: String) -> String {
+        "EXISTS (SELECT 1 FROM messenger.chat_room bc WHERE bc.id = \(room) AND \(blockedIn(room: "bc", sender: sender)))"
+    }
+
+    /// The same for a `messenger.chat_room` row already at hand (its alias `room`).
+    static func blockedIn(room: String, sender: String) -> String {
         """
-        EXISTS (
-            SELECT 1 FROM messenger.chat_room bc
-            JOIN messenger.user_block b
-              ON b.blocked_id = \(sender) AND b.blocker_id IN (bc.twoparty_low_user_id, bc.twoparty_high_user_id)
-            WHERE bc.id = \(room) AND bc.type = 'twoparty')
+        (\(room).type = 'twoparty' AND EXISTS (
+            SELECT 1 FROM messenger.user_block b
+            WHERE b.blocked_id = \(sender) AND b.blocker_id IN (\(room).twoparty_low_user_id, \(room).twoparty_high_user_id)))
         """
     }
 }

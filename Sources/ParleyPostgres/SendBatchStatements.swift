@@ -226,17 +226,18 @@ struct StoreNewMessagesStatement: PostgresPreparedStatement {
               AND NOT EXISTS (
                 SELECT 1 FROM messenger.message m
                 WHERE m.chat_room_id = k.room_id AND m.sent_by_id = k.sender_id AND m.uid = k.uid)
-              AND NOT \(BlockRule.blockedSender(room: "k.room_id", sender: "k.sender_id"))
             ORDER BY k.room_id, k.sender_id, k.uid, k.place
         ), locked AS (
-            -- An archived room is locked too (in order), but stores nothing: its sends are
-            -- answered by the general path.
-            SELECT c.id, c.archived_at IS NOT NULL AS archived FROM messenger.chat_room c
+            SELECT c.* FROM messenger.chat_room c
             WHERE c.id IN (SELECT room_id FROM fresh)
             ORDER BY c.id FOR NO KEY UPDATE
+        ), allowed AS (
+            -- An archived room, or a sender blocked in a two-party room, stores nothing here
+            -- (the room is still locked, in order): the general path answers those sends.
+            SELECT f.* FROM fresh f JOIN locked c ON c.id = f.room_id
+            WHERE c.archived_at IS NULL AND NOT \(BlockRule.blockedIn(room: "c", sender: "f.sender_id"))
         ), counted AS (
-            SELECT f.room_id, count(*) AS n FROM fresh f JOIN locked l ON l.id = f.room_id AND NOT l.archived
-            GROUP BY f.room_id
+            SELECT f.room_id, count(*) AS n FROM allowed f GROUP BY f.room_id
         ), room AS (
             UPDATE messenger.chat_room c
             SET last_seq = c.last_seq + x.n, last_message_at = clock_timestamp(), updated_at = clock_timestamp()
@@ -246,13 +247,13 @@ struct StoreNewMessagesStatement: PostgresPreparedStatement {
             INSERT INTO messenger.message (chat_room_id, seq, sent_by_id, uid, content, created_at)
             SELECT f.room_id, room.base + row_number() OVER (PARTITION BY f.room_id ORDER BY f.place),
                    f.sender_id, f.uid, f.content, room.at
-            FROM fresh f JOIN room ON room.id = f.room_id
+            FROM allowed f JOIN room ON room.id = f.room_id
             ORDER BY f.room_id, f.place
             RETURNING *
         ), \(StoredBatchRecords.ctes(mentions: false))
         SELECT f.place, \(MessageColumns.list(roomUID: "room.uid", file: "NULL::text", fresh: true, plain: true))
         FROM m JOIN room ON room.id = m.chat_room_id
-            JOIN fresh f ON f.room_id = m.chat_room_id AND f.sender_id = m.sent_by_id AND f.uid = m.uid
+            JOIN allowed f ON f.room_id = m.chat_room_id AND f.sender_id = m.sent_by_id AND f.uid = m.uid
             CROSS JOIN \(StoredBatchRecords.wake)
         """
     typealias Row = PostgresRow
