@@ -69,11 +69,17 @@ public struct PostgresFileRepository: FileRepository {
             """, logger: logger)
     }
 
+    /// Not held as evidence: a file of a reported message stays while the report is open,
+    /// whatever becomes of the message.
+    static let notHeld =
+        "NOT EXISTS (SELECT 1 FROM messenger.report r WHERE r.message_file_id = f.id AND r.resolved_at IS NULL)"
+
     public func orphans(createdBefore cutoff: Date, limit: Int) async throws -> [StoredFile] {
         let rows = try await database.client.query(
             """
             SELECT \(unescaped: FileRecord.json) FROM cloud.file f
-            WHERE NOT f.submitted AND f.created_at < \(cutoff) ORDER BY f.created_at LIMIT \(limit)
+            WHERE NOT f.submitted AND f.created_at < \(cutoff) AND \(unescaped: Self.notHeld)
+            ORDER BY f.created_at LIMIT \(limit)
             """, logger: logger)
         return try await rows.all(String.self).map(FileRecord.decode)
     }
@@ -82,7 +88,7 @@ public struct PostgresFileRepository: FileRepository {
         // A message submitting the file holds its row lock; this waits and then sees `submitted`.
         let text = try await database.client.query(
             """
-            WITH f AS (DELETE FROM cloud.file WHERE id = \(id) AND NOT submitted RETURNING *)
+            WITH f AS (DELETE FROM cloud.file f WHERE id = \(id) AND NOT submitted AND \(unescaped: Self.notHeld) RETURNING *)
             SELECT \(unescaped: FileRecord.json) FROM f
             """, logger: logger
         ).first(String.self)

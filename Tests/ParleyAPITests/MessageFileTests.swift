@@ -44,3 +44,39 @@ extension FileRoutesTests {
         }
     }
 }
+
+extension FileRoutesTests {
+    @Test func aReportedMessagesFileIsKeptWhileTheReportIsOpen() async throws {
+        let harness = try await AccountsHarness.make()
+        try await harness.run { client in
+            let (id, users) = try await client.roomOfThree()
+            let (writer, reader) = (users[1], users[2])
+            let upload = try await upload(client, token: token(writer), Array("evidence".utf8))
+            let fileID = try #require(
+                (try JSONSerialization.jsonObject(with: Data(upload.body)) as? [String: Any])?["id"] as? Int)
+            let sent = try await client.decoded(
+                Message.self, .post, "/v1/rooms/\(id)/messages", token: token(writer),
+                body: #"{"content":"look","uid":"e-1","fileId":\#(fileID)}"#)
+            _ = try await client.json(
+                .post, "/v1/rooms/\(id)/messages/\(sent.id)/reports", token: token(reader),
+                body: #"{"reason":"illegal"}"#)
+            #expect(
+                try await client.json(.delete, "/v1/rooms/\(id)/messages/\(sent.id)", token: token(writer)).status
+                    == .noContent)
+            let files = PostgresFileRepository(database: harness.database, logger: .quiet)
+            func orphaned() async throws -> Bool {
+                try await files.orphans(createdBefore: Date().addingTimeInterval(60), limit: 100).contains {
+                    $0.id == Int64(fileID)
+                }
+            }
+            #expect(try await !orphaned())
+            #expect(try await files.deleteOrphan(id: Int64(fileID)) == nil)
+            let admin = try await AdminRoutesTests().signUpAdmin(client, harness)
+            let reports = try await client.json(.get, "/v1/admin/reports", token: admin)
+            let report = try #require((reports.json["reports"] as? [[String: Any]])?.first?["id"] as? Int)
+            _ = try await client.json(
+                .post, "/v1/admin/reports/\(report)/resolve", token: admin, body: #"{"action":"dismiss"}"#)
+            #expect(try await orphaned())
+        }
+    }
+}
