@@ -127,6 +127,9 @@ struct ModerationRoutesTests {
             #expect(try await client.json(.post, "/v1/auth/login", body: login).status == .ok)
             #expect(
                 try await client.json(.post, "/v1/admin/users/999999999/deactivate", token: admin).status == .notFound)
+            let me = try await client.decoded(UserResponse.self, .get, "/v1/me", token: admin)
+            #expect(
+                try await client.json(.post, "/v1/admin/users/\(me.id)/deactivate", token: admin).status == .badRequest)
             #expect(
                 try await client.json(.post, "/v1/admin/users/\(userID(reader))/deactivate", token: token(reader))
                     .status == .forbidden)

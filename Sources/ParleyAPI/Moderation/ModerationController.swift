@@ -56,7 +56,12 @@ public struct ModerationController: Sendable {
         }
         for (path, deactivated) in [("users/:id/deactivate", true), ("users/:id/reactivate", false)] {
             admin.post(RouterPath(path)) { _, context in
-                try await accounts.setDeactivated(userID: try context.parameters.id("id"), deactivated)
+                let userID = try context.parameters.id("id")
+                // An administrator who locked themselves out could not undo it.
+                guard !(deactivated && userID == context.identity.userID) else {
+                    throw ParleyError.invalidRequest("administrators cannot deactivate themselves", field: "id")
+                }
+                try await accounts.setDeactivated(userID: userID, deactivated)
                 return Response(status: .noContent)
             }
         }
