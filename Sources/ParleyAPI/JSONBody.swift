@@ -91,6 +91,26 @@ extension Request {
         }
         return value
     }
+
+    /// A message `seq` (history's cursors), when the query names one.
+    func seq(query name: String) throws -> Int64? {
+        try uri.queryParameters[name[...]].map { text in
+            guard let value = Int64(text), value >= 0 else {
+                throw ParleyError.invalidRequest("\(name) must be a message seq", field: name)
+            }
+            return value
+        }
+    }
+
+    /// An RFC 3339 time, when the query names one.
+    func time(query name: String) throws -> Date? {
+        try uri.queryParameters[name[...]].map { text in
+            guard let date = JSONCoding.date(String(text)) else {
+                throw ParleyError.invalidRequest("\(name) must be an RFC 3339 timestamp", field: name)
+            }
+            return date
+        }
+    }
 }
 
 extension Parameters {

@@ -60,26 +60,18 @@ public struct MessageActionsController: Sendable {
 
     /// A thread's lower bound: `after` (a `seq`) or the `cursor` a page gave.
     static func after(_ request: Request) throws -> Int64? {
-        let after = request.uri.queryParameters["after"]
-        let cursor = request.uri.queryParameters["cursor"]
+        let after = try request.seq(query: "after")
+        let cursor = try request.seq(query: "cursor")
         guard after == nil || cursor == nil else {
             throw ParleyError.invalidRequest("cursor stands instead of after", field: "cursor")
         }
-        guard let text = after ?? cursor else { return nil }
-        guard let seq = Int64(text), seq >= 0 else {
-            throw ParleyError.invalidRequest(
-                "\(after != nil ? "after" : "cursor") must be a message seq", field: after != nil ? "after" : "cursor")
-        }
-        return seq
+        return after ?? cursor
     }
 
     /// `changedSince`'s page of history: messages in the order they changed.
     static func changes(
-        _ request: Request, since text: Substring, roomID: Int64, service: MessageActionService, userID: Int64
+        _ request: Request, since: Date, roomID: Int64, service: MessageActionService, userID: Int64
     ) async throws -> MessagesResponse {
-        guard let since = JSONCoding.date(String(text)) else {
-            throw ParleyError.invalidRequest("changedSince must be an RFC 3339 timestamp", field: "changedSince")
-        }
         let params = request.uri.queryParameters
         for name in ["before", "after", "since", "until"] where params[name[...]] != nil {
             throw ParleyError.invalidRequest("changedSince pages by cursor alone", field: name)

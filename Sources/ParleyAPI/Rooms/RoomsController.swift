@@ -23,12 +23,7 @@ public struct RoomsController: Sendable {
         group.get("rooms") { request, context in
             let limit = try request.integer(query: "limit", default: 20, range: 1...100)
             let messages = try request.integer(query: "messages", default: 0, range: 0...50)
-            let since = try request.uri.queryParameters["since"].map { text -> Date in
-                guard let date = JSONCoding.date(String(text)) else {
-                    throw ParleyError.invalidRequest("since must be an RFC 3339 timestamp", field: "since")
-                }
-                return date
-            }
+            let since = try request.time(query: "since")
             let page = RoomPage(
                 limit: limit, cursor: request.uri.queryParameters["cursor"].map(String.init), since: since)
             let (rooms, next) = try await service.list(
@@ -131,7 +126,7 @@ public struct RoomsController: Sendable {
 
     private func addMessageRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
         group.get("rooms/:id/messages") { request, context in
-            if let since = request.uri.queryParameters["changedSince"] {
+            if let since = try request.time(query: "changedSince") {
                 return JSONResponse(
                     .ok,
                     try await MessageActionsController.changes(
@@ -169,24 +164,8 @@ public struct RoomsController: Sendable {
     }
 
     static func historyQuery(_ request: Request) throws -> HistoryQuery {
-        func seq(_ name: String) throws -> Int64? {
-            try request.uri.queryParameters[name[...]].map { text in
-                guard let value = Int64(text), value >= 0 else {
-                    throw ParleyError.invalidRequest("\(name) must be a message seq", field: name)
-                }
-                return value
-            }
-        }
-        func time(_ name: String) throws -> Date? {
-            try request.uri.queryParameters[name[...]].map { text in
-                guard let date = JSONCoding.date(String(text)) else {
-                    throw ParleyError.invalidRequest("\(name) must be an RFC 3339 timestamp", field: name)
-                }
-                return date
-            }
-        }
-        var before = try seq("before")
-        var after = try seq("after")
+        var before = try request.seq(query: "before")
+        var after = try request.seq(query: "after")
         if let text = request.uri.queryParameters["cursor"] {
             guard before == nil, after == nil, let cursor = HistoryCursor(String(text)) else {
                 throw ParleyError.invalidRequest(
@@ -195,7 +174,8 @@ public struct RoomsController: Sendable {
             (before, after) = (cursor.before, cursor.after)
         }
         return HistoryQuery(
-            before: before, after: after, since: try time("since"), until: try time("until"),
+            before: before, after: after, since: try request.time(query: "since"),
+            until: try request.time(query: "until"),
             limit: try request.integer(query: "limit", default: 50, range: 1...200))
     }
 }
