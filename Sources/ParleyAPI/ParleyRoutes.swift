@@ -47,6 +47,7 @@ public struct ParleyRoutes: Sendable {
         features.profile.addRoutes(to: signedIn)
         features.blocks.addRoutes(to: signedIn)
         features.moderation.addRoutes(to: signedIn)
+        features.erasure.addRoutes(to: signedIn)
         features.rooms.addRoutes(to: signedIn)
         features.messageActions.addRoutes(to: signedIn)
         features.notifications.addRoutes(to: signedIn)
@@ -55,6 +56,7 @@ public struct ParleyRoutes: Sendable {
         let admin = signedIn.group("admin").add(middleware: AdministratorsOnly())
         features.admin.addRoutes(to: admin)
         features.moderation.addAdminRoutes(to: admin)
+        features.erasure.addAdminRoutes(to: admin)
         return router
     }
 
@@ -85,6 +87,7 @@ extension ParleyRoutes {
         let profile: ProfileController
         let blocks: BlocksController
         let moderation: ModerationController
+        let erasure: ErasureController
         let admin: AdminController
         let rooms: RoomsController
         let messageActions: MessageActionsController
@@ -101,7 +104,7 @@ extension ParleyRoutes {
             reports: any ReportRepository, messageActionRepository: any MessageActionRepository,
             notificationSettings: any NotificationSettingsRepository,
             files: any FileRepository, store: any BlobStore, links: FileLinks, mediaJobs: (any JobQueue)?,
-            uploadLimit: Int64
+            uploadLimit: Int64, erasure: ErasureService
         ) {
             auth = AuthController(accounts: accounts, endpoint: endpoint)
             profile = ProfileController(accounts: accounts, users: users, sessions: sessions)
@@ -110,6 +113,7 @@ extension ParleyRoutes {
                 service: ModerationService(
                     reports: reports, rooms: rooms, actions: messageActionRepository, accounts: accounts),
                 accounts: accounts, users: users)
+            self.erasure = ErasureController(service: erasure, links: links)
             admin = AdminController(directory: DirectoryService(users: users, directory: directory, hasher: hasher))
             self.rooms = RoomsController(service: rooms, actions: messageActions)
             self.messageActions = MessageActionsController(service: messageActions)

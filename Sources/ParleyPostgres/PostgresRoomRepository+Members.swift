@@ -154,7 +154,7 @@ extension PostgresRoomRepository {
     }
 
     /// Every user who can read the room, with their effective rank.
-    private func readerRoles(roomID: Int64, on connection: PostgresConnection) async throws -> [Int64: Int] {
+    func readerRoles(roomID: Int64, on connection: PostgresConnection) async throws -> [Int64: Int] {
         let rows = try await connection.query(
             """
             SELECT m.user_account_id, max(r.rank) FROM messenger.room_membership m

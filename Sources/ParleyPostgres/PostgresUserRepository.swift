@@ -34,7 +34,7 @@ public struct PostgresUserRepository: UserRepository {
         let rows = try await database.client.query(
             """
             SELECT id, email, first_name, last_name, is_admin, created_at, password_hash
-            FROM cloud.user_account WHERE lower(email) = lower(\(email))
+            FROM cloud.user_account WHERE lower(email) = lower(\(email)) AND deleted_at IS NULL
             """,
             logger: logger
         )
@@ -46,7 +46,7 @@ public struct PostgresUserRepository: UserRepository {
 
     public func passwordHash(userID: Int64) async throws -> String? {
         try await database.client.query(
-            "SELECT password_hash FROM cloud.user_account WHERE id = \(userID)", logger: logger
+            "SELECT password_hash FROM cloud.user_account WHERE id = \(userID) AND deleted_at IS NULL", logger: logger
         ).first(String.self)
     }
 
@@ -90,7 +90,7 @@ public struct PostgresUserRepository: UserRepository {
         let rows = try await database.client.query(
             """
             SELECT id, email, first_name, last_name, is_admin, created_at FROM cloud.user_account
-            WHERE id > \(cursor ?? 0)
+            WHERE id > \(cursor ?? 0) AND deleted_at IS NULL
               AND (\(pattern)::text IS NULL OR lower(first_name) LIKE \(pattern) OR lower(last_name) LIKE \(pattern)
                    OR lower(email) = lower(\(prefix)) OR (\(emailPrefix) AND lower(email) LIKE \(pattern)))
             ORDER BY id LIMIT \(limit)

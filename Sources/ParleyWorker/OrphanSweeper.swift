@@ -43,18 +43,7 @@ public struct OrphanSweeper: Service {
         var removed = 0
         while true {
             let orphans = try await files.orphans(createdBefore: cutoff, limit: 100)
-            for orphan in orphans {
-                guard let file = try await files.deleteOrphan(id: orphan.id) else { continue }
-                removed += 1
-                for key in [file.storageKey, file.thumbnailSmallKey, file.thumbnailLargeKey].compactMap({ $0 }) {
-                    do {
-                        try await store.delete(key: key)
-                    } catch {
-                        // The row is gone: say which blob is left, and go on with the others.
-                        logger.error("orphan's blob not deleted", metadata: ["key": "\(key)", "error": "\(error)"])
-                    }
-                }
-            }
+            removed += try await FileEraser(files: files, store: store, logger: logger).erase(orphans.map(\.id))
             if orphans.count < 100 { break }
         }
         try await store.removeAbandoned(startedBefore: cutoff)

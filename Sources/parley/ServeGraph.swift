@@ -33,6 +33,8 @@ struct ServeGraph {
         var store: any BlobStore
         /// Thumbnail and probe jobs of uploads; nil queues none.
         var mediaJobs: (any JobQueue)?
+        /// Erasure and export jobs; nil queues none (the maintenance sweep finds them).
+        var maintenanceJobs: (any JobQueue)?
         var uploadLimit: Int64
         var logger: @Sendable (String) -> Logger = { Runtime.logger($0) }
     }
@@ -48,6 +50,8 @@ struct ServeGraph {
             store: try settings.blobStore(database: dependencies.postgres),
             mediaJobs: RedisJobQueue(
                 name: QueueName.media, pool: dependencies.redis, configuration: try settings.jobQueue()),
+            maintenanceJobs: RedisJobQueue(
+                name: QueueName.maintenance, pool: dependencies.redis, configuration: try settings.jobQueue()),
             uploadLimit: try settings.uploadLimit())
         let cache = SessionCache(lifetime: try settings.sessionCacheLifetime())
 
@@ -100,6 +104,10 @@ struct ServeGraph {
             messageActionRepository: roomRepository,
             notificationSettings: PostgresPushRepository(database: postgres, logger: logger("push")),
             files: PostgresFileRepository(database: postgres, logger: logger("files")), store: parts.store,
-            links: parts.fileLinks, mediaJobs: parts.mediaJobs, uploadLimit: parts.uploadLimit)
+            links: parts.fileLinks, mediaJobs: parts.mediaJobs, uploadLimit: parts.uploadLimit,
+            erasure: ErasureService(
+                erasure: PostgresErasureRepository(rooms: roomRepository),
+                exports: PostgresExportRepository(database: postgres, logger: logger("exports")), accounts: accounts,
+                rooms: rooms, jobs: parts.maintenanceJobs))
     }
 }

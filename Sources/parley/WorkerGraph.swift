@@ -129,7 +129,8 @@ struct WorkerGraph {
             JobConsumer(queue: queue, consumer: "\(process)-push", logger: logger, handler: handler.handle))
     }
 
-    /// Thumbnails and probes of uploads; deletes orphaned uploads.
+    /// Thumbnails and probes of uploads; deletes orphaned uploads. Maintenance: erasing
+    /// deleted accounts and rooms, data exports, retention.
     private mutating func addMedia() throws {
         let logger = Runtime.logger("media")
         let files = PostgresFileRepository(database: dependencies.postgres, logger: logger)
@@ -147,6 +148,34 @@ struct WorkerGraph {
         services.append(
             JobConsumer(queue: queue, consumer: "\(process)-media", logger: logger, handler: handler.handle))
         services.append(OrphanSweeper(files: files, store: store, grace: try settings.orphanGrace(), logger: logger))
+        try addMaintenance(files: files, store: store, workDirectory: workDirectory)
+    }
+
+    private mutating func addMaintenance(files: any FileRepository, store: any BlobStore, workDirectory: String) throws
+    {
+        let logger = Runtime.logger("maintenance")
+        var configuration = try settings.jobQueue()
+        // An export copies and packs files: a run must not be reclaimed meanwhile.
+        configuration.visibilityTimeout = max(configuration.visibilityTimeout, .seconds(600))
+        let queue = RedisJobQueue(name: QueueName.maintenance, pool: dependencies.redis, configuration: configuration)
+        let rooms = try rooms()
+        let erasure = PostgresErasureRepository(rooms: rooms)
+        let exports = PostgresExportRepository(database: dependencies.postgres, logger: logger)
+        let eraser = FileEraser(files: files, store: store, logger: logger)
+        let handler = MaintenanceHandler(
+            erasure: erasure, rooms: rooms, actions: rooms, files: eraser,
+            export: ExportBuilder(
+                exports: exports, files: files, store: store,
+                archiver: ZipArchiver(runner: try settings.toolRunner()), workRoot: workDirectory, logger: logger),
+            jobs: queue, logger: logger)
+        probes.append(JobQueueProbe(queue: queue))
+        services.append(
+            JobConsumer(queue: queue, consumer: "\(process)-maintenance", logger: logger, handler: handler.handle))
+        services.append(
+            MaintenanceSweeper(
+                erasure: erasure, exports: exports, files: eraser, jobs: queue,
+                defaultRetentionDays: try settings.retentionDefaultDays(), interval: try settings.maintenanceInterval(),
+                logger: logger))
     }
 }
 
@@ -156,4 +185,6 @@ enum QueueName {
     static let push = "push"
     /// Filled by `serve` (uploads), drained by the media role.
     static let media = "media"
+    /// Filled by `serve` (deletions, exports) and the sweeper, drained by the media role.
+    static let maintenance = "maintenance"
 }

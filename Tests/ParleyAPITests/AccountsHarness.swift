@@ -31,6 +31,8 @@ struct AccountsHarness: Sendable {
     let uploadLimit: Int64
     /// Media jobs queued by uploads, when a test wants them.
     let mediaJobs: (any JobQueue)?
+    /// Erasure and export jobs queued by requests, run by ``maintenance()``.
+    let maintenanceJobs = RecordedJobs()
 
     static func make(
         policy: AccountPolicy = AccountPolicy(rateLimitWindow: .seconds(60)), store: Store = .filesystem,
@@ -59,7 +61,8 @@ struct AccountsHarness: Sendable {
             ServeGraph.Parts(
                 postgres: database, redis: redis, broker: broker, mqttKey: Self.mqttKey, endpoint: Self.endpoint,
                 accountPolicy: policy, bcryptCost: 4, rateLimitNamespace: namespace, fileLinks: Self.fileLinks,
-                store: blobStore, mediaJobs: mediaJobs, uploadLimit: uploadLimit, logger: { _ in .quiet }),
+                store: blobStore, mediaJobs: mediaJobs, maintenanceJobs: maintenanceJobs, uploadLimit: uploadLimit,
+                logger: { _ in .quiet }),
             cache: cache)
     }
 

@@ -35,6 +35,7 @@ struct AdminRoutesTests {
                 (.post, "/v1/admin/apps/crm/roles", #"{"code":"foreman","name":"Foreman"}"#),
                 (.put, "/v1/admin/users/1/roles/1", nil),
                 (.delete, "/v1/admin/users/1/roles/1", nil),
+                (.delete, "/v1/admin/users/1", nil),
             ]
             for (method, path, body) in routes {
                 let answer = try await client.json(method, path, token: user, body: body)

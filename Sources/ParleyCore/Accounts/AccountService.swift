@@ -173,8 +173,20 @@ public struct AccountService: Sendable {
             throw ParleyError.notFound("No such user.")
         }
         guard deactivated else { return }
+        try await endSessions(of: userID)
+    }
+
+    /// Ends every session of the user at once: this process's cache, the other API instances
+    /// and the broker (whose clients of them are disconnected).
+    public func endSessions(of userID: Int64) async throws {
         let ended = try await sessions.revokeOthers(userID: userID, except: 0)
         await announce(revoked: ended.sessions, clientIDs: ended.clientIDs)
+    }
+
+    /// Whether `password` is the user's (deleting an account asks for it).
+    public func verifyPassword(_ password: String, userID: Int64) async throws -> Bool {
+        guard let stored = try await users.passwordHash(userID: userID) else { return false }
+        return try await hasher.verify(password, hash: stored)
     }
 
     /// Revocation reaches this process's cache, every other API instance and the broker.

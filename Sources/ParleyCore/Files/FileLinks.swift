@@ -35,7 +35,12 @@ public struct FileLinks: Sendable {
     }
 
     public func signed(_ path: String, now: Date = Date()) -> String {
-        let expires = Int64(now.timeIntervalSince1970) + lifetime.components.seconds
+        signed(path, expiresAt: now.addingTimeInterval(Double(lifetime.components.seconds)))
+    }
+
+    /// A URL that opens `path` until `expiresAt` (a data export's download).
+    public func signed(_ path: String, expiresAt: Date) -> String {
+        let expires = Int64(expiresAt.timeIntervalSince1970)
         return "\(baseURL)\(path)?expires=\(expires)&signature=\(signature(path: path, expires: expires))"
     }
 

@@ -310,7 +310,7 @@ public struct RoomService: Sendable {
     }
 
     /// Two-party rooms keep their pair: their membership cannot be edited.
-    private func requireAdminOfMultiparty(roomID: Int64, userID: Int64) async throws {
+    public func requireAdminOfMultiparty(roomID: Int64, userID: Int64) async throws {
         try await require(.admin, roomID: roomID, userID: userID)
         guard try await rooms.room(id: roomID, for: userID)?.type == .multiparty else {
             throw ParleyError(.forbidden, "The members of a two-party room cannot change.")

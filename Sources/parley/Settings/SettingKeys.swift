@@ -224,7 +224,13 @@ enum SettingKeys {
         static let editWindow = SettingKey(
             "message.editWindow", default: "0",
             "Seconds after sending during which a message may be edited (0: no limit); later edits get 403.")
-        static let all = [editWindow]
+        static let retentionDefaultDays = SettingKey(
+            "retention.defaultDays",
+            "Days after which messages are purged in rooms that set no retention of their own (unset: kept).")
+        static let maintenanceInterval = SettingKey(
+            "maintenance.interval", default: "300",
+            "Seconds between the media role's maintenance passes (retention purge, expired exports).")
+        static let all = [editWindow, retentionDefaultDays, maintenanceInterval]
     }
 
     static let all =

@@ -4,3 +4,14 @@ extension Settings {
         try seconds(SettingKeys.Messages.editWindow) ?? .zero
     }
 }
+
+extension Settings {
+    /// Days messages are kept where a room sets none; nil: kept.
+    func retentionDefaultDays() throws -> Int? {
+        try int(SettingKeys.Messages.retentionDefaultDays, in: 1...36_500)
+    }
+
+    func maintenanceInterval() throws -> Duration {
+        try positiveSeconds(SettingKeys.Messages.maintenanceInterval)
+    }
+}
