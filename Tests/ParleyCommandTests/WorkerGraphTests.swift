@@ -59,14 +59,16 @@ struct WorkerGraphTests {
             #expect(graph.services.count == 1)
             #expect(graph.probes.count == 1)
         }
+        // Media: thumbnails and the orphan sweep; maintenance jobs and their sweeper.
         try await withGraph([.media]) { graph in
-            #expect(graph.services.count == 2)
-            #expect(graph.services.last is OrphanSweeper)
-            #expect(graph.probes.count == 1)
+            #expect(graph.services.count == 4)
+            #expect(graph.services[1] is OrphanSweeper)
+            #expect(graph.services.last is MaintenanceSweeper)
+            #expect(graph.probes.count == 2)
         }
         try await withGraph(Set(WorkerCommand.Role.allCases)) { graph in
-            #expect(graph.services.count == 2 + 3 + 1 + 1 + 2)
-            #expect(graph.probes.count == 4)
+            #expect(graph.services.count == 2 + 3 + 1 + 1 + 4)
+            #expect(graph.probes.count == 5)
         }
     }
 
