@@ -48,6 +48,7 @@ public struct ParleyRoutes: Sendable {
         features.blocks.addRoutes(to: signedIn)
         features.moderation.addRoutes(to: signedIn)
         features.erasure.addRoutes(to: signedIn)
+        features.avatars.addRoutes(to: signedIn)
         features.rooms.addRoutes(to: signedIn)
         features.messageActions.addRoutes(to: signedIn)
         features.notifications.addRoutes(to: signedIn)
@@ -88,6 +89,7 @@ extension ParleyRoutes {
         let blocks: BlocksController
         let moderation: ModerationController
         let erasure: ErasureController
+        let avatars: AvatarsController
         let admin: AdminController
         let rooms: RoomsController
         let messageActions: MessageActionsController
@@ -104,7 +106,7 @@ extension ParleyRoutes {
             reports: any ReportRepository, messageActionRepository: any MessageActionRepository,
             notificationSettings: any NotificationSettingsRepository,
             files: any FileRepository, store: any BlobStore, links: FileLinks, mediaJobs: (any JobQueue)?,
-            uploadLimit: Int64, erasure: ErasureService
+            uploadLimit: Int64, erasure: ErasureService, avatars: any AvatarRepository
         ) {
             auth = AuthController(accounts: accounts, endpoint: endpoint)
             profile = ProfileController(accounts: accounts, users: users, sessions: sessions)
@@ -114,6 +116,7 @@ extension ParleyRoutes {
                     reports: reports, rooms: rooms, actions: messageActionRepository, accounts: accounts),
                 accounts: accounts, users: users)
             self.erasure = ErasureController(service: erasure, links: links)
+            self.avatars = AvatarsController(service: AvatarService(avatars: avatars, files: files, rooms: rooms))
             admin = AdminController(directory: DirectoryService(users: users, directory: directory, hasher: hasher))
             self.rooms = RoomsController(service: rooms, actions: messageActions)
             self.messageActions = MessageActionsController(service: messageActions)

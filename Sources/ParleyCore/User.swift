@@ -9,14 +9,20 @@ public struct User: Sendable, Equatable, Codable {
     /// A system administrator manages users, groups and application roles.
     public var isAdmin: Bool
     public let createdAt: Date
+    /// The user's picture (an image they uploaded), with signed URLs; nil without one.
+    public var avatar: FileObject?
 
-    public init(id: Int64, email: String, firstName: String, lastName: String, isAdmin: Bool, createdAt: Date) {
+    public init(
+        id: Int64, email: String, firstName: String, lastName: String, isAdmin: Bool, createdAt: Date,
+        avatar: FileObject? = nil
+    ) {
         self.id = id
         self.email = email
         self.firstName = firstName
         self.lastName = lastName
         self.isAdmin = isAdmin
         self.createdAt = createdAt
+        self.avatar = avatar
     }
 }
 

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import Metrics
@@ -8,10 +9,13 @@ import PostgresNIO
 public struct PostgresReportRepository: ReportRepository {
     let database: PostgresPool
     let logger: Logger
+    /// Signs the URLs of reporters' avatars.
+    let fileLinks: FileLinks
 
-    public init(database: PostgresPool, logger: Logger) {
+    public init(database: PostgresPool, logger: Logger, fileLinks: FileLinks? = nil) {
         self.database = database
         self.logger = logger
+        self.fileLinks = fileLinks ?? FileLinks(key: SymmetricKey(size: .bits256))
     }
 
     public func report(messageID: Int64, roomID: Int64, by reporterID: Int64, reason: ReportReason, comment: String?)
@@ -39,7 +43,7 @@ public struct PostgresReportRepository: ReportRepository {
     static let columns = """
         r.id, r.reason, r.comment, r.created_at, r.message_id, r.message_seq, r.message_sender_id,
         r.message_content, r.message_file_id, r.message_created_at, r.resolved_at, r.resolved_by_id, r.action, r.note,
-        c.id, c.uid, c.name, c.type, u.id, u.email, u.first_name, u.last_name, u.is_admin, u.created_at
+        c.id, c.uid, c.name, c.type, \(UserRecord.columns("u"))
         """
     static let source = """
         messenger.report r
@@ -59,13 +63,13 @@ public struct PostgresReportRepository: ReportRepository {
             SELECT \(unescaped: Self.columns) FROM \(unescaped: Self.source)
             WHERE r.resolved_at IS NULL AND r.id > \(after ?? 0) ORDER BY r.id LIMIT \(limit)
             """
-        return try await database.client.query(query, logger: logger).collect().map(Self.report)
+        return try await database.client.query(query, logger: logger).collect().map(report)
     }
 
     public func report(id: Int64) async throws -> Report? {
         try await database.client.query(
             "SELECT \(unescaped: Self.columns) FROM \(unescaped: Self.source) WHERE r.id = \(id)", logger: logger
-        ).collect().first.map(Self.report)
+        ).collect().first.map(report)
     }
 
     public func resolve(id: Int64, action: ReportAction, note: String?, by adminID: Int64) async throws -> Bool {
@@ -87,7 +91,7 @@ public struct PostgresReportRepository: ReportRepository {
             """, logger: logger)
     }
 
-    static func report(_ row: PostgresRow) throws -> Report {
+    func report(_ row: PostgresRow) throws -> Report {
         let cells = row.makeRandomAccess()
         func cell<T: PostgresDecodable>(_ index: Int, _ type: T.Type) throws -> T { try cells[index].decode(T.self) }
         let resolution = try cell(10, Date?.self).map { at in
@@ -102,10 +106,11 @@ public struct PostgresReportRepository: ReportRepository {
                 type: RoomView.Kind(rawValue: try cell(17, String.self)) ?? .multiparty)
         }
         let reporter = try cell(18, Int64?.self).map { id in
-            User(
-                id: id, email: try cell(19, String.self), firstName: try cell(20, String.self),
-                lastName: try cell(21, String.self), isAdmin: try cell(22, Bool.self),
-                createdAt: try cell(23, Date.self))
+            try UserRecord.user(
+                (
+                    id, try cell(19, String.self), try cell(20, String.self), try cell(21, String.self),
+                    try cell(22, Bool.self), try cell(23, Date.self), try cell(24, String?.self)
+                ), links: fileLinks)
         }
         return Report(
             id: try cell(0, Int64.self), reason: ReportReason(rawValue: try cell(1, String.self)) ?? .other,

@@ -224,12 +224,16 @@ extension PostgresRoomRepository: MessageActionRepository {
     public func reactors(messageID: Int64, key: String, after: Int64?, limit: Int) async throws -> [User] {
         let rows = try await database.client.query(
             """
-            SELECT u.id, u.email, u.first_name, u.last_name, u.is_admin, u.created_at
+            SELECT \(unescaped: UserRecord.columns("u"))
             FROM messenger.reaction r JOIN cloud.user_account u ON u.id = r.user_account_id
             WHERE r.message_id = \(messageID) AND r.key = \(key) AND u.id > \(after ?? 0)
             ORDER BY u.id LIMIT \(limit)
             """, logger: logger)
-        return try await rows.decode(UserRow.self).reduce(into: []) { $0.append(User($1)) }
+        var users: [User] = []
+        for try await row in rows.decode(UserRecord.Row.self) {
+            users.append(try UserRecord.user(row, links: fileLinks))
+        }
+        return users
     }
 
     public func replies(roomID: Int64, messageID: Int64, after: Int64?, limit: Int, viewer: Int64) async throws

@@ -67,12 +67,16 @@ extension PostgresRoomRepository: BlockRepository {
     public func blocked(by blockerID: Int64, after: Int64?, limit: Int) async throws -> [User] {
         let rows = try await database.client.query(
             """
-            SELECT u.id, u.email, u.first_name, u.last_name, u.is_admin, u.created_at
+            SELECT \(unescaped: UserRecord.columns("u"))
             FROM messenger.user_block b JOIN cloud.user_account u ON u.id = b.blocked_id
             WHERE b.blocker_id = \(blockerID) AND b.blocked_id > \(after ?? 0)
             ORDER BY b.blocked_id LIMIT \(limit)
             """, logger: logger)
-        return try await rows.decode(UserRow.self).reduce(into: []) { $0.append(User($1)) }
+        var users: [User] = []
+        for try await row in rows.decode(UserRecord.Row.self) {
+            users.append(try UserRecord.user(row, links: fileLinks))
+        }
+        return users
     }
 
     public func isBlocked(_ userID: Int64, by blockerID: Int64) async throws -> Bool {

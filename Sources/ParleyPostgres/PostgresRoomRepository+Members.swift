@@ -15,7 +15,7 @@ extension PostgresRoomRepository {
     private func memberRows(roomID: Int64, userID: Int64?, after: Int64?, limit: Int) async throws -> [Member] {
         let rows = try await database.client.query(
             """
-            SELECT u.id, u.email, u.first_name, u.last_name, u.is_admin, u.created_at, max(r.rank),
+            SELECT \(unescaped: UserRecord.columns("u")), max(r.rank),
                    array_agg(DISTINCT m.via ORDER BY m.via)
             FROM messenger.room_membership m
             JOIN cloud.role r ON r.id = m.role_id
@@ -25,13 +25,12 @@ extension PostgresRoomRepository {
             GROUP BY u.id ORDER BY u.id LIMIT \(limit)
             """, logger: logger)
         var members: [Member] = []
-        for try await (id, email, first, last, admin, created, rank, via) in rows.decode(
-            (Int64, String, String, String, Bool, Date, Int, [String]).self)
+        for try await (id, email, first, last, admin, created, avatar, rank, via) in rows.decode(
+            (Int64, String, String, String, Bool, Date, String?, Int, [String]).self)
         {
             members.append(
                 Member(
-                    user: User(
-                        id: id, email: email, firstName: first, lastName: last, isAdmin: admin, createdAt: created),
+                    user: try UserRecord.user((id, email, first, last, admin, created, avatar), links: fileLinks),
                     role: RoomRole(rank: rank) ?? .reader, via: via))
         }
         return members

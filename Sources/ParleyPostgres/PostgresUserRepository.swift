@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import ParleyCore
@@ -7,10 +8,15 @@ import PostgresNIO
 public struct PostgresUserRepository: UserRepository {
     let database: PostgresPool
     let logger: Logger
+    /// Signs the URLs of avatars.
+    let fileLinks: FileLinks
 
-    public init(database: PostgresPool, logger: Logger) {
+    /// - Parameter fileLinks: the deployment's file-link key; a process-local random key
+    ///   when none is given (avatar URLs then open only through this process).
+    public init(database: PostgresPool, logger: Logger, fileLinks: FileLinks? = nil) {
         self.database = database
         self.logger = logger
+        self.fileLinks = fileLinks ?? FileLinks(key: SymmetricKey(size: .bits256))
     }
 
     public func create(_ user: NewUser) async throws -> User {
@@ -33,13 +39,15 @@ public struct PostgresUserRepository: UserRepository {
     public func credentials(email: String) async throws -> (user: User, passwordHash: String)? {
         let rows = try await database.client.query(
             """
-            SELECT id, email, first_name, last_name, is_admin, created_at, password_hash
-            FROM cloud.user_account WHERE lower(email) = lower(\(email)) AND deleted_at IS NULL
+            SELECT \(unescaped: UserRecord.columns("u")), u.password_hash
+            FROM cloud.user_account u WHERE lower(u.email) = lower(\(email)) AND u.deleted_at IS NULL
             """,
             logger: logger
         )
-        for try await row in rows.decode((Int64, String, String, String, Bool, Date, String).self) {
-            return (User((row.0, row.1, row.2, row.3, row.4, row.5)), row.6)
+        for try await row in rows.decode((Int64, String, String, String, Bool, Date, String?, String).self) {
+            return (
+                try UserRecord.user((row.0, row.1, row.2, row.3, row.4, row.5, row.6), links: fileLinks), row.7
+            )
         }
         return nil
     }
@@ -57,11 +65,11 @@ public struct PostgresUserRepository: UserRepository {
             SET first_name = coalesce(\(firstName), first_name), last_name = coalesce(\(lastName), last_name),
                 password_hash = coalesce(\(passwordHash), password_hash), updated_at = now()
             WHERE id = \(id)
-            RETURNING id, email, first_name, last_name, is_admin, created_at
+            RETURNING \(unescaped: UserRecord.columns("user_account"))
             """,
             logger: logger
         )
-        for try await row in rows.decode(UserRow.self) { return User(row) }
+        for try await row in rows.decode(UserRecord.Row.self) { return try UserRecord.user(row, links: fileLinks) }
         return nil
     }
 
@@ -89,23 +97,27 @@ public struct PostgresUserRepository: UserRepository {
         }
         let rows = try await database.client.query(
             """
-            SELECT id, email, first_name, last_name, is_admin, created_at FROM cloud.user_account
-            WHERE id > \(cursor ?? 0) AND deleted_at IS NULL
-              AND (\(pattern)::text IS NULL OR lower(first_name) LIKE \(pattern) OR lower(last_name) LIKE \(pattern)
-                   OR lower(email) = lower(\(prefix)) OR (\(emailPrefix) AND lower(email) LIKE \(pattern)))
-            ORDER BY id LIMIT \(limit)
+            SELECT \(unescaped: UserRecord.columns("u")) FROM cloud.user_account u
+            WHERE u.id > \(cursor ?? 0) AND u.deleted_at IS NULL
+              AND (\(pattern)::text IS NULL OR lower(u.first_name) LIKE \(pattern) OR lower(u.last_name) LIKE \(pattern)
+                   OR lower(u.email) = lower(\(prefix)) OR (\(emailPrefix) AND lower(u.email) LIKE \(pattern)))
+            ORDER BY u.id LIMIT \(limit)
             """,
             logger: logger
         )
-        return try await rows.decode(UserRow.self).reduce(into: []) { $0.append(User($1)) }
+        var users: [User] = []
+        for try await row in rows.decode(UserRecord.Row.self) {
+            users.append(try UserRecord.user(row, links: fileLinks))
+        }
+        return users
     }
 
     public func find(id: Int64) async throws -> User? {
         let rows = try await database.client.query(
-            "SELECT id, email, first_name, last_name, is_admin, created_at FROM cloud.user_account WHERE id = \(id)",
+            "SELECT \(unescaped: UserRecord.columns("u")) FROM cloud.user_account u WHERE u.id = \(id)",
             logger: logger
         )
-        for try await row in rows.decode(UserRow.self) { return User(row) }
+        for try await row in rows.decode(UserRecord.Row.self) { return try UserRecord.user(row, links: fileLinks) }
         return nil
     }
 }

@@ -18,7 +18,9 @@ struct RoomViewsStatement: PostgresPreparedStatement {
                rm.message_id, coalesce(rm.seq, 0),
                p.id, p.email, p.first_name, p.last_name, p.is_admin, p.created_at,
                \(RoomCursor.activitySQL), \(RoomViewsStatement.deletedUnread), \(RoomViewsStatement.unreadMentions),
-               c.description, c.archived_at IS NOT NULL
+               c.description, c.archived_at IS NOT NULL,
+               (SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = p.avatar_file_id),
+               (SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = c.avatar_file_id)
         FROM mine JOIN messenger.chat_room c ON c.id = mine.chat_room_id
         LEFT JOIN messenger.read_marker rm ON rm.chat_room_id = c.id AND rm.user_account_id = $1::bigint
         LEFT JOIN messenger.room_hidden h ON h.chat_room_id = c.id AND h.user_account_id = $1::bigint
@@ -35,7 +37,7 @@ struct RoomViewsStatement: PostgresPreparedStatement {
         """
     typealias Row = (
         Int64, String, String, String?, Date, Date?, Int64, Int, Int64?, Int64, Int64?, String?, String?,
-        String?, Bool?, Date?, Int64, Int64, Int64, String?, Bool
+        String?, Bool?, Date?, Int64, Int64, Int64, String?, Bool, String?, String?
     )
     /// Deleted messages after the reader's marker, which the unread count leaves out; looked
     /// for only when the room has deleted any after it.

@@ -79,7 +79,7 @@ struct ServeGraph {
         let logger = parts.logger
 
         // Accounts and sessions.
-        let users = PostgresUserRepository(database: postgres, logger: logger("users"))
+        let users = PostgresUserRepository(database: postgres, logger: logger("users"), fileLinks: parts.fileLinks)
         let sessions = PostgresSessionRepository(database: postgres, logger: logger("sessions"))
         let hasher = BcryptPasswordHasher(cost: parts.bcryptCost)
         let accounts = AccountService(
@@ -100,7 +100,8 @@ struct ServeGraph {
             directory: PostgresDirectoryRepository(database: postgres, logger: logger("directory")),
             hasher: hasher, cache: cache, endpoint: parts.endpoint, rooms: rooms, messageActions: messageActions,
             blocks: roomRepository,
-            reports: PostgresReportRepository(database: postgres, logger: logger("moderation")),
+            reports: PostgresReportRepository(
+                database: postgres, logger: logger("moderation"), fileLinks: parts.fileLinks),
             messageActionRepository: roomRepository,
             notificationSettings: PostgresPushRepository(database: postgres, logger: logger("push")),
             files: PostgresFileRepository(database: postgres, logger: logger("files")), store: parts.store,
@@ -108,6 +109,7 @@ struct ServeGraph {
             erasure: ErasureService(
                 erasure: PostgresErasureRepository(rooms: roomRepository),
                 exports: PostgresExportRepository(database: postgres, logger: logger("exports")), accounts: accounts,
-                rooms: rooms, jobs: parts.maintenanceJobs))
+                rooms: rooms, jobs: parts.maintenanceJobs),
+            avatars: roomRepository)
     }
 }

@@ -13,7 +13,7 @@ struct AuthRoutesTests {
                 #"{"email":"Ada@Example.com","password":"correct horse","firstName":"Ada","lastName":"Lovelace"}"#
             let created = try await client.json(.post, "/v1/auth/register", body: body)
             #expect(created.status == .created)
-            #expect(Set(created.json.keys) == ["id", "email", "firstName", "lastName", "createdAt"])
+            #expect(Set(created.json.keys) == ["id", "email", "firstName", "lastName", "createdAt", "avatar"])
             #expect(created.json["firstName"] as? String == "Ada")
             let createdAt = created.json["createdAt"] as? String ?? ""
             #expect(createdAt.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/) != nil)

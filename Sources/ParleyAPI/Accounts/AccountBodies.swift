@@ -10,6 +10,7 @@ struct UserResponse: Codable, Sendable, Equatable {
     let firstName: String
     let lastName: String
     let createdAt: Date
+    let avatar: FileObject?
 
     /// The user as they themselves (or an administrator) see their account: with the e-mail.
     /// Anyone else's view is ``init(_:to:)``; there is no default.
@@ -28,6 +29,7 @@ struct UserResponse: Codable, Sendable, Equatable {
         firstName = user.firstName
         lastName = user.lastName
         createdAt = user.createdAt
+        avatar = user.avatar
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -37,9 +39,10 @@ struct UserResponse: Codable, Sendable, Equatable {
         try container.encode(firstName, forKey: .firstName)
         try container.encode(lastName, forKey: .lastName)
         try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(avatar, forKey: .avatar)
     }
 
-    enum CodingKeys: String, CodingKey { case id, email, firstName, lastName, createdAt }
+    enum CodingKeys: String, CodingKey { case id, email, firstName, lastName, createdAt, avatar }
 }
 
 struct RegisterRequest: Decodable {

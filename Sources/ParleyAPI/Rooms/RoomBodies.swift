@@ -21,6 +21,7 @@ struct RoomResponse: Codable, Sendable {
     let unreadMentionCount: Int64
     /// The other user of a two-party room; absent otherwise.
     let peer: UserResponse?
+    let avatar: FileObject?
     /// Only when asked for (`?latest=`).
     let latestMessages: [Message]?
 
@@ -42,6 +43,7 @@ struct RoomResponse: Codable, Sendable {
         unreadCount = room.unreadCount
         unreadMentionCount = room.unreadMentionCount
         peer = room.peer.map { UserResponse($0, to: viewer) }
+        avatar = room.avatar
         latestMessages = room.latestMessages
     }
 
@@ -64,6 +66,7 @@ struct RoomResponse: Codable, Sendable {
         try container.encode(lastReadSeq, forKey: .lastReadSeq)
         try container.encode(unreadCount, forKey: .unreadCount)
         try container.encode(unreadMentionCount, forKey: .unreadMentionCount)
+        try container.encode(avatar, forKey: .avatar)
         try container.encodeIfPresent(peer, forKey: .peer)
         try container.encodeIfPresent(latestMessages, forKey: .latestMessages)
     }
@@ -71,7 +74,7 @@ struct RoomResponse: Codable, Sendable {
     enum CodingKeys: String, CodingKey {
         case id, uid, topic, type, name, description, archived, createdAt, lastMessageAt, myRole, lastSeq,
             lastReadMessageId, lastReadSeq
-        case unreadCount, unreadMentionCount
+        case unreadCount, unreadMentionCount, avatar
         case peer, latestMessages
     }
 }

@@ -24,6 +24,8 @@ public struct RoomView: Sendable, Equatable {
     public var unreadMentionCount: Int64
     /// The other user of a two-party room.
     public var peer: User?
+    /// The room's picture, set by an admin; nil without one.
+    public var avatar: FileObject?
     /// The newest messages, ascending, when asked for.
     public var latestMessages: [Message]?
 
@@ -31,7 +33,7 @@ public struct RoomView: Sendable, Equatable {
         id: Int64, uid: String, type: Kind, name: String?, description: String? = nil, archived: Bool = false,
         createdAt: Date, lastMessageAt: Date?, myRole: RoomRole,
         lastSeq: Int64, lastReadMessageId: Int64?, lastReadSeq: Int64? = nil, unreadCount: Int64,
-        unreadMentionCount: Int64 = 0, peer: User? = nil, latestMessages: [Message]? = nil
+        unreadMentionCount: Int64 = 0, peer: User? = nil, avatar: FileObject? = nil, latestMessages: [Message]? = nil
     ) {
         self.id = id
         self.uid = uid
@@ -48,6 +50,7 @@ public struct RoomView: Sendable, Equatable {
         self.unreadCount = unreadCount
         self.unreadMentionCount = unreadMentionCount
         self.peer = peer
+        self.avatar = avatar
         self.latestMessages = latestMessages
     }
 
