@@ -29,6 +29,16 @@ struct BrokerPluginTests {
         valgrind: Bool = false, relay: Bool = false, ingest: Bool = false,
         _ body: @escaping @Sendable (any TestClientProtocol, PluginBroker) async throws -> Void
     ) async throws -> PluginBroker {
+        try await withBroker(valgrind: valgrind, relay: relay, ingest: ingest) { client, broker, _ in
+            try await body(client, broker)
+        }
+    }
+
+    /// As above, with the harness (its database) for the body too.
+    func withBroker(
+        valgrind: Bool = false, relay: Bool = false, ingest: Bool = false,
+        _ body: @escaping @Sendable (any TestClientProtocol, PluginBroker, AccountsHarness) async throws -> Void
+    ) async throws -> PluginBroker {
         let harness = try await AccountsHarness.make()
         let authority = BrokerAuthority(
             key: AccountsHarness.mqttKey, server: Self.server,
@@ -77,7 +87,7 @@ struct BrokerPluginTests {
             let relayGroup = ServiceGroup(configuration: .init(services: workers, logger: .quiet))
             let relaying = Task { try await relayGroup.run() }
             do {
-                try await body(client, broker)
+                try await body(client, broker, harness)
             } catch {
                 await broker.stop()
                 throw error
