@@ -154,10 +154,10 @@ struct WorkerGraph {
     private mutating func addMaintenance(files: any FileRepository, store: any BlobStore, workDirectory: String) throws
     {
         let logger = Runtime.logger("maintenance")
-        var configuration = try settings.jobQueue()
-        // An export copies and packs files: a run must not be reclaimed meanwhile.
-        configuration.visibilityTimeout = max(configuration.visibilityTimeout, .seconds(600))
-        let queue = RedisJobQueue(name: QueueName.maintenance, pool: dependencies.redis, configuration: configuration)
+        // Erasures run in bounded steps, well within the visibility timeout; an export that
+        // outlives it may be built twice, and only one is kept (ExportBuilder).
+        let queue = RedisJobQueue(
+            name: QueueName.maintenance, pool: dependencies.redis, configuration: try settings.jobQueue())
         let rooms = try rooms()
         let erasure = PostgresErasureRepository(rooms: rooms)
         let exports = PostgresExportRepository(database: dependencies.postgres, logger: logger)
