@@ -11,10 +11,12 @@ CREATE INDEX user_account_erasure_idx ON cloud.user_account (deleted_at)
 CREATE INDEX user_account_avatar_idx ON cloud.user_account (avatar_file_id) WHERE avatar_file_id IS NOT NULL;
 
 -- A deleted room has no members from the moment it is deleted; the job erases the rest.
--- retention_days: messages older than that are purged (null: the server's default).
+-- retention_days: messages older than that are purged (null: the server's default);
+-- purged_seq: the highest `seq` purged, read by everyone (unread counts start after it).
 ALTER TABLE messenger.chat_room
     ADD COLUMN deleted_at timestamptz,
     ADD COLUMN retention_days integer CHECK (retention_days BETWEEN 1 AND 36500),
+    ADD COLUMN purged_seq bigint NOT NULL DEFAULT 0,
     ADD COLUMN avatar_file_id bigint REFERENCES cloud.file (id) ON DELETE SET NULL;
 CREATE INDEX chat_room_deleted_idx ON messenger.chat_room (deleted_at) WHERE deleted_at IS NOT NULL;
 CREATE INDEX chat_room_avatar_idx ON messenger.chat_room (avatar_file_id) WHERE avatar_file_id IS NOT NULL;

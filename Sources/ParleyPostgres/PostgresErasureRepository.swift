@@ -16,15 +16,20 @@ public struct PostgresErasureRepository: ErasureRepository {
 
     // MARK: Accounts
 
+    /// What is left of a deleted account's profile: nothing that identifies the person, an
+    /// e-mail no one can register (free for a new account), no password, no avatar.
+    static let wipedProfile = """
+        email = 'deleted-' || id || '@erased.invalid', first_name = 'Deleted', last_name = 'user',
+        password_hash = '!', api_key_hash = NULL, is_admin = false, avatar_file_id = NULL,
+        updated_at = clock_timestamp()
+        """
+
     public func endAccount(userID: Int64) async throws -> Bool {
         try await database.transaction(logger: logger) { connection in
             // The e-mail is freed for a new account at once; no password opens this one.
             let ended = try await connection.query(
                 """
-                UPDATE cloud.user_account
-                SET deleted_at = clock_timestamp(), email = 'deleted-' || id || '@erased.invalid',
-                    first_name = 'Deleted', last_name = 'user', password_hash = '!', api_key_hash = NULL,
-                    is_admin = false, updated_at = clock_timestamp()
+                UPDATE cloud.user_account SET deleted_at = clock_timestamp(), \(unescaped: Self.wipedProfile)
                 WHERE id = \(userID) AND deleted_at IS NULL RETURNING 1
                 """, logger: logger
             ).first(Int32.self)
@@ -113,10 +118,12 @@ public struct PostgresErasureRepository: ErasureRepository {
                 "DELETE FROM cloud.data_export WHERE user_account_id = \(userID)",
                 """
                 UPDATE cloud.user_account
-                SET avatar_file_id = NULL, erased_at = coalesce(erased_at, clock_timestamp()),
-                    email = 'deleted-' || id || '@erased.invalid', first_name = 'Deleted', last_name = 'user',
-                    password_hash = '!', api_key_hash = NULL, is_admin = false
+                SET erased_at = coalesce(erased_at, clock_timestamp()), \(unescaped: Self.wipedProfile)
                 WHERE id = \(userID) AND deleted_at IS NOT NULL
+                """,
+                """
+                UPDATE messenger.chat_room SET avatar_file_id = NULL
+                WHERE avatar_file_id IN (SELECT id FROM cloud.file WHERE uploaded_by_id = \(userID))
                 """,
             ] {
                 try await connection.query(statement, logger: logger)
@@ -189,7 +196,10 @@ public struct PostgresErasureRepository: ErasureRepository {
                     WHERE chat_room_id = \(roomID) AND (\(cutoff)::timestamptz IS NULL OR created_at < \(cutoff))
                     ORDER BY seq LIMIT \(limit)
                 ), gone AS (
-                    DELETE FROM messenger.message m USING doomed WHERE m.id = doomed.id RETURNING m.file_id
+                    DELETE FROM messenger.message m USING doomed WHERE m.id = doomed.id RETURNING m.file_id, m.seq
+                ), through AS (
+                    UPDATE messenger.chat_room SET purged_seq = greatest(purged_seq, (SELECT max(seq) FROM gone))
+                    WHERE id = \(roomID) AND EXISTS (SELECT 1 FROM gone)
                 )
                 SELECT count(*)::bigint, coalesce(array_agg(DISTINCT file_id) FILTER (WHERE file_id IS NOT NULL), '{}')
                 FROM gone

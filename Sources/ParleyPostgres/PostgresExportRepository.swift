@@ -19,7 +19,7 @@ public struct PostgresExportRepository: ExportRepository {
             """
             INSERT INTO cloud.data_export (user_account_id, status) VALUES (\(userID), 'pending')
             ON CONFLICT (user_account_id) DO UPDATE
-            SET status = 'pending', requested_at = clock_timestamp(), file_id = NULL, expires_at = NULL
+            SET status = 'pending', requested_at = clock_timestamp(), expires_at = NULL
             WHERE data_export.status <> 'pending'
             RETURNING 1
             """, logger: logger
@@ -97,17 +97,6 @@ public struct PostgresExportRepository: ExportRepository {
                 WHERE r.user_account_id = \(userID)
                 """
             ),
-            (
-                "files.json",
-                """
-                SELECT coalesce(json_agg(json_build_object('id', f.id, 'name', f.name, 'extension', f.extension,
-                    'size', f.size, 'mimeType', f.mime_type, 'checksum', encode(f.checksum, 'hex'),
-                    'createdAt', f.created_at, 'path', 'files/' || f.id || '-' || replace(f.name, '/', '_')) ORDER BY f.id), '[]')::text
-                FROM cloud.file f
-                WHERE f.uploaded_by_id = \(userID)
-                  AND NOT EXISTS (SELECT 1 FROM cloud.data_export e WHERE e.file_id = f.id)
-                """
-            ),
         ]
     }
 
@@ -122,13 +111,15 @@ public struct PostgresExportRepository: ExportRepository {
         return try await rows.all(String.self).map(FileRecord.decode)
     }
 
-    public func complete(userID: Int64, fileID: Int64, expiresAt: Date) async throws -> Bool {
+    public func complete(userID: Int64, fileID: Int64, expiresAt: Date) async throws -> CompletedExport? {
         try await database.client.query(
             """
-            UPDATE cloud.data_export SET status = 'ready', file_id = \(fileID), expires_at = \(expiresAt)
-            WHERE user_account_id = \(userID) AND status = 'pending' RETURNING 1
+            UPDATE cloud.data_export e SET status = 'ready', file_id = \(fileID), expires_at = \(expiresAt)
+            FROM (SELECT file_id FROM cloud.data_export WHERE user_account_id = \(userID) FOR UPDATE) old
+            WHERE e.user_account_id = \(userID) AND e.status = 'pending'
+            RETURNING old.file_id
             """, logger: logger
-        ).first(Int32.self) != nil
+        ).first(Int64?.self).map { CompletedExport(replacedFileID: $0) }
     }
 
     public func fail(userID: Int64) async throws {
@@ -154,6 +145,9 @@ public struct PostgresExportRepository: ExportRepository {
                     SELECT user_account_id FROM cloud.data_export
                     WHERE status = 'ready' AND expires_at < \(now) LIMIT \(limit))
                 RETURNING file_id
+            ), stuck AS (
+                UPDATE cloud.data_export SET status = 'failed'
+                WHERE status = 'pending' AND requested_at < \(now)::timestamptz - interval '1 day'
             )
             SELECT file_id FROM gone WHERE file_id IS NOT NULL
             """, logger: logger

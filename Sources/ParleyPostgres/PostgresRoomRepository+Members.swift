@@ -39,7 +39,7 @@ extension PostgresRoomRepository {
     public func setDirectMember(roomID: Int64, userID: Int64, role: RoomRole, by editorID: Int64) async throws {
         try await changeMembership(roomID: roomID, by: editorID) { connection in
             let exists = try await connection.query(
-                "SELECT count(*) FROM cloud.user_account WHERE id = \(userID)", logger: logger
+                "SELECT count(*) FROM cloud.user_account WHERE id = \(userID) AND deleted_at IS NULL", logger: logger
             ).first(Int.self)
             guard exists == 1 else { throw ParleyError.notFound("No such user.") }
             try await insertDirect(roomID: roomID, userID: userID, role: role, on: connection)
@@ -126,8 +126,12 @@ extension PostgresRoomRepository {
     ) async throws -> Bool {
         try await database.transaction(logger: logger) { connection in
             // Serialises membership changes of one room, so the before/after sets are exact.
-            try await connection.query(
-                "SELECT 1 FROM messenger.chat_room WHERE id = \(roomID) FOR UPDATE", logger: logger)
+            let live = try await connection.query(
+                "SELECT 1 FROM messenger.chat_room WHERE id = \(roomID) AND deleted_at IS NULL FOR UPDATE",
+                logger: logger
+            ).first(Int32.self)
+            // Deleted while the caller's role was checked: there is no room to change.
+            guard live != nil else { throw ParleyError.notFound("No such room.") }
             let before = try await readerRoles(roomID: roomID, on: connection)
             guard try await change(connection) else { return false }
             let after = try await readerRoles(roomID: roomID, on: connection)

@@ -31,9 +31,14 @@ extension PostgresRoomRepository {
         // a batch with any of them takes the general path whole.
         guard batch.allSatisfy(\.message.isPlain) else { return sent }
         do {
-            let rows = try await database.client.execute(
-                StoreNewMessagesStatement(batch, minimumRank: Int32(minimum.rank)), logger: logger
-            ).allRows()
+            // In a transaction of its own, though one statement: outside one, PostgreSQL
+            // commits at the protocol's Sync, after the rows and CommandComplete that end
+            // PostgresNIO's answer, so a crash in between lost a send already acknowledged.
+            // COMMIT answers only once the commit is durable.
+            let statement = StoreNewMessagesStatement(batch, minimumRank: Int32(minimum.rank))
+            let rows = try await database.transaction(logger: logger) { connection in
+                try await connection.execute(statement, logger: logger).allRows()
+            }
             for row in rows {
                 let place = try row.decode(Int64.self)
                 let (message, _) = try MessageColumns.decode(row.makeRandomAccess(), from: 1, links: fileLinks)

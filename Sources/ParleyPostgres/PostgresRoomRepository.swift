@@ -85,7 +85,7 @@ public struct PostgresRoomRepository: RoomRepository {
                 description: row.19, archived: row.20, createdAt: row.4, lastMessageAt: row.5,
                 myRole: RoomRole(rank: row.7) ?? .reader, lastSeq: row.6,
                 lastReadMessageId: row.8, lastReadSeq: row.8 == nil ? nil : row.9,
-                unreadCount: max(0, row.6 - row.9 - row.17), unreadMentionCount: row.18, peer: peer,
+                unreadCount: max(0, row.6 - row.23 - row.17), unreadMentionCount: row.18, peer: peer,
                 avatar: try row.22.map { fileLinks.object(try FileRecord.decode($0)) })
             rooms.append((room, row.16))
         }
@@ -98,7 +98,7 @@ public struct PostgresRoomRepository: RoomRepository {
         try await database.transaction(logger: logger) { connection in
             let ids = Array(members.keys)
             let found = try await connection.query(
-                "SELECT count(*) FROM cloud.user_account WHERE id = ANY(\(ids))", logger: logger
+                "SELECT count(*) FROM cloud.user_account WHERE id = ANY(\(ids)) AND deleted_at IS NULL", logger: logger
             ).first(Int.self)
             guard found == ids.count else {
                 throw ParleyError(.notFound, "A member is not an existing user.", field: "members")
@@ -135,7 +135,7 @@ public struct PostgresRoomRepository: RoomRepository {
         let (low, high) = (min(userID, peerID), max(userID, peerID))
         return try await database.transaction(logger: logger) { connection in
             let exists = try await connection.query(
-                "SELECT count(*) FROM cloud.user_account WHERE id = \(peerID)", logger: logger
+                "SELECT count(*) FROM cloud.user_account WHERE id = \(peerID) AND deleted_at IS NULL", logger: logger
             ).first(Int.self)
             guard exists == 1 else { throw ParleyError.notFound("No such user.") }
             let uid = RoomUID.generate()

@@ -85,7 +85,8 @@ public struct PostgresUserRepository: UserRepository {
 
     public func isDeactivated(id: Int64) async throws -> Bool {
         try await database.client.query(
-            "SELECT deactivated_at IS NOT NULL FROM cloud.user_account WHERE id = \(id)", logger: logger
+            "SELECT deactivated_at IS NOT NULL OR deleted_at IS NOT NULL FROM cloud.user_account WHERE id = \(id)",
+            logger: logger
         ).first(Bool.self) ?? false
     }
 

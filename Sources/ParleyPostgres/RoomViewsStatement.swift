@@ -20,7 +20,8 @@ struct RoomViewsStatement: PostgresPreparedStatement {
                \(RoomCursor.activitySQL), \(RoomViewsStatement.deletedUnread), \(RoomViewsStatement.unreadMentions),
                c.description, c.archived_at IS NOT NULL,
                (SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = p.avatar_file_id),
-               (SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = c.avatar_file_id)
+               (SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = c.avatar_file_id),
+               \(RoomViewsStatement.readThrough)
         FROM mine JOIN messenger.chat_room c ON c.id = mine.chat_room_id
         LEFT JOIN messenger.read_marker rm ON rm.chat_room_id = c.id AND rm.user_account_id = $1::bigint
         LEFT JOIN messenger.room_hidden h ON h.chat_room_id = c.id AND h.user_account_id = $1::bigint
@@ -37,8 +38,11 @@ struct RoomViewsStatement: PostgresPreparedStatement {
         """
     typealias Row = (
         Int64, String, String, String?, Date, Date?, Int64, Int, Int64?, Int64, Int64?, String?, String?,
-        String?, Bool?, Date?, Int64, Int64, Int64, String?, Bool, String?, String?
+        String?, Bool?, Date?, Int64, Int64, Int64, String?, Bool, String?, String?, Int64
     )
+    /// The `seq` up to which the reader has nothing unread: their marker, or what retention
+    /// purged (gone for everyone), whichever is higher.
+    static let readThrough = "greatest(coalesce(rm.seq, 0), c.purged_seq)"
     /// Deleted messages after the reader's marker, which the unread count leaves out; looked
     /// for only when the room has deleted any after it.
     static let deletedUnread = """

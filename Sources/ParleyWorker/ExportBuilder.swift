@@ -28,6 +28,16 @@ public struct ExportBuilder: Sendable {
 
     public func build(userID: Int64) async throws {
         guard try await exports.find(userID: userID)?.status == .pending else { return }
+        do {
+            try await pack(userID: userID)
+        } catch let failure as PermanentJobFailure {
+            // Not worth another attempt: the user sees `failed` and may ask again.
+            logger.error("export failed", metadata: ["user": "\(userID)", "error": "\(failure)"])
+            try await exports.fail(userID: userID)
+        }
+    }
+
+    private func pack(userID: Int64) async throws {
         let directory = "\(workRoot)/parley-export-\(UUID().uuidString)"
         let content = "\(directory)/content"
         try FileManager.default.createDirectory(atPath: "\(content)/files", withIntermediateDirectories: true)
@@ -35,28 +45,59 @@ public struct ExportBuilder: Sendable {
         for document in try await exports.documents(userID: userID) {
             try Data(document.json.utf8).write(to: URL(fileURLWithPath: "\(content)/\(document.name)"))
         }
+        var listed: [ExportedFile] = []
         for file in try await exports.files(userID: userID) {
-            try await copy(file, to: "\(content)/files/\(Self.entryName(file))")
+            // An upload whose content never completed, or was swept meanwhile, has nothing to copy.
+            guard try await store.size(key: file.storageKey) != nil else { continue }
+            let path = "files/\(Self.entryName(file))"
+            try await copy(file, to: "\(content)/\(path)")
+            listed.append(ExportedFile(file, path: path))
         }
+        try JSONCoding.encoder.encode(listed).write(to: URL(fileURLWithPath: "\(content)/files.json"))
         let zip = "\(directory)/export.zip"
         do {
             try await archiver.zip(directory: content, into: zip)
         } catch {
-            logger.error("export not packed", metadata: ["user": "\(userID)", "error": "\(error)"])
-            try await exports.fail(userID: userID)
-            return
+            throw PermanentJobFailure(reason: "the ZIP could not be packed: \(error)")
         }
         let stored = try await storeZip(at: zip, userID: userID)
         let expiresAt = Date().addingTimeInterval(Double(lifetime.components.seconds))
-        if try await !exports.complete(userID: userID, fileID: stored.id, expiresAt: expiresAt) {
+        let eraser = FileEraser(files: files, store: store, logger: logger)
+        guard let completed = try await exports.complete(userID: userID, fileID: stored.id, expiresAt: expiresAt)
+        else {
             // Another run finished first: this ZIP is held by nothing.
-            try await FileEraser(files: files, store: store, logger: logger).erase([stored.id])
+            try await eraser.erase([stored.id])
+            return
         }
+        try await eraser.erase(completed.replacedFileID.map { [$0] } ?? [])
     }
 
-    /// `<id>-<name>`, as `files.json` names it; the id keeps equal names apart.
+    /// `<id>-<name>` (the id keeps equal names apart), short enough for any file system.
     static func entryName(_ file: StoredFile) -> String {
-        "\(file.id)-\(file.name.replacingOccurrences(of: "/", with: "_"))"
+        "\(file.id)-\(String(file.name.replacingOccurrences(of: "/", with: "_").prefix(100)))"
+    }
+
+    /// An entry of `files.json`: the file's metadata and where its content is in the ZIP.
+    struct ExportedFile: Encodable {
+        let id: Int64
+        let name: String
+        let `extension`: String
+        let size: Int64
+        let mimeType: String
+        let checksum: String
+        let createdAt: Date
+        let path: String
+
+        init(_ file: StoredFile, path: String) {
+            id = file.id
+            name = file.name
+            self.extension = file.fileExtension
+            size = file.size
+            mimeType = file.mimeType
+            checksum = file.checksumHex
+            createdAt = file.createdAt
+            self.path = path
+        }
     }
 
     private func copy(_ file: StoredFile, to path: String) async throws {

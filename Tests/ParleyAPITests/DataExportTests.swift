@@ -73,10 +73,27 @@ struct DataExportTests {
                 try await harness.database.client.query(
                     "SELECT count(*) FROM cloud.file WHERE id = \(fileID)", logger: .quiet
                 ).single(Int.self) == 0)
-            // A new one may be asked for once the last is ready.
+            // A new one may be asked for once the last is ready; it replaces the last, whose
+            // ZIP it neither contains nor keeps.
             _ = harness.maintenanceJobs.take()
-            #expect(try await client.json(.post, "/v1/me/export", token: token(user)).status == .accepted)
-            #expect(harness.maintenanceJobs.count == 1)
+            for _ in 0..<2 {
+                #expect(try await client.json(.post, "/v1/me/export", token: token(user)).status == .accepted)
+                #expect(harness.maintenanceJobs.count == 1)
+                try await harness.runMaintenance()
+            }
+            let zips = try await harness.database.client.query(
+                "SELECT count(*) FROM cloud.file WHERE uploaded_by_id = \(userID(user)) AND mime_type = 'application/zip'",
+                logger: .quiet
+            ).single(Int.self)
+            #expect(zips == 1)
+            let latest = try #require(
+                try await client.json(.get, "/v1/me/export", token: token(user)).json["url"] as? String)
+            let again = try await FileRoutesTests().send(client, .get, latest)
+            try Data(again.body).write(to: URL(fileURLWithPath: path))
+            let latestEntries = try await Subprocess.run("/usr/bin/unzip", ["-Z1", path]).standardOutput
+            #expect(!latestEntries.contains(".zip"))
+            let listed = try await Subprocess.run("/usr/bin/unzip", ["-p", path, "files.json"]).standardOutput
+            #expect(listed.contains("files/\(attached.fileID)-data.bin"))
         }
     }
 }

@@ -98,6 +98,9 @@ struct RoomDeletionTests {
             #expect(try await harness.sweeper().sweep() == 2)
             let history = try await client.history(room, as: reader).messages
             #expect(history.map(\.seq) == [kept.seq])
+            // What was purged is not unread any more, whoever had read it.
+            let seen = try await client.json(.get, "/v1/rooms/\(room)", token: token(reader))
+            #expect(seen.json["unreadCount"] as? Int == 1 && seen.json["lastSeq"] as? Int == Int(kept.seq))
             #expect(try await count(harness, "SELECT count(*) FROM cloud.file WHERE id = \(old.fileID)") == 0)
             #expect(try await harness.blobStore.size(key: old.key) == nil)
             #expect(try await client.history(other, as: others[2]).messages.count == 1)

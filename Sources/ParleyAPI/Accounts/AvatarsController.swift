@@ -22,7 +22,14 @@ public struct AvatarsController: Sendable {
     }
 }
 
-/// `{fileId}`: an image the caller uploaded, or null to remove the avatar.
+/// `{fileId}`: an image the caller uploaded, or null to remove the avatar; the key is
+/// required, so that `{}` removes nothing by mistake.
 struct AvatarRequest: Decodable {
     let fileId: Int64?
+
+    init(from decoder: any Decoder) throws {
+        fileId = try decoder.container(keyedBy: CodingKeys.self).decode(Int64?.self, forKey: .fileId)
+    }
+
+    enum CodingKeys: String, CodingKey { case fileId }
 }

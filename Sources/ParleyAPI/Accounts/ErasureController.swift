@@ -56,9 +56,15 @@ struct DeleteAccountRequest: Decodable {
     let currentPassword: String
 }
 
-/// `{maxAgeDays}`: null keeps the server's default.
+/// `{maxAgeDays}`: null keeps the server's default; the key is required.
 struct RetentionBody: Codable {
     let maxAgeDays: Int?
+
+    init(maxAgeDays: Int?) { self.maxAgeDays = maxAgeDays }
+
+    init(from decoder: any Decoder) throws {
+        maxAgeDays = try decoder.container(keyedBy: CodingKeys.self).decode(Int?.self, forKey: .maxAgeDays)
+    }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)

@@ -31,23 +31,32 @@ public struct ExportDocument: Sendable, Equatable {
     }
 }
 
+/// An export made ready, and the ZIP of the one it replaced (nil for a first one).
+public struct CompletedExport: Sendable, Equatable {
+    public let replacedFileID: Int64?
+
+    public init(replacedFileID: Int64?) { self.replacedFileID = replacedFileID }
+}
+
 /// Where exports are recorded, and what goes into them.
 public protocol ExportRepository: Sendable {
     /// Starts an export unless one is pending (one at a time); a finished one is replaced
-    /// (its ZIP is released to the orphan sweep). Returns whether a new one was started.
+    /// (its ZIP stays held until the new one is ready). Returns whether one was started.
     func request(userID: Int64) async throws -> Bool
     func find(userID: Int64) async throws -> DataExport?
     /// The user's data as JSON documents: profile, devices, rooms with the messages the
-    /// user sent, reactions, and the metadata of their files.
+    /// user sent, and reactions (the files' metadata is written with their content).
     func documents(userID: Int64) async throws -> [ExportDocument]
-    /// The files the user uploaded, whose content goes into the ZIP.
+    /// The files the user uploaded, whose content goes into the ZIP (not earlier exports).
     func files(userID: Int64) async throws -> [StoredFile]
-    /// Records the ZIP, if the export is still pending.
-    func complete(userID: Int64, fileID: Int64, expiresAt: Date) async throws -> Bool
+    /// Records the ZIP, if the export is still pending; returns nil when it is not, else the
+    /// previous export's ZIP, released.
+    func complete(userID: Int64, fileID: Int64, expiresAt: Date) async throws -> CompletedExport?
     func fail(userID: Int64) async throws
     /// Pending exports requested before `cutoff` (a job lost with Redis is queued again).
     func pending(requestedBefore cutoff: Date, limit: Int) async throws -> [Int64]
-    /// Deletes exports whose download expired; returns their files, released for erasure.
+    /// Deletes exports whose download expired, and fails those pending for a day (a job that
+    /// kept failing); returns the expired ones' files, released for erasure.
     func expire(now: Date, limit: Int) async throws -> [Int64]
 }
 

@@ -40,8 +40,14 @@ public struct ErasureService: Sendable {
         try await deleteAccount(userID: userID)
     }
 
+    /// Again for a deleted account ends its sessions again: a request that failed after the
+    /// account ended (Redis or the broker away) can be repeated.
     private func deleteAccount(userID: Int64) async throws {
-        guard try await erasure.endAccount(userID: userID) else { throw ParleyError.notFound("No such user.") }
+        if try await !erasure.endAccount(userID: userID) {
+            guard try await erasure.isAccountDeleted(userID: userID) else {
+                throw ParleyError.notFound("No such user.")
+            }
+        }
         try await accounts.endSessions(of: userID)
         await queue(MaintenanceJob(.eraseAccount, id: userID))
     }

@@ -1,3 +1,5 @@
+import ParleyCore
+
 extension Settings {
     /// How long after sending a message may be edited; zero: always.
     func messageEditWindow() throws -> Duration {
@@ -8,7 +10,7 @@ extension Settings {
 extension Settings {
     /// Days messages are kept where a room sets none; nil: kept.
     func retentionDefaultDays() throws -> Int? {
-        try int(SettingKeys.Messages.retentionDefaultDays, in: 1...36_500)
+        try int(SettingKeys.Messages.retentionDefaultDays, in: ErasureService.retentionDays)
     }
 
     func maintenanceInterval() throws -> Duration {
