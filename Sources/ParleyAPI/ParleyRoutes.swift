@@ -49,6 +49,7 @@ public struct ParleyRoutes: Sendable {
         features.moderation.addRoutes(to: signedIn)
         features.erasure.addRoutes(to: signedIn)
         features.avatars.addRoutes(to: signedIn)
+        features.search.addRoutes(to: signedIn)
         features.rooms.addRoutes(to: signedIn)
         features.messageActions.addRoutes(to: signedIn)
         features.notifications.addRoutes(to: signedIn)
@@ -90,6 +91,7 @@ extension ParleyRoutes {
         let moderation: ModerationController
         let erasure: ErasureController
         let avatars: AvatarsController
+        let search: SearchController
         let admin: AdminController
         let rooms: RoomsController
         let messageActions: MessageActionsController
@@ -106,7 +108,7 @@ extension ParleyRoutes {
             reports: any ReportRepository, messageActionRepository: any MessageActionRepository,
             notificationSettings: any NotificationSettingsRepository,
             files: any FileRepository, store: any BlobStore, links: FileLinks, mediaJobs: (any JobQueue)?,
-            uploadLimit: Int64, erasure: ErasureService, avatars: any AvatarRepository
+            uploadLimit: Int64, erasure: ErasureService, avatars: any AvatarRepository, search: any SearchRepository
         ) {
             auth = AuthController(accounts: accounts, endpoint: endpoint)
             profile = ProfileController(accounts: accounts, users: users, sessions: sessions)
@@ -117,6 +119,7 @@ extension ParleyRoutes {
                 accounts: accounts, users: users)
             self.erasure = ErasureController(service: erasure, links: links)
             self.avatars = AvatarsController(service: AvatarService(avatars: avatars, files: files, rooms: rooms))
+            self.search = SearchController(service: SearchService(search: search, rooms: rooms))
             admin = AdminController(directory: DirectoryService(users: users, directory: directory, hasher: hasher))
             self.rooms = RoomsController(service: rooms, actions: messageActions)
             self.messageActions = MessageActionsController(service: messageActions)

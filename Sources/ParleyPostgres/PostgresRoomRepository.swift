@@ -57,9 +57,17 @@ public struct PostgresRoomRepository: RoomRepository {
     }
 
     public func rooms(for userID: Int64, page: RoomPage) async throws -> (rooms: [RoomView], nextCursor: String?) {
+        try await rooms(for: userID, page: page, only: nil)
+    }
+
+    /// A page of the room list, of the rooms in `only` when given.
+    func rooms(for userID: Int64, page: RoomPage, only: [Int64]?) async throws -> (
+        rooms: [RoomView], nextCursor: String?
+    ) {
         // One more than the page, so the last page says it is the last.
         let read = try await roomViews(
-            for: userID, roomID: nil, page: RoomPage(limit: page.limit + 1, cursor: page.cursor, since: page.since))
+            for: userID, roomID: nil, page: RoomPage(limit: page.limit + 1, cursor: page.cursor, since: page.since),
+            only: only)
         let rows = read.prefix(page.limit)
         let next =
             read.count > page.limit ? rows.last.map { RoomCursor(activity: $0.activity, id: $0.room.id).encoded } : nil
@@ -67,12 +75,13 @@ public struct PostgresRoomRepository: RoomRepository {
     }
 
     /// The rooms a user can read, newest activity first, with role, read state and peer.
-    private func roomViews(for userID: Int64, roomID: Int64?, page: RoomPage) async throws -> [(
+    func roomViews(for userID: Int64, roomID: Int64?, page: RoomPage, only: [Int64]? = nil) async throws -> [(
         room: RoomView, activity: Int64
     )] {
         let cursor = try page.cursor.map(RoomCursor.decode)
         let rows = try await database.client.execute(
-            RoomViewsStatement(userID: userID, roomID: roomID, since: page.since, cursor: cursor, limit: page.limit),
+            RoomViewsStatement(
+                userID: userID, roomID: roomID, since: page.since, cursor: cursor, limit: page.limit, only: only),
             logger: logger)
         var rooms: [(room: RoomView, activity: Int64)] = []
         for try await row in rows {

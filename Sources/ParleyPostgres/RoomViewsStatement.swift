@@ -12,6 +12,7 @@ struct RoomViewsStatement: PostgresPreparedStatement {
             SELECT m.chat_room_id, max(r.rank) AS rank
             FROM messenger.room_membership m JOIN cloud.role r ON r.id = m.role_id
             WHERE m.user_account_id = $1::bigint AND ($2::bigint IS NULL OR m.chat_room_id = $2::bigint)
+              AND ($7::bigint[] IS NULL OR m.chat_room_id = ANY($7::bigint[]))
             GROUP BY m.chat_room_id
         )
         SELECT c.id, c.uid, c.type, c.name, c.created_at, c.last_message_at, c.last_seq, mine.rank::integer,
@@ -63,15 +64,18 @@ struct RoomViewsStatement: PostgresPreparedStatement {
     let since: Date?
     let cursor: RoomCursor?
     let limit: Int
+    /// Only these rooms (a search's); nil: all.
+    var only: [Int64]? = nil
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 6)
+        var bindings = PostgresBindings(capacity: 7)
         try bindings.append(userID)
         try bindings.append(roomID)
         try bindings.append(since)
         try bindings.append(cursor?.activity)
         try bindings.append(cursor?.id)
         try bindings.append(Int64(limit))
+        try bindings.append(only)
         return bindings
     }
 

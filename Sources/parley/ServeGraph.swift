@@ -110,6 +110,6 @@ struct ServeGraph {
                 erasure: PostgresErasureRepository(rooms: roomRepository),
                 exports: PostgresExportRepository(database: postgres, logger: logger("exports")), accounts: accounts,
                 rooms: rooms, jobs: parts.maintenanceJobs),
-            avatars: roomRepository)
+            avatars: roomRepository, search: roomRepository)
     }
 }
