@@ -3,7 +3,8 @@ import ParleyCore
 import PostgresNIO
 
 /// Search through `messenger.message_search_idx` (see migration 0018): the query's terms
-/// become a tsquery in PostgreSQL (`messenger.search_query`), never SQL or query syntax.
+/// become a tsquery in PostgreSQL (`messenger.search_query`), never SQL or query syntax, and
+/// the rooms the user reads, an array, are the index's first column's condition.
 extension PostgresRoomRepository: SearchRepository {
     /// The expression the index is built on; a query must repeat it exactly to use it.
     static let searchVector = "to_tsvector('simple'::regconfig, messenger.search_text(m.content))"
@@ -13,13 +14,11 @@ extension PostgresRoomRepository: SearchRepository {
     {
         let rows = try await database.client.query(
             """
-            WITH readable AS (
-                SELECT DISTINCT chat_room_id FROM messenger.room_membership
-                WHERE user_account_id = \(userID) AND (\(roomID)::bigint IS NULL OR chat_room_id = \(roomID))
-            )
             SELECT \(unescaped: MessageColumns.list()), c.name, c.type
             FROM \(unescaped: MessageColumns.source)
-            WHERE m.chat_room_id IN (SELECT chat_room_id FROM readable)
+            WHERE m.chat_room_id = ANY(ARRAY(
+                      SELECT DISTINCT chat_room_id FROM messenger.room_membership
+                      WHERE user_account_id = \(userID) AND (\(roomID)::bigint IS NULL OR chat_room_id = \(roomID))))
               AND m.deleted_at IS NULL
               AND \(unescaped: Self.searchVector) @@ messenger.search_query(\(terms))
               AND m.id < \(before ?? Int64.max)
