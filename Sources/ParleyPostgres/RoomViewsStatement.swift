@@ -31,8 +31,9 @@ struct RoomViewsStatement: PostgresPreparedStatement {
                  ELSE c.twoparty_low_user_id END
         WHERE ($3::timestamptz IS NULL OR c.updated_at > $3::timestamptz OR c.last_message_at > $3::timestamptz)
           -- The list leaves out what the user hid, until a message arrives after; a room asked
-          -- for by id is always there.
-          AND ($2::bigint IS NOT NULL OR h.hidden_at IS NULL OR c.last_message_at > h.hidden_at)
+          -- for by id, or found by a search, is always there.
+          AND ($2::bigint IS NOT NULL OR $7::bigint[] IS NOT NULL OR h.hidden_at IS NULL
+               OR c.last_message_at > h.hidden_at)
           AND ($4::bigint IS NULL OR (\(RoomCursor.activitySQL), c.id) < ($4::bigint, $5::bigint))
         ORDER BY \(RoomCursor.activitySQL) DESC, c.id DESC
         LIMIT $6::bigint

@@ -8,8 +8,8 @@ struct SearchQueryTests {
         #expect(try SearchQuery("quick  brown\tfox").terms == ["quick", "brown", "fox"])
         #expect(try SearchQuery(#"say "good morning" now"#).terms == ["say", "good morning", "now"])
         // An unclosed quote's phrase runs to the end; empty quotes are nothing.
-        #expect(try SearchQuery(#"a "b c"#).terms == ["a", "b c"])
-        #expect(try SearchQuery(#"x """#).terms == ["x"])
+        #expect(try SearchQuery(#"ab "b c"#).terms == ["ab", "b c"])
+        #expect(try SearchQuery(#"xy """#).terms == ["xy"])
     }
 
     @Test func queriesOutsideTheBoundsOrWithNULAreRefused() {
@@ -17,12 +17,28 @@ struct SearchQueryTests {
             #expect(throws: ParleyError.self) { try SearchQuery(q) }
         }
         #expect((try? SearchQuery(String(repeating: "é", count: 200))) != nil)
+        // Code points count: one grapheme of 10,000 combining marks is too long.
+        #expect(throws: ParleyError.self) { try SearchQuery("a" + String(repeating: "\u{301}", count: 10_000) + "b") }
+    }
+
+    @Test func oneLetterWordsAreLeftOutOrRefusedAlone() throws {
+        #expect(try SearchQuery("a faktura b").terms == ["faktura"])
+        #expect(try SearchQuery("雨 x").terms == ["雨"])
+        #expect(throws: ParleyError.self) { try SearchQuery("a b") }
     }
 
     @Test func wordsAreLetterAndDigitRunsAndEachCJKCharacter() {
         #expect(SearchText.words(in: "Ahoj, světe! 42x").map(String.init) == ["Ahoj", "světe", "42x"])
         #expect(SearchText.words(in: "今日は good").map(String.init) == ["今", "日", "は", "good"])
         #expect(SearchText.fold("ZPRÁVA") == "zprava")
+    }
+
+    @Test func aMarkThatJoinsAnAngleBracketIntoOneCharacterCannotHideIt() {
+        let content = "\u{0600}<img src=x onerror=alert(1)//\u{0600}>"
+        let highlighted = SearchText.highlight(content, words: ["img"])
+        let unmarked = highlighted.replacingOccurrences(of: "<mark>", with: "")
+            .replacingOccurrences(of: "</mark>", with: "")
+        #expect(!unmarked.unicodeScalars.contains("<") && !unmarked.unicodeScalars.contains(">"))
     }
 
     @Test func highlightsMarkWordsAQueryWordStartsAndEscapeTheRest() throws {

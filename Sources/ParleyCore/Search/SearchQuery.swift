@@ -8,9 +8,12 @@ public struct SearchQuery: Sendable, Equatable {
 
     public static let length = 2...200
 
-    /// Parses `q`, refusing what cannot be a search (too short, too long, NUL).
+    /// Parses `q`, refusing what cannot be a search (too short, too long, NUL). Lengths count
+    /// code points, as JSON Schema does (a grapheme may hold thousands). A word of one letter
+    /// would match a large part of every room as a prefix: it is left out when the query has a
+    /// longer term, and refused alone.
     public init(_ q: String?) throws {
-        guard let q, Self.length.contains(q.count), !q.unicodeScalars.contains("\u{0}") else {
+        guard let q, Self.length.contains(q.unicodeScalars.count), !q.unicodeScalars.contains("\u{0}") else {
             throw ParleyError.invalidRequest("q must be 2 to 200 characters.", field: "q")
         }
         var terms: [String] = []
@@ -23,7 +26,13 @@ public struct SearchQuery: Sendable, Equatable {
                 terms += part.split(whereSeparator: { $0.isWhitespace }).map(String.init)
             }
         }
-        self.terms = terms
+        let meaningful = terms.filter { term in
+            term.unicodeScalars.count > 1 || term.contains(where: SearchText.isIdeographic)
+        }
+        guard !meaningful.isEmpty || terms.isEmpty else {
+            throw ParleyError.invalidRequest("q needs a word of at least 2 letters.", field: "q")
+        }
+        self.terms = meaningful
     }
 
     /// The words of the query as ``SearchText`` folds them, for highlighting.
@@ -91,18 +100,20 @@ public enum SearchText {
         return result + escaped(content[last...])
     }
 
+    /// Escapes code point by code point: a character (a grapheme) may begin with a mark that
+    /// hides a `<` behind it (U+0600 followed by `<` is one character).
     static func escaped(_ text: Substring) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out.append(contentsOf: "&amp;".unicodeScalars)
+            case "<": out.append(contentsOf: "&lt;".unicodeScalars)
+            case ">": out.append(contentsOf: "&gt;".unicodeScalars)
+            case "\"": out.append(contentsOf: "&quot;".unicodeScalars)
+            case "'": out.append(contentsOf: "&#39;".unicodeScalars)
+            default: out.append(scalar)
             }
         }
-        return out
+        return String(out)
     }
 }
