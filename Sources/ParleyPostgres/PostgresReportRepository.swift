@@ -101,7 +101,7 @@ public struct PostgresReportRepository: ReportRepository {
                 note: try cell(13, String?.self))
         }
         let room = try cell(14, Int64?.self).map { id in
-            ReportedRoom(
+            RoomSummary(
                 id: id, uid: try cell(15, String.self), name: try cell(16, String?.self),
                 type: RoomView.Kind(rawValue: try cell(17, String.self)) ?? .multiparty)
         }

@@ -30,7 +30,7 @@ extension PostgresRoomRepository: SearchRepository {
             let cells = row.makeRandomAccess()
             return SearchHit(
                 message: message,
-                room: SearchRoom(
+                room: RoomSummary(
                     id: message.chatRoomId, uid: message.chatRoomUid,
                     name: try cells[MessageColumns.count].decode(String?.self),
                     type: RoomView.Kind(rawValue: try cells[MessageColumns.count + 1].decode(String.self))

@@ -25,11 +25,11 @@ public struct PostgresUserRepository: UserRepository {
                 """
                 INSERT INTO cloud.user_account (email, first_name, last_name, password_hash, is_admin)
                 VALUES (\(user.email), \(user.firstName), \(user.lastName), \(user.passwordHash), \(user.isAdmin))
-                RETURNING id, email, first_name, last_name, is_admin, created_at
+                RETURNING \(unescaped: UserRecord.columns("user_account"))
                 """,
                 logger: logger
             )
-            for try await row in rows.decode(UserRow.self) { return User(row) }
+            for try await row in rows.decode(UserRecord.Row.self) { return try UserRecord.user(row, links: fileLinks) }
             throw ParleyError(.internalError, "The account was not created.")
         } catch let error as PSQLError where error.isUniqueViolation {
             throw ParleyError.conflict(.emailTaken, "An account with this e-mail exists.")
@@ -120,14 +120,5 @@ public struct PostgresUserRepository: UserRepository {
         )
         for try await row in rows.decode(UserRecord.Row.self) { return try UserRecord.user(row, links: fileLinks) }
         return nil
-    }
-}
-
-/// The columns every user query selects, in order.
-typealias UserRow = (Int64, String, String, String, Bool, Date)
-
-extension User {
-    init(_ row: UserRow) {
-        self.init(id: row.0, email: row.1, firstName: row.2, lastName: row.3, isAdmin: row.4, createdAt: row.5)
     }
 }

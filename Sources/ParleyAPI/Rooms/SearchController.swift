@@ -37,7 +37,7 @@ public struct SearchController: Sendable {
 /// `{message, room: {id, uid, name, type}, highlight}`.
 struct SearchResultBody: Encodable, Sendable {
     let message: Message
-    let room: SearchRoom
+    let room: RoomSummary
     let highlight: String
 
     init(_ result: SearchService.Result) {

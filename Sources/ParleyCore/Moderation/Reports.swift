@@ -54,13 +54,13 @@ public struct Report: Sendable, Equatable {
     public let createdAt: Date
     public let reporter: User?
     /// The room, if it still exists.
-    public let room: ReportedRoom?
+    public let room: RoomSummary?
     public let message: Snapshot
     public let resolution: Resolution?
 
     public init(
         id: Int64, reason: ReportReason, comment: String?, createdAt: Date, reporter: User?,
-        room: ReportedRoom?, message: Snapshot, resolution: Resolution?
+        room: RoomSummary?, message: Snapshot, resolution: Resolution?
     ) {
         self.id = id
         self.reason = reason
@@ -71,31 +71,6 @@ public struct Report: Sendable, Equatable {
         self.message = message
         self.resolution = resolution
     }
-}
-
-/// A reported message's room: `{id, uid, name, type}`.
-public struct ReportedRoom: Sendable, Equatable, Encodable {
-    public let id: Int64
-    public let uid: String
-    public let name: String?
-    public let type: RoomView.Kind
-
-    public init(id: Int64, uid: String, name: String?, type: RoomView.Kind) {
-        self.id = id
-        self.uid = uid
-        self.name = name
-        self.type = type
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(uid, forKey: .uid)
-        try container.encode(name, forKey: .name)
-        try container.encode(type, forKey: .type)
-    }
-
-    enum CodingKeys: String, CodingKey { case id, uid, name, type }
 }
 
 /// Reports of messages (`messenger.report`).

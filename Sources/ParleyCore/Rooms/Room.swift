@@ -86,3 +86,29 @@ public struct HistoryQuery: Sendable, Equatable {
         self.limit = limit
     }
 }
+
+/// A room as a report or a search result names it: `{id, uid, name, type}`, every key
+/// present (`name` null for a two-party room).
+public struct RoomSummary: Sendable, Equatable, Encodable {
+    public let id: Int64
+    public let uid: String
+    public let name: String?
+    public let type: RoomView.Kind
+
+    public init(id: Int64, uid: String, name: String?, type: RoomView.Kind) {
+        self.id = id
+        self.uid = uid
+        self.name = name
+        self.type = type
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(uid, forKey: .uid)
+        try container.encode(name, forKey: .name)
+        try container.encode(type, forKey: .type)
+    }
+
+    enum CodingKeys: String, CodingKey { case id, uid, name, type }
+}

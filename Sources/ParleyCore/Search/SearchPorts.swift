@@ -1,37 +1,11 @@
 import Foundation
 
-/// The room a search result is in, as the result names it.
-public struct SearchRoom: Sendable, Equatable, Codable {
-    public let id: Int64
-    public let uid: String
-    public let name: String?
-    public let type: RoomView.Kind
-
-    public init(id: Int64, uid: String, name: String?, type: RoomView.Kind) {
-        self.id = id
-        self.uid = uid
-        self.name = name
-        self.type = type
-    }
-
-    /// Every key present; `name` null for a two-party room.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(uid, forKey: .uid)
-        try container.encode(name, forKey: .name)
-        try container.encode(type, forKey: .type)
-    }
-
-    enum CodingKeys: String, CodingKey { case id, uid, name, type }
-}
-
 /// A message found, with its room.
 public struct SearchHit: Sendable, Equatable {
     public let message: Message
-    public let room: SearchRoom
+    public let room: RoomSummary
 
-    public init(message: Message, room: SearchRoom) {
+    public init(message: Message, room: RoomSummary) {
         self.message = message
         self.room = room
     }
