@@ -219,15 +219,83 @@ static int on_control(int event, void *event_data, void *userdata)
     return MOSQ_ERR_SUCCESS;
 }
 
+/* The contract's presence payload for `username`, stamped now; its length, or -1. */
+static int presence_payload(const char *username, bool online, char *payload, size_t size)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    struct tm utc;
+    gmtime_r(&tv.tv_sec, &utc);
+    char stamp[40];
+    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &utc);
+    int len = snprintf(
+        payload, size,
+        "{\"type\":\"online-user-message\",\"data\":{\"lastActivity\":\"%s.%03ldZ\",\"online\":%s},"
+        "\"hash\":\"%s-%s-%ld%03ld\"}",
+        stamp, (long)(tv.tv_usec / 1000), online ? "true" : "false", online ? "online" : "offline", username,
+        (long)tv.tv_sec, (long)(tv.tv_usec / 1000));
+    return len < 0 || (size_t)len >= size ? -1 : len;
+}
+
+/* A client's presence publish is only a claim, online or not: subscribers get the contract's
+   shape built here, whatever else the payload held. Anything but a small UTF-8 JSON object
+   with one `"online": true|false` is refused. */
+static int restamp_presence(struct mosquitto_evt_message *ed, const char *username)
+{
+    if (ed->payloadlen < 2 || ed->payloadlen > 1024) return MOSQ_ERR_ACL_DENIED;
+    char text[1025];
+    memcpy(text, ed->payload, ed->payloadlen);
+    text[ed->payloadlen] = '\0';
+    if (strlen(text) != ed->payloadlen || mosquitto_validate_utf8(text, (int)ed->payloadlen) != MOSQ_ERR_SUCCESS) {
+        return MOSQ_ERR_ACL_DENIED;
+    }
+    const char *first = strstr(text, "\"online\"");
+    if (text[0] != '{' || text[ed->payloadlen - 1] != '}' || first == NULL || strstr(first + 1, "\"online\"") != NULL) {
+        return MOSQ_ERR_ACL_DENIED;
+    }
+    const char *value = first + strlen("\"online\"");
+    while (*value == ' ' || *value == '\t' || *value == '\n' || *value == '\r') value++;
+    if (*value++ != ':') return MOSQ_ERR_ACL_DENIED;
+    while (*value == ' ' || *value == '\t' || *value == '\n' || *value == '\r') value++;
+    bool online;
+    if (strncmp(value, "true", 4) == 0) {
+        online = true;
+    } else if (strncmp(value, "false", 5) == 0) {
+        online = false;
+    } else {
+        return MOSQ_ERR_ACL_DENIED;
+    }
+    char payload[256];
+    int len = presence_payload(username, online, payload, sizeof payload);
+    if (len < 0) return MOSQ_ERR_ACL_DENIED;
+    /* The broker frees the payload it handed us once it sees a new one. */
+    void *copy = mosquitto_calloc(1, (size_t)len + 1);
+    if (copy == NULL) return MOSQ_ERR_NOMEM;
+    memcpy(copy, payload, (size_t)len);
+    ed->payload = copy;
+    ed->payloadlen = (uint32_t)len;
+    return MOSQ_ERR_SUCCESS;
+}
+
+static bool is_presence_topic(const char *topic)
+{
+    size_t len = strlen(topic), prefix = strlen(TOPIC_PRESENCE_PREFIX), suffix = strlen(TOPIC_PRESENCE_SUFFIX);
+    return len > prefix + suffix && strncmp(topic, TOPIC_PRESENCE_PREFIX, prefix) == 0 &&
+           strcmp(topic + len - suffix, TOPIC_PRESENCE_SUFFIX) == 0;
+}
+
 static int on_message(int event, void *event_data, void *userdata)
 {
     (void)event;
     (void)userdata;
     struct mosquitto_evt_message *ed = event_data;
-    if (ed->topic == NULL || strncmp(ed->topic, TOPIC_CHAT_IN_PREFIX, strlen(TOPIC_CHAT_IN_PREFIX)) != 0) return MOSQ_ERR_SUCCESS;
+    if (ed->topic == NULL) return MOSQ_ERR_SUCCESS;
     const char *username = mosquitto_client_username(ed->client);
     if (is_server(username)) return MOSQ_ERR_SUCCESS;
     if (username == NULL) return MOSQ_ERR_ACL_DENIED;
+    /* The ACL already let this client write this topic: it is the user's own presence. */
+    if (is_presence_topic(ed->topic)) return restamp_presence(ed, username);
+    if (strncmp(ed->topic, TOPIC_CHAT_IN_PREFIX, strlen(TOPIC_CHAT_IN_PREFIX)) != 0) return MOSQ_ERR_SUCCESS;
     char *name = NULL;
     const mosquitto_property *p = mosquitto_property_read_string_pair(
         ed->properties, MQTT_PROP_USER_PROPERTY, &name, NULL, false);
@@ -259,19 +327,10 @@ static int on_disconnect(int event, void *event_data, void *userdata)
        subscriptions. Its will may not post. */
     cache_clear_decisions(username, client_id);
     cache_store(username, client_id, MARK_GONE, "*", true, now + 60);
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    struct tm utc;
-    gmtime_r(&tv.tv_sec, &utc);
-    char stamp[40], topic[64], payload[256];
-    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &utc);
+    char topic[64], payload[256];
     snprintf(topic, sizeof topic, TOPIC_PRESENCE_PREFIX "%s" TOPIC_PRESENCE_SUFFIX, username);
-    int len = snprintf(
-        payload, sizeof payload,
-        "{\"type\":\"online-user-message\",\"data\":{\"lastActivity\":\"%s.%03ldZ\",\"online\":false},"
-        "\"hash\":\"offline-%s-%ld%03ld\"}",
-        stamp, (long)(tv.tv_usec / 1000), username, (long)tv.tv_sec, (long)(tv.tv_usec / 1000));
-    if (len < 0 || (size_t)len >= sizeof payload) return MOSQ_ERR_SUCCESS;
+    int len = presence_payload(username, false, payload, sizeof payload);
+    if (len < 0) return MOSQ_ERR_SUCCESS;
     mosquitto_broker_publish_copy(NULL, topic, len, payload, 1, true, NULL);
     return MOSQ_ERR_SUCCESS;
 }

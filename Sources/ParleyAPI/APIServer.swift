@@ -69,7 +69,8 @@ public struct APIServer: Sendable {
         return HTTP2ChannelConfiguration(
             idleTimeout: configuration.idleTimeout,
             gracefulCloseTimeout: .seconds(30),
-            streamConfiguration: .init(idleTimeout: idle))
+            streamConfiguration: .init(
+                additionalChannelHandlers: [MalformedRequestHandler()], idleTimeout: idle))
     }
 
     private func tlsConfiguration() throws -> TLSConfiguration {

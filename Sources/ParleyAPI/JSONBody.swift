@@ -3,7 +3,8 @@ import Hummingbird
 import ParleyCore
 
 /// Reads a bounded JSON request body into `T`, turning every decoding failure into a
-/// `400 invalid-request` that names the field, and an oversized body into `413 too-large`.
+/// `400 invalid-request` that names the field (``StrictJSON``'s rules included), an oversized
+/// body into `413 too-large` and a body of another media type into `415`.
 enum JSONBody {
     /// Account and administration bodies are small; anything larger is not a real client.
     static let limit = 64 * 1024
@@ -13,6 +14,9 @@ enum JSONBody {
     static func decode<T: Decodable>(
         _ type: T.Type, from request: Request, context: some RequestContext, limit: Int = limit
     ) async throws -> T {
+        guard isJSON(request.headers[.contentType]) else {
+            throw ParleyError(.unsupportedMediaType, "The body must be application/json.")
+        }
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
             throw ParleyError(.tooLarge, "The request body is larger than \(limit) bytes.")
         }
@@ -22,11 +26,19 @@ enum JSONBody {
         } catch {
             throw ParleyError(.tooLarge, "The request body is larger than \(limit) bytes.")
         }
+        try StrictJSON.check(buffer.readableBytesView)
         do {
             return try JSONCoding.decoder.decode(T.self, from: Data(buffer: buffer))
         } catch let error as DecodingError {
             throw Self.problem(error)
         }
+    }
+
+    /// `application/json`, with parameters (`; charset=utf-8`) or without, in any case.
+    static func isJSON(_ contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let mediaType = contentType.split(separator: ";", maxSplits: 1).first ?? ""
+        return mediaType.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
     }
 
     static func problem(_ error: DecodingError) -> ParleyError {

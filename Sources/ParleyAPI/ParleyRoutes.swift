@@ -71,12 +71,13 @@ public struct ParleyRoutes: Sendable {
         return router
     }
 
-    /// Every request gets an id, is counted, and fails as problem+json.
+    /// Every request gets an id, is counted, fails as problem+json and has no NUL in its query.
     private static func router() -> Router<ParleyRequestContext> {
         let router = Router(context: ParleyRequestContext.self)
         router.add(middleware: RequestIDMiddleware())
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: ProblemMiddleware())
+        router.add(middleware: QueryTextMiddleware())
         return router
     }
 }

@@ -42,6 +42,7 @@ public struct ProblemDetails: Codable, Sendable, Equatable {
         case .methodNotAllowed: .methodNotAllowed
         case .conflict, .emailTaken, .messageDeleted, .tooManyReactions: .conflict
         case .tooLarge: .contentTooLarge
+        case .unsupportedMediaType: .unsupportedMediaType
         case .rateLimited: .tooManyRequests
         case .unavailable: .serviceUnavailable
         case .internalError: .internalServerError
@@ -78,6 +79,7 @@ public struct ProblemDetails: Codable, Sendable, Equatable {
         case .notFound: ParleyError.Code.notFound.rawValue
         case .methodNotAllowed: ParleyError.Code.methodNotAllowed.rawValue
         case .contentTooLarge: ParleyError.Code.tooLarge.rawValue
+        case .unsupportedMediaType: ParleyError.Code.unsupportedMediaType.rawValue
         case .tooManyRequests: ParleyError.Code.rateLimited.rawValue
         case .serviceUnavailable: ParleyError.Code.unavailable.rawValue
         default: status.code >= 500 ? ParleyError.Code.internalError.rawValue : ParleyError.Code.invalidRequest.rawValue

@@ -13,6 +13,8 @@ public struct ParleyError: Error, Sendable, Hashable, CustomStringConvertible {
         case methodNotAllowed = "method-not-allowed"
         case conflict
         case tooLarge = "too-large"
+        /// A body that is not of the media type the route reads (JSON routes: `application/json`).
+        case unsupportedMediaType = "unsupported-media-type"
         case rateLimited = "rate-limited"
         case unavailable
         case internalError = "internal"

@@ -54,6 +54,7 @@ public struct IngestHandler: Sendable {
                 guard input.payload.count <= payloadLimit else {
                     throw Rejection(.tooLarge, "The payload exceeds \(payloadLimit) bytes.")
                 }
+                try StrictJSON.check(input.payload)
                 guard let decoded = try? JSONCoding.decoder.decode(ClientEnvelope.self, from: Data(input.payload))
                 else {
                     throw Rejection(.invalidRequest, "The payload is not a {type, data, hash} envelope.")

@@ -231,6 +231,54 @@ struct BrokerPluginTests {
         #expect(await broker.stop() == 0)
     }
 
+    /// A user's presence publish is only a claim: subscribers get the contract's shape, built by
+    /// the plugin; a payload that is not a small JSON object with `online` is refused.
+    @Test func presenceIsRestampedToTheContractsShape() async throws {
+        let broker = try await withBroker { api, broker in
+            let bad: [[UInt8]] = [
+                Array("not json".utf8), [0x7B, 0xFF, 0xFE, 0x7D], Array(repeating: UInt8(ascii: " "), count: 60_000),
+                Array(#"{"type":"online-user-message","data":{"online":"yes"}}"#.utf8),
+                Array(#"{"data":{"online":true},"online":false}"#.utf8),
+            ]
+            // One user each: a client may publish its presence once per 10 s.
+            let users = try await api.signUp(count: bad.count + 1)
+            let server = try await connected(try serverClient(broker))
+            try await server.subscribe("user/+/online")
+            var liars: [MQTTClient] = []
+            for (user, payload) in zip(users, bad) {
+                let liar = try await connected(try mqtt(broker, login: user))
+                liars.append(liar)
+                await #expect(throws: MQTTError.self, "\(payload.prefix(40))") {
+                    try await liar.publish(topic: "user/\(userID(user))/online", payload: payload, qos: 1, retain: true)
+                }
+            }
+            let honest = try await connected(try mqtt(broker, login: users[bad.count]))
+            let topic = "user/\(userID(users[bad.count]))/online"
+            try await honest.publish(
+                topic: topic,
+                string:
+                    #"{"type":"online-user-message","data":{"lastActivity":"2000-01-01T00:00:00.000Z","online":true,"extra":"<script>"},"hash":"x"}"#
+            )
+            var delivered: MQTTMessage?
+            var leaked: [String] = []
+            for _ in 0..<10 where delivered == nil {
+                if let message = await next(server, within: .seconds(1)) {
+                    if message.topic == topic { delivered = message } else { leaked.append(message.topic) }
+                }
+            }
+            #expect(leaked.isEmpty, "refused presence delivered")
+            let envelope = try #require(
+                delivered.flatMap { try? JSONSerialization.jsonObject(with: Data($0.payload)) } as? [String: Any])
+            let data = try #require(envelope["data"] as? [String: Any])
+            #expect(envelope["type"] as? String == "online-user-message")
+            #expect(Set(data.keys) == ["lastActivity", "online"])
+            #expect(data["online"] as? Bool == true)
+            #expect((data["lastActivity"] as? String)?.hasPrefix("2000") == false)
+            for client in liars + [server, honest] { await client.shutdown() }
+        }
+        #expect(await broker.stop() == 0)
+    }
+
     @Test func aRemovedMemberStopsReceivingAndALoggedOutClientIsDisconnected() async throws {
         let broker = try await withBroker(relay: true) { api, broker in
             let users = try await api.signUp(count: 3)

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Hummingbird
 import HummingbirdTesting
 import Testing
 
@@ -24,7 +25,71 @@ struct InputEdgeTests {
             #expect(nulName.status == .badRequest)
             let nulLogin = try await client.json(
                 .post, "/v1/auth/login", body: #"{"email":"a\u0000@example.com","password":"whatever1"}"#)
-            #expect(nulLogin.status == .unauthorized)
+            #expect(nulLogin.status == .badRequest)
+        }
+    }
+
+    /// The five places a NUL once reached PostgreSQL and answered 500.
+    @Test func aNULIsRefusedInEveryTextInput() async throws {
+        try await AccountsHarness.make().run { client in
+            let email = "nul-\(UUID().uuidString.prefix(8))@example.com"
+            let user = try await client.signUp(
+                email: email, device: #"{"platform":"ios","name":"phone","pushToken":"apns-1","pushProvider":"apns"}"#)
+            let deviceID = try #require(user.deviceId)
+            let search = try await client.json(.get, "/v1/users?q=%00", token: token(user))
+            #expect(search.status == .badRequest && search.json["field"] as? String == "q")
+            let push = try await client.json(
+                .put, "/v1/devices/\(deviceID)/push", token: token(user),
+                body: #"{"pushToken":"a\u0000b","pushProvider":"fcm"}"#)
+            #expect(push.status == .badRequest && push.json["field"] as? String == "pushToken")
+            let quiet = try await client.json(
+                .put, "/v1/me/quiet-hours", token: token(user),
+                body: #"{"start":"22:30","end":"07:00","timeZone":"Europe/\u0000Prague"}"#)
+            #expect(quiet.status == .badRequest && quiet.json["field"] as? String == "timeZone")
+            for device in [
+                #"{"platform":"ios","name":"a\u0000","pushToken":"t","pushProvider":"apns"}"#,
+                #"{"platform":"ios","name":"a","pushToken":"t\u0000","pushProvider":"apns"}"#,
+            ] {
+                let login = try await client.json(
+                    .post, "/v1/auth/login",
+                    body: #"{"email":"\#(email)","password":"correct horse","device":\#(device)}"#)
+                #expect(login.status == .badRequest, "\(device)")
+                #expect((login.json["field"] as? String)?.hasPrefix("device.") == true)
+                #expect(login.headers[.contentType] == "application/problem+json")
+            }
+        }
+    }
+
+    /// `{"role":"reader","role":"writer"}` made a reader where JavaScript and Python read a writer.
+    @Test func duplicateKeysAndBodiesThatAreNotJSONAreRefused() async throws {
+        try await AccountsHarness.make().run { client in
+            let (id, users) = try await client.roomOfThree()
+            let member = userID(users[1])
+            let twice = try await client.json(
+                .put, "/v1/rooms/\(id)/members/\(member)", token: token(users[0]),
+                body: #"{"role":"reader","role":"writer"}"#)
+            #expect(twice.status == .badRequest && twice.json["field"] as? String == "role")
+            let escaped = try await client.json(
+                .put, "/v1/rooms/\(id)/members/\(member)", token: token(users[0]),
+                body: #"{"role":"reader","\u0072ole":"writer"}"#)
+            #expect(escaped.status == .badRequest)
+            for type in ["text/plain", nil] {
+                var headers: HTTPFields = [.authorization: "Bearer \(token(users[0]))"]
+                headers[.contentType] = type
+                let status = try await client.execute(
+                    uri: "/v1/rooms/\(id)/messages", method: .post, headers: headers,
+                    body: ByteBuffer(string: #"{"content":"x","uid":"plain"}"#)
+                ) { $0.status }
+                #expect(status == .unsupportedMediaType, "\(type ?? "no content type")")
+            }
+            let charset = try await client.execute(
+                uri: "/v1/rooms/\(id)/messages", method: .post,
+                headers: [
+                    .authorization: "Bearer \(token(users[0]))", .contentType: "Application/JSON; charset=utf-8",
+                ],
+                body: ByteBuffer(string: #"{"content":"x","uid":"charset"}"#)
+            ) { $0.status }
+            #expect(charset == .created)
         }
     }
 

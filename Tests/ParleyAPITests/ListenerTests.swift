@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import ParleyTestSupport
 import Prometheus
 import Synchronization
 import Testing
@@ -74,4 +75,27 @@ private final class Arrival: Sendable {
     private let flag = Atomic<Bool>(false)
     func set() { flag.store(true, ordering: .relaxed) }
     var isSet: Bool { flag.load(ordering: .relaxed) }
+
+    /// What NIO's parser refuses is answered as every other error: problem+json, then closed.
+    @Test func malformedHTTPIsAnsweredWithProblemJSON() async throws {
+        let server = try await LiveServer()
+        let port = server.port(.cleartext)
+        let long = String(repeating: "a", count: 100_000)
+        let requests = [
+            "POST /health/live HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: 3\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n0\\r\\n\\r\\n",
+            "GET /health/\\000live HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n",
+            "GET /health/live HTTP/1.1\\r\\nHost: x\\r\\nX-Long: \(long)\\r\\n\\r\\n",
+            "GET /health/live?\(long) HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n",
+        ]
+        for request in requests {
+            // bash's printf writes the NUL; the server closes the connection after its answer.
+            let script = "exec 3<>/dev/tcp/127.0.0.1/\(port); printf '\(request)' >&3; timeout 10 cat <&3"
+            let answer = try await Subprocess.run("/bin/bash", ["-c", script], timeLimit: .seconds(20))
+            let text = answer.standardOutput
+            #expect(text.hasPrefix("HTTP/1.1 400"), "\(request.prefix(60)): \(text.prefix(200))")
+            #expect(text.lowercased().contains("content-type: application/problem+json"))
+            #expect(text.contains(#""code":"invalid-request""#))
+        }
+        try await server.stop()
+    }
 }

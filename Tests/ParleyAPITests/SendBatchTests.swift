@@ -245,6 +245,8 @@ struct SendBatchTests {
                 input(room.writer, #""content":"f","uid":"f","fileId":987654321"#),
                 input(room.writer, #""content":"a","uid":"a""#),
                 input(room.writer, #""content":"b","uid":"b""#),
+                input(room.writer, #""content":"c","uid":"c","uid":"c2""#),
+                input(room.writer, #""content":"n\u0000","uid":"n""#),
             ])
             let seqs = try await room.storedSeqs()
             #expect(seqs == [1, 2, 3])
@@ -256,7 +258,10 @@ struct SendBatchTests {
                 }
             }
             #expect(rejections(of: room.reader) == ["forbidden"])
-            #expect(rejections(of: room.writer).sorted() == ["file-unavailable", "too-large"])
+            #expect(
+                rejections(of: room.writer).sorted() == [
+                    "file-unavailable", "invalid-request", "invalid-request", "too-large",
+                ])
             // The repeat of "a" is answered with its canonical event, as stored (seq 2).
             let retried = events.filter { $0.topic == "chat-room/\(room.uid)" }
             #expect(retried.count == 1)
