@@ -29,7 +29,7 @@ public final class MQTTClient: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         (messages, messageSink) = AsyncStream.makeStream(of: MQTTMessage.self)
-        guard let handle = mosquitto_new(configuration.clientID, true, nil) else {
+        guard let handle = mosquitto_new(configuration.clientID, configuration.sessionExpiry == nil, nil) else {
             throw MQTTError(code: MOSQ_ERR_NOMEM.rawValue, message: "mosquitto_new failed")
         }
         self.handle = handle
@@ -84,7 +84,8 @@ public final class MQTTClient: Service, Sendable {
         guard first else { return }
         network.start(
             host: configuration.host, port: Int32(configuration.port),
-            keepAlive: Int32(configuration.keepAlive.components.seconds))
+            keepAlive: Int32(configuration.keepAlive.components.seconds),
+            sessionExpiry: configuration.sessionExpiry.map { UInt32(clamping: $0.components.seconds) })
     }
 
     /// Waits until connected, or throws ``MQTTError/timeout``.

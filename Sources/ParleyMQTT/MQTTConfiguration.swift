@@ -15,6 +15,10 @@ public struct MQTTConfiguration: Sendable {
     public var tlsInsecure: Bool
     /// How long `publish` and `subscribe` wait for the broker's acknowledgement.
     public var acknowledgementTimeout: Duration
+    /// How long the broker keeps the session (subscriptions, queued QoS 1 messages) after a
+    /// disconnect; nil ends it with the connection (a clean start every time). A kept session
+    /// needs a client id that stays the same across reconnects and restarts.
+    public var sessionExpiry: Duration?
 
     public init(
         host: String = "127.0.0.1",
@@ -26,7 +30,8 @@ public struct MQTTConfiguration: Sendable {
         tls: Bool = false,
         caFile: String? = nil,
         tlsInsecure: Bool = false,
-        acknowledgementTimeout: Duration = .seconds(10)
+        acknowledgementTimeout: Duration = .seconds(10),
+        sessionExpiry: Duration? = nil
     ) {
         self.host = host
         self.port = port
@@ -38,6 +43,7 @@ public struct MQTTConfiguration: Sendable {
         self.caFile = caFile
         self.tlsInsecure = tlsInsecure
         self.acknowledgementTimeout = acknowledgementTimeout
+        self.sessionExpiry = sessionExpiry
     }
 }
 

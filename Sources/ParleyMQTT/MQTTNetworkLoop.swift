@@ -43,10 +43,23 @@ final class MQTTNetworkLoop: Sendable {
     }
 
     /// Starts the thread, which connects to `host` (later connections reconnect there).
-    func start(host: String, port: Int32, keepAlive: Int32) {
+    /// - Parameter sessionExpiry: seconds the broker keeps the session; sent on every
+    ///   connection, since libmosquitto's own reconnect would send none (the session would
+    ///   end with the next disconnect).
+    func start(host: String, port: Int32, keepAlive: Int32, sessionExpiry: UInt32?) {
         guard !started.exchange(true, ordering: .sequentiallyConsistent) else { return }
         let thread = Thread { [self] in
-            run { mosquitto_connect(handle, host, port, keepAlive) }
+            if let sessionExpiry {
+                var properties: OpaquePointer?
+                mosquitto_property_add_int32(
+                    &properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), sessionExpiry)
+                run(reconnectWithConnect: true) {
+                    mosquitto_connect_bind_v5(handle, host, port, keepAlive, nil, properties)
+                }
+                mosquitto_property_free_all(&properties)
+            } else {
+                run(reconnectWithConnect: false) { mosquitto_connect(handle, host, port, keepAlive) }
+            }
             finished.signal()
         }
         thread.name = "mosquitto loop"
@@ -69,12 +82,12 @@ final class MQTTNetworkLoop: Sendable {
 
     private var isStopping: Bool { stopping.load(ordering: .sequentiallyConsistent) }
 
-    private func run(connect: () -> Int32) {
+    private func run(reconnectWithConnect: Bool, connect: () -> Int32) {
         var everConnected = false
         var backoff = 1.0
         while !isStopping {
             if mosquitto_socket(handle) < 0 {
-                let rc = everConnected ? mosquitto_reconnect(handle) : connect()
+                let rc = everConnected && !reconnectWithConnect ? mosquitto_reconnect(handle) : connect()
                 guard rc == MOSQ_ERR_SUCCESS.rawValue else {
                     logger.warning("MQTT broker not reachable; retrying", metadata: ["code": "\(rc)"])
                     pause(seconds: backoff)

@@ -5,5 +5,5 @@ import ArgumentParser
 struct ParleyLoad: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "parley-load", abstract: "Load generator and benchmarks for Parley.",
-        subcommands: [ChatBenchmark.self, RestBenchmark.self, FanoutBenchmark.self, PushBenchmark.self])
+        subcommands: [ChatBenchmark.self, RestBenchmark.self, FanoutBenchmark.self, PushBenchmark.self, ChaosLoad.self])
 }

@@ -37,8 +37,7 @@ enum BenchUsers {
     private static func one(_ index: Int, tag: String, api: ParleyRESTClient, withPushToken: Bool) async throws
         -> BenchUser
     {
-        let email = "load-\(tag)-\(index)@bench.parley.test"
-        let password = "bench-password-\(index)"
+        let (email, password) = credentials(index, tag: tag)
         _ = try await api.call(
             .POST, "/v1/auth/register",
             json: ["email": email, "password": password, "firstName": "Load", "lastName": "User \(index)"],
@@ -53,6 +52,11 @@ enum BenchUsers {
             .POST, "/v1/auth/login", json: ["email": email, "password": password, "device": device],
             expected: [200], as: API.Login.self)
         return BenchUser(index: index, login: login)
+    }
+
+    /// The e-mail and password of user `index` of a run.
+    static func credentials(_ index: Int, tag: String) -> (email: String, password: String) {
+        ("load-\(tag)-\(index)@bench.parley.test", "bench-password-\(index)")
     }
 
     /// A short random tag, so runs on the same data never collide.

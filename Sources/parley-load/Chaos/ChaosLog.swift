@@ -1,0 +1,57 @@
+import Foundation
+import Synchronization
+
+/// The chaos load's record, as JSON lines a verifier reads afterwards: `sent.jsonl` (every
+/// acknowledged send), `received.jsonl` (every delivery of one of its messages on a room
+/// topic), `errors.jsonl` (failed attempts).
+///
+/// Lines are written on a serial queue of their own, not on the concurrency pool's threads;
+/// each is written whole as it happens, so a verifier can also read a run cut short.
+final class ChaosLog: Sendable {
+    private let queue = DispatchQueue(label: "parley-load.chaos-log")
+    private let files: [String: FileHandle]
+    private let counts = Mutex<[String: Int]>([:])
+
+    init(directory: String) throws {
+        var files: [String: FileHandle] = [:]
+        for name in ["sent", "received", "errors"] {
+            let path = "\(directory)/\(name).jsonl"
+            guard FileManager.default.createFile(atPath: path, contents: nil),
+                let handle = FileHandle(forWritingAtPath: path)
+            else { throw LoadError("cannot write \(path)") }
+            files[name] = handle
+        }
+        self.files = files
+    }
+
+    static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    func sent(room: Int64, uid: String, sender: Int64, via: String) {
+        write("sent", ["room": room, "uid": uid, "sender": sender, "via": via, "t": Self.now()])
+    }
+
+    func received(room: Int64, uid: String, receiver: Int64, hash: String, seq: Int64?) {
+        write(
+            "received",
+            ["room": room, "uid": uid, "receiver": receiver, "hash": hash, "seq": seq ?? NSNull(), "t": Self.now()])
+    }
+
+    func error(uid: String, via: String, _ error: String) {
+        write("errors", ["uid": uid, "via": via, "error": String(error.prefix(300)), "t": Self.now()])
+    }
+
+    func count(_ name: String) -> Int { counts.withLock { $0[name] ?? 0 } }
+
+    /// Waits until every line handed over so far is written.
+    func flush() { queue.sync {} }
+
+    private func write(_ name: String, _ fields: [String: Any]) {
+        guard let handle = files[name],
+            var line = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
+        else { return }
+        line.append(0x0A)
+        counts.withLock { $0[name, default: 0] += 1 }
+        let whole = line
+        queue.async { handle.write(whole) }
+    }
+}

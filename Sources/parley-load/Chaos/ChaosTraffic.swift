@@ -1,0 +1,255 @@
+import Foundation
+import Logging
+import ParleyCore
+import ParleyMQTT
+import Synchronization
+
+/// The chaos load's clients and what they send: one MQTT client per user (a kept session, so
+/// a broker restart loses nothing queued for it), REST through one HTTP/2 client.
+final class ChaosTraffic: Sendable {
+    private let rooms: [ChaosRoom]
+    private let roomsByUID: [String: ChaosRoom]
+    private let clients: [Int64: MQTTClient]
+    private let users: [Int64: BenchUser]
+    private let tokens: Mutex<[Int64: String]>
+    private let tag: String
+    private let api: ParleyRESTClient
+    private let log: ChaosLog
+    private let stopping = Atomic<Bool>(false)
+    private let attemptCount = Atomic<Int>(0)
+    /// Acknowledged uids with the members who must receive them, and who did.
+    private let expected = Mutex<[String: Set<Int64>]>([:])
+    private let seen = Mutex<[String: Set<Int64>]>([:])
+    /// MQTT sends by uid, for a republish after `unavailable`.
+    private let mqttSends = Mutex<[String: (room: ChaosRoom, sender: Int64, payload: [UInt8])]>([:])
+    private let latestSeq = Mutex<[Int64: Int64]>([:])
+    private let retries = Mutex<[Task<Void, Never>]>([])
+    private let consumers = Mutex<[Task<Void, Never>]>([])
+
+    var attempts: Int { attemptCount.load(ordering: .relaxed) }
+
+    init(
+        rooms: [ChaosRoom], users: [BenchUser], tag: String, api: ParleyRESTClient, target: TargetOptions,
+        log: ChaosLog
+    ) async throws {
+        self.rooms = rooms
+        roomsByUID = Dictionary(uniqueKeysWithValues: rooms.map { ($0.uid, $0) })
+        self.users = Dictionary(uniqueKeysWithValues: users.map { ($0.id, $0) })
+        tokens = Mutex(Dictionary(uniqueKeysWithValues: users.map { ($0.id, $0.login.accessToken) }))
+        self.tag = tag
+        self.api = api
+        self.log = log
+        var logger = Logger(label: "parley-load.chaos")
+        logger.logLevel = .critical
+        var clients: [Int64: MQTTClient] = [:]
+        for user in users {
+            clients[user.id] = try MQTTClient(
+                configuration: MQTTConfiguration(
+                    host: target.mqttHost, port: target.mqttPort, username: user.login.mqtt.username,
+                    password: user.login.mqtt.password, clientID: user.login.mqtt.clientId, keepAlive: .seconds(10),
+                    acknowledgementTimeout: .seconds(5), sessionExpiry: .seconds(3600)),
+                logger: logger)
+        }
+        self.clients = clients
+        for (id, client) in clients {
+            try client.start()
+            let consumer = Task { [self] in await consume(client.messages, receiver: id) }
+            consumers.withLock { $0.append(consumer) }
+        }
+        for room in rooms {
+            for member in room.members {
+                guard let client = clients[member.id] else { continue }
+                try await client.waitUntilConnected(timeout: .seconds(30))
+                try await client.subscribe(Topic.room(room.uid), qos: 1)
+                try await client.subscribe(Topic.notifications(member.id), qos: 1)
+            }
+        }
+    }
+
+    /// Sends `rate` messages a second, alternating MQTT and REST, until `stop` says so; then
+    /// waits for the sends still being retried to give up.
+    func send(rate: Double, until stop: @escaping @Sendable () -> Bool) async {
+        await withTaskGroup(of: Void.self) { group in
+            let clock = ContinuousClock()
+            let start = clock.now
+            var index = 0
+            var lastExtras = start
+            while !stop() {
+                let due = start + .seconds(Double(index) / rate)
+                let now = clock.now
+                guard due <= now else {
+                    try? await Task.sleep(until: min(due, now + .milliseconds(200)), clock: clock)
+                    continue
+                }
+                let current = index
+                group.addTask { await self.message(current) }
+                index += 1
+                if now - lastExtras >= .seconds(1) {
+                    lastExtras = now
+                    group.addTask { await self.extras(current) }
+                }
+            }
+            stopping.store(true, ordering: .relaxed)
+            await group.waitForAll()
+        }
+        for task in retries.withLock({ $0 }) { await task.value }
+    }
+
+    /// Waits until every acknowledged message reached every other member of its room, or the
+    /// time is up; answers how many deliveries are still missing.
+    func drain(within limit: Duration) async -> Int {
+        let deadline = ContinuousClock.now + limit
+        while true {
+            let missing = missingDeliveries()
+            if missing == 0 || ContinuousClock.now >= deadline { return missing }
+            try? await Task.sleep(for: .milliseconds(500))
+        }
+    }
+
+    func shutdown() async {
+        for task in consumers.withLock({ $0 }) { task.cancel() }
+        for client in clients.values { await client.shutdown() }
+    }
+
+    private func missingDeliveries() -> Int {
+        let expected = self.expected.withLock { $0 }
+        let seen = self.seen.withLock { $0 }
+        return expected.reduce(0) { total, entry in total + entry.value.subtracting(seen[entry.key] ?? []).count }
+    }
+
+    // MARK: Messages
+
+    private func message(_ index: Int) async {
+        let room = rooms[index % rooms.count]
+        let sender = room.members[(index / rooms.count) % room.members.count].id
+        let uid = "c-\(tag)-\(index)"
+        let overMQTT = index % 2 == 0
+        while !stopping.load(ordering: .relaxed) {
+            attemptCount.add(1, ordering: .relaxed)
+            let acknowledged =
+                overMQTT
+                ? await publish(uid: uid, room: room, sender: sender)
+                : await post(uid: uid, room: room, sender: sender)
+            if acknowledged {
+                acknowledge(uid: uid, room: room, sender: sender, via: overMQTT ? "mqtt" : "rest")
+                return
+            }
+            try? await Task.sleep(for: .milliseconds(500))
+        }
+    }
+
+    private func acknowledge(uid: String, room: ChaosRoom, sender: Int64, via: String) {
+        log.sent(room: room.id, uid: uid, sender: sender, via: via)
+        expected.withLock { $0[uid] = Set(room.members.map(\.id)).subtracting([sender]) }
+    }
+
+    private func publish(uid: String, room: ChaosRoom, sender: Int64) async -> Bool {
+        guard let client = clients[sender] else { return false }
+        let payload =
+            mqttSends.withLock({ $0[uid]?.payload })
+            ?? Array(
+                #"{"type":"new-message-notification","data":{"chatRoomId":\#(room.id),"content":"chaos \#(uid)","uid":"\#(uid)"},"hash":"h-\#(uid)"}"#
+                    .utf8)
+        mqttSends.withLock { $0[uid] = (room, sender, payload) }
+        do {
+            try await client.publish(topic: Topic.chatIn(room.uid), payload: payload, qos: 1)
+            return true
+        } catch {
+            log.error(uid: uid, via: "mqtt", "\(error)")
+            return false
+        }
+    }
+
+    private func post(uid: String, room: ChaosRoom, sender: Int64) async -> Bool {
+        let body = Data(#"{"content":"chaos \#(uid)","uid":"\#(uid)"}"#.utf8)
+        do {
+            let token = tokens.withLock { $0[sender] }
+            let answer = try await api.send(.POST, "/v1/rooms/\(room.id)/messages", token: token, body: body)
+            switch answer.status {
+            case 200, 201: return true
+            case 401: await logIn(sender)
+            default: break
+            }
+            log.error(
+                uid: uid, via: "rest",
+                "status \(answer.status): \(String(decoding: answer.body.prefix(200), as: UTF8.self))")
+        } catch {
+            log.error(uid: uid, via: "rest", "\(error)")
+        }
+        return false
+    }
+
+    /// A session that ended (a restart does not end them; an expired token does).
+    private func logIn(_ user: Int64) async {
+        guard let index = users[user]?.index else { return }
+        let (email, password) = BenchUsers.credentials(index, tag: tag)
+        if let login = try? await api.call(
+            .POST, "/v1/auth/login", json: ["email": email, "password": password], expected: [200], as: API.Login.self)
+        {
+            tokens.withLock { $0[user] = login.accessToken }
+        }
+    }
+
+    /// Once a second: a read marker, a typing notice and a login, as apps send them. Their
+    /// failures are expected during faults and not retried.
+    private func extras(_ index: Int) async {
+        let room = rooms[index % rooms.count]
+        let member = room.members[index % room.members.count]
+        if let seq = latestSeq.withLock({ $0[room.id] }) {
+            let token = tokens.withLock { $0[member.id] }
+            _ = try? await api.send(
+                .POST, "/v1/rooms/\(room.id)/read", token: token, body: Data(#"{"seq":\#(seq)}"#.utf8))
+        }
+        let typing =
+            #"{"type":"creating-message-info","data":{"chatRoomId":\#(room.id),"creating":true},"hash":"t-\#(index)"}"#
+        try? await clients[member.id]?.publish(topic: Topic.chatIn(room.uid), payload: Array(typing.utf8), qos: 1)
+        let (email, password) = BenchUsers.credentials(member.index, tag: tag)
+        _ = try? await api.send(
+            .POST, "/v1/auth/login",
+            body: try? JSONSerialization.data(withJSONObject: ["email": email, "password": password]))
+    }
+
+    // MARK: Deliveries
+
+    private struct Envelope: Decodable {
+        struct Payload: Decodable {
+            let uid: String?
+            let seq: Int64?
+            let code: String?
+        }
+        let type: String
+        let hash: String?
+        let data: Payload?
+    }
+
+    private func consume(_ messages: AsyncStream<MQTTMessage>, receiver: Int64) async {
+        for await message in messages {
+            guard let envelope = try? JSONCoding.decoder.decode(Envelope.self, from: Data(message.payload)),
+                let uid = envelope.data?.uid, uid.hasPrefix("c-\(tag)-")
+            else { continue }
+            if message.topic.hasPrefix(Topic.roomPrefix), envelope.type == "new-message-notification",
+                let room = roomsByUID[String(message.topic.dropFirst(Topic.roomPrefix.count))]
+            {
+                log.received(
+                    room: room.id, uid: uid, receiver: receiver, hash: envelope.hash ?? "", seq: envelope.data?.seq)
+                seen.withLock { _ = $0[uid, default: []].insert(receiver) }
+                if let seq = envelope.data?.seq { latestSeq.withLock { $0[room.id] = max($0[room.id] ?? 0, seq) } }
+            } else if envelope.type == "message-rejected", envelope.data?.code == "unavailable",
+                let send = mqttSends.withLock({ $0[uid] })
+            {
+                // "Publish it again": the server could not store it.
+                let task = Task { [self] in
+                    while !stopping.load(ordering: .relaxed) {
+                        attemptCount.add(1, ordering: .relaxed)
+                        if await publish(uid: uid, room: send.room, sender: send.sender) {
+                            acknowledge(uid: uid, room: send.room, sender: send.sender, via: "mqtt")
+                            return
+                        }
+                        try? await Task.sleep(for: .milliseconds(500))
+                    }
+                }
+                retries.withLock { $0.append(task) }
+            }
+        }
+    }
+}
