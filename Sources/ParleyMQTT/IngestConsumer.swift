@@ -15,10 +15,16 @@ public struct IngestConsumer: Service {
     let logger: Logger
     let lanes: Int
     let batchLimit: Int
+    /// The client's session outlives the process (``MQTTConfiguration/sessionExpiry``): the
+    /// subscription stays through a stop, so the broker queues chat-in for the restart.
+    let keepsSubscription: Bool
     let handle: @Sendable (_ batch: [ChatInput]) async -> Void
+    private let queues: [BatchQueue<ChatInput>]
 
+    /// Routes the client's chat-in to the lanes at once, before the client connects: a kept
+    /// session's queued input arrives right after the CONNACK, before ``run()``.
     public init(
-        client: MQTTClient, logger: Logger, lanes: Int, batchLimit: Int,
+        client: MQTTClient, logger: Logger, lanes: Int, batchLimit: Int, keepsSubscription: Bool = false,
         handle: @escaping @Sendable (_ batch: [ChatInput]) async -> Void
     ) {
         precondition(lanes > 0 && batchLimit > 0, "at least one lane and one message per batch")
@@ -26,11 +32,10 @@ public struct IngestConsumer: Service {
         self.logger = logger
         self.lanes = lanes
         self.batchLimit = batchLimit
+        self.keepsSubscription = keepsSubscription
         self.handle = handle
-    }
-
-    public func run() async throws {
         let queues = (0..<lanes).map { _ in BatchQueue<ChatInput>() }
+        self.queues = queues
         // Queued on the MQTT client's network thread as they arrive: one hop to a lane task,
         // not one to a consumer task first.
         client.route(topicsWithPrefix: Topic.chatInPrefix) { message in
@@ -38,6 +43,9 @@ public struct IngestConsumer: Service {
                 ChatInput(topic: message.topic, payload: message.payload, sender: message.userProperties["parley-user"])
             )
         }
+    }
+
+    public func run() async throws {
         defer { client.removeRoute(topicsWithPrefix: Topic.chatInPrefix) }
         try await client.subscribe(Self.subscription, qos: 1)
         try await withThrowingDiscardingTaskGroup { group in
@@ -55,7 +63,7 @@ public struct IngestConsumer: Service {
                     for await _ in client.messages {}
                 }
             } onGracefulShutdown: {
-                try? client.unsubscribe(Self.subscription)
+                if !keepsSubscription { try? client.unsubscribe(Self.subscription) }
             }
         }
     }

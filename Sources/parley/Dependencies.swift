@@ -13,10 +13,12 @@ struct Dependencies {
     let redis: RedisConnectionPool
     let mqtt: MQTTClient
 
-    init(settings: Settings, role: String) throws {
+    /// - Parameter keptSession: the client id of a broker session kept across restarts.
+    init(settings: Settings, role: String, keptSession: String? = nil) throws {
         postgres = PostgresPool(configuration: try settings.postgres(), logger: Runtime.logger("postgres"))
         redis = RedisConnectionPool(configuration: try settings.redis(), logger: Runtime.logger("redis"))
-        mqtt = try MQTTClient(configuration: try settings.mqtt(role: role), logger: Runtime.logger("mqtt"))
+        mqtt = try MQTTClient(
+            configuration: try settings.mqtt(role: role, keptSession: keptSession), logger: Runtime.logger("mqtt"))
     }
 
     /// What `/health/ready` checks.

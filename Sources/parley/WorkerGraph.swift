@@ -87,7 +87,8 @@ struct WorkerGraph {
         services.append(
             IngestConsumer(
                 client: dependencies.mqtt, logger: Runtime.logger("ingest"), lanes: try settings.ingestConcurrency(),
-                batchLimit: try settings.messageBatchLimit(), handle: handler.handle))
+                batchLimit: try settings.messageBatchLimit(),
+                keepsSubscription: settings.string(SettingKeys.Jobs.ingestSession) != nil, handle: handler.handle))
     }
 
     private func makeFanoutHandler() throws -> FanoutHandler {

@@ -231,6 +231,73 @@ struct BrokerPluginTests {
         #expect(await broker.stop() == 0)
     }
 
+    /// With `PARLEY_INGEST_SESSION` the broker keeps the ingest's session: chat-in published
+    /// while the worker is down waits for it instead of being dropped with no one to take it.
+    @Test func aKeptIngestSessionGetsWhatWasSentWhileItWasDown() async throws {
+        let broker = try await withBroker { api, broker, harness in
+            let users = try await api.signUp(count: 2)
+            let room = try await api.json(.put, "/v1/rooms/direct/\(userID(users[1]))", token: token(users[0]))
+            let (roomID, uid) = (try #require(room.json["id"] as? Int), try #require(room.json["uid"] as? String))
+            let rooms = PostgresRoomRepository(database: harness.database, logger: .quiet)
+            let sessionID = "parley-ingest-test-\(UUID().uuidString.prefix(8))"
+            func startIngest() async throws -> (MQTTClient, ServiceGroup, Task<Void, any Error>) {
+                let client = try MQTTClient(
+                    configuration: MQTTConfiguration(
+                        port: broker.port, username: Self.server.username, password: Self.server.password,
+                        clientID: sessionID, acknowledgementTimeout: .seconds(3), sessionExpiry: .seconds(60)),
+                    logger: .quiet)
+                let handler = IngestHandler(
+                    rooms: RoomService(rooms: rooms), repository: rooms, publisher: client,
+                    limiter: RedisRateLimiter(pool: harness.redis, namespace: harness.namespace), logger: .quiet)
+                let consumer = IngestConsumer(
+                    client: client, logger: .quiet, lanes: 2, batchLimit: 256, keepsSubscription: true,
+                    handle: handler.handle)
+                // Connected after the consumer routes chat-in: the kept session's queue comes at once.
+                _ = try await connected(client)
+                let group = ServiceGroup(configuration: .init(services: [.init(service: consumer)], logger: .quiet))
+                return (client, group, Task { try await group.run() })
+            }
+            func send(_ id: String) async throws {
+                try await writer.publish(
+                    topic: "chat-in/\(uid)",
+                    string:
+                        #"{"type":"new-message-notification","data":{"chatRoomId":\#(roomID),"content":"c","uid":"\#(id)"},"hash":"\#(id)"}"#
+                )
+            }
+            func stored() async throws -> [String] {
+                try await api.history(roomID, "limit=50", as: users[1]).messages.map(\.uid)
+            }
+            let writer = try await connected(try mqtt(broker, login: users[0]))
+            var (client, group, running) = try await startIngest()
+            // The consumer subscribes as it starts.
+            try await Task.sleep(for: .milliseconds(500))
+            try await send("before")
+            for _ in 0..<100 where try await stored() != ["before"] { try await Task.sleep(for: .milliseconds(50)) }
+            let first = try await stored()
+            #expect(first == ["before"], "\(first)")
+
+            await group.triggerGracefulShutdown()
+            try await running.value
+            await client.shutdown()
+            for index in 0..<5 { try await send("while-down-\(index)") }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await stored() == ["before"], "no ingest is running")
+
+            (client, group, running) = try await startIngest()
+            let expected = ["before"] + (0..<5).map { "while-down-\($0)" }
+            for _ in 0..<100 where try await stored().sorted() != expected.sorted() {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            let all = try await stored()
+            #expect(all.sorted() == expected.sorted(), "\(all)")
+            await group.triggerGracefulShutdown()
+            try await running.value
+            await client.shutdown()
+            await writer.shutdown()
+        }
+        #expect(await broker.stop() == 0)
+    }
+
     /// A user's presence publish is only a claim: subscribers get the contract's shape, built by
     /// the plugin; a payload that is not a small JSON object with `online` is refused.
     @Test func presenceIsRestampedToTheContractsShape() async throws {

@@ -34,7 +34,9 @@ struct WorkerCommand: AsyncParsableCommand {
         let settings = try await options.settings()
         try await Runtime.verifySchema(settings)
         let logger = Runtime.logger("worker")
-        let dependencies = try Dependencies(settings: settings, role: "worker")
+        let dependencies = try Dependencies(
+            settings: settings, role: "worker",
+            keptSession: roles.contains(.ingest) ? settings.string(SettingKeys.Jobs.ingestSession) : nil)
         var http = try settings.http(internalPortKey: SettingKeys.HTTP.workerInternalPort)
         http.port = nil
         http.tlsPort = nil

@@ -132,6 +132,10 @@ enum SettingKeys {
         static let ingestPayloadLimit = SettingKey(
             "ingest.payloadLimit", default: "65536",
             "Largest chat-in payload in bytes; larger ones are rejected as too-large.")
+        static let ingestSession = SettingKey(
+            "ingest.session",
+            "Client id of the ingest's kept MQTT session: the broker queues chat-in for it while the worker "
+                + "restarts. One per ingest process; unset, a restart loses what is sent meanwhile.")
         /// Lanes by default: one transaction in flight per two cores, at least one.
         static let halfTheCores = String(max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
         // Each lane is one transaction in flight; lanes beyond what PostgreSQL can run at once
@@ -156,7 +160,8 @@ enum SettingKeys {
             "outbox.stallSeconds", default: "30",
             "Seconds the oldest unpublished room event may wait before the worker's readiness names the relay.")
         static let all = [
-            maxAttempts, visibilityTimeout, fanoutChunkSize, fanoutConsumers, ingestPayloadLimit, ingestConcurrency,
+            maxAttempts, visibilityTimeout, fanoutChunkSize, fanoutConsumers, ingestPayloadLimit, ingestSession,
+            ingestConcurrency,
             batchLanes, batchLimit, batchWindow, outboxStall,
         ]
     }

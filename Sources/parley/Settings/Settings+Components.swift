@@ -35,8 +35,11 @@ extension Settings {
             commandTimeout: try required(seconds(K.commandTimeout), K.commandTimeout))
     }
 
-    /// - Parameter role: names the process in its client id (`serve`, `worker`).
-    func mqtt(role: String) throws -> MQTTConfiguration {
+    /// - Parameters:
+    ///   - role: names the process in its client id (`serve`, `worker`).
+    ///   - keptSession: a client id whose session the broker keeps for a day (the ingest's:
+    ///     chat-in sent while the worker restarts waits for it); otherwise a new id each start.
+    func mqtt(role: String, keptSession: String? = nil) throws -> MQTTConfiguration {
         typealias K = SettingKeys.MQTT
         let suffix = UUID().uuidString.prefix(8).lowercased()
         return MQTTConfiguration(
@@ -44,11 +47,12 @@ extension Settings {
             port: try required(port(K.port), K.port),
             username: string(K.username),
             password: string(K.password),
-            clientID: "parley-\(role)-\(suffix)",
+            clientID: keptSession ?? "parley-\(role)-\(suffix)",
             keepAlive: try required(seconds(K.keepAlive), K.keepAlive),
             tls: try bool(K.tls),
             caFile: string(K.caFile),
-            tlsInsecure: try bool(K.tlsInsecure))
+            tlsInsecure: try bool(K.tlsInsecure),
+            sessionExpiry: keptSession == nil ? nil : .seconds(86_400))
     }
 
     /// - Parameter internalPortKey: `internal.port` for `serve`, `worker.internalPort` for `worker`.
