@@ -9,8 +9,9 @@ public struct ParleyRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// Set by ``BearerAuthenticationMiddleware`` when the request carries a valid token.
     public var identity: AuthenticatedUser?
-    /// The client's IP address, for per-address rate limits.
-    public let clientAddress: String?
+    /// The client's IP address, for per-address rate limits (a trusted proxy's forwarded
+    /// address: ``ForwardedClientMiddleware``).
+    public var clientAddress: String?
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)

@@ -13,21 +13,28 @@ public struct ParleyRoutes: Sendable {
     let features: Features?
     /// The endpoints the MQTT broker asks; only on the internal listener.
     let broker: BrokerAuthController?
+    /// Whose `Forwarded` headers name the client.
+    let trustedProxies: TrustedProxies
 
     public init(
         probes: [any DependencyProbe], readinessTimeout: Duration = .seconds(2),
-        registry: PrometheusCollectorRegistry, features: Features?, broker: BrokerAuthController? = nil
+        registry: PrometheusCollectorRegistry, features: Features?, broker: BrokerAuthController? = nil,
+        trustedProxies: TrustedProxies = .none
     ) {
         self.probes = probes
         self.readinessTimeout = readinessTimeout
         self.registry = registry
         self.features = features
         self.broker = broker
+        self.trustedProxies = trustedProxies
     }
 
     /// The router clients reach, over TLS and cleartext.
     public func publicRouter() -> Router<ParleyRequestContext> {
         let router = Self.router()
+        if !trustedProxies.networks.isEmpty {
+            router.add(middleware: ForwardedClientMiddleware(proxies: trustedProxies))
+        }
         OperationsController(probes: probes, readinessTimeout: readinessTimeout).addRoutes(to: router)
         OpenAPIController().addRoutes(to: router)
         guard let features else { return router }

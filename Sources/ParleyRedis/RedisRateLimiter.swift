@@ -1,7 +1,13 @@
 import Foundation
 import ParleyCore
 
-/// Fixed-window attempt counting in Redis, shared by every API instance.
+/// Sliding-window attempt counting in Redis, shared by every API instance: each allowed
+/// attempt is an entry of a sorted set scored by Redis's own clock (so instances' clocks need
+/// not agree), and an attempt counts for exactly `window` after it. A fixed window would let
+/// twice the limit through across a window's edge.
+///
+/// Refused attempts are not recorded: a client that keeps trying is not locked out for longer,
+/// and an attacker cannot grow a key past `limit` entries.
 public struct RedisRateLimiter: RateLimiter {
     let pool: RedisConnectionPool
     /// Keeps separate deployments (or test runs) sharing one Redis apart.
@@ -12,23 +18,32 @@ public struct RedisRateLimiter: RateLimiter {
         self.namespace = namespace
     }
 
-    /// Counts and sets the window's expiry in one atomic step.
+    /// Forgets attempts older than the window, then records this one if the rest leave room;
+    /// answers 0, or the milliseconds until the oldest attempt leaves the window. One atomic step.
     static let script = """
-        local n = redis.call('INCR', KEYS[1])
-        if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
-        return n
+        local time = redis.call('TIME')
+        local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+        local window = tonumber(ARGV[1])
+        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+        if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
+          local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+          return math.max(1, tonumber(oldest[2]) + window - now)
+        end
+        redis.call('ZADD', KEYS[1], now, now .. ':' .. redis.call('INCR', KEYS[1] .. ':n'))
+        redis.call('PEXPIRE', KEYS[1], window)
+        redis.call('PEXPIRE', KEYS[1] .. ':n', window)
+        return 0
         """
 
     public func hit(_ key: String, limit: Int, window: Duration) async throws -> Int? {
-        let seconds = max(1, Int(window.components.seconds))
-        let now = Int(Date().timeIntervalSince1970)
-        let windowStart = now - now % seconds
-        let count =
+        let milliseconds = max(
+            1, Int(window.components.seconds) * 1000 + Int(window.components.attoseconds / 1_000_000_000_000_000))
+        let wait =
             try await pool.send(
-                "EVAL", Self.script, "1", "\(namespace):ratelimit:\(key):\(windowStart)", String(seconds)
+                "EVAL", Self.script, "1", "\(namespace):ratelimit:\(key)", String(milliseconds), String(limit)
             ).integer ?? 0
-        guard count > limit else { return nil }
-        return max(1, windowStart + seconds - now)
+        guard wait > 0 else { return nil }
+        return max(1, Int((wait + 999) / 1000))
     }
 }
 

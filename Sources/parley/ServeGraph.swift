@@ -65,7 +65,8 @@ struct ServeGraph {
                     database: parts.postgres, logger: Runtime.logger("rooms"), fileLinks: parts.fileLinks)))
         routes = ParleyRoutes(
             probes: dependencies.probes, readinessTimeout: try settings.http().readinessTimeout,
-            registry: Runtime.metrics, features: Self.features(parts, cache: cache), broker: broker)
+            registry: Runtime.metrics, features: Self.features(parts, cache: cache), broker: broker,
+            trustedProxies: try settings.trustedProxies())
 
         revocationListener = RedisSubscriber(
             configuration: try settings.redis(), channel: RedisSessionRevocationBus.channel,

@@ -20,10 +20,11 @@ extension ParleyRoutes {
     static func forTesting(
         probes: [any DependencyProbe] = [], readinessTimeout: Duration = .seconds(2),
         registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), features: Features? = nil,
-        broker: BrokerAuthController? = nil
+        broker: BrokerAuthController? = nil, trustedProxies: TrustedProxies = .none
     ) -> ParleyRoutes {
         ParleyRoutes(
-            probes: probes, readinessTimeout: readinessTimeout, registry: registry, features: features, broker: broker)
+            probes: probes, readinessTimeout: readinessTimeout, registry: registry, features: features, broker: broker,
+            trustedProxies: trustedProxies)
     }
 }
 

@@ -16,7 +16,7 @@ final class LiveServer: Sendable {
 
     /// - Parameter extend: adds test-only routes to the public router.
     init(
-        registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+        registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), trustedProxies: TrustedProxies = .none,
         extend: (Router<ParleyRequestContext>) -> Void = { _ in }
     ) async throws {
         let services = try TestServices.shared()
@@ -26,7 +26,7 @@ final class LiveServer: Sendable {
                 internalPort: 0),
             logger: .quiet)
         let ports = self.ports
-        let routes = ParleyRoutes.forTesting(registry: registry)
+        let routes = ParleyRoutes.forTesting(registry: registry, trustedProxies: trustedProxies)
         let publicRouter = routes.publicRouter()
         extend(publicRouter)
         let listeners = try server.services(publicRouter: publicRouter, internalRouter: routes.internalRouter()) {

@@ -74,9 +74,13 @@ enum SettingKeys {
             "http.idleTimeout", default: "300", "Seconds before an idle HTTP connection is closed.")
         static let readinessTimeout = SettingKey(
             "http.readinessTimeout", default: "2", "Seconds /health/ready waits for each dependency.")
+        static let trustedProxies = SettingKey(
+            "trustedProxies",
+            "Comma-separated CIDRs of proxies whose Forwarded / X-Forwarded-For name the client (rate limits "
+                + "per address); from others those headers are ignored.")
         static let all = [
             host, port, tlsPort, tlsCertificate, tlsKey, internalHost, internalPort, workerInternalPort, idleTimeout,
-            readinessTimeout,
+            readinessTimeout, trustedProxies,
         ]
     }
 

@@ -70,6 +70,16 @@ extension Settings {
             readinessTimeout: try required(seconds(K.readinessTimeout), K.readinessTimeout))
     }
 
+    func trustedProxies() throws -> TrustedProxies {
+        let key = SettingKeys.HTTP.trustedProxies
+        let cidrs = (string(key) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+        guard let proxies = TrustedProxies(cidrs: cidrs) else {
+            throw SettingsError.invalid(key, expected: "comma-separated addresses or CIDRs (10.0.0.0/8, fd00::/8)")
+        }
+        return proxies
+    }
+
     func logLevel() throws -> Logger.Level {
         let key = SettingKeys.General.logLevel
         guard let level = Logger.Level(rawValue: try required(string(key), key)) else {
