@@ -9,13 +9,16 @@
  *   `invalidate` ("<userId> <topic>": drop that user's decisions for the topic, so
  *   deliveries of a lost room stop at once), `revokeSessions` (their tokens are refused from
  *   then on) and `kickClients` (disconnect them).
+ * - MESSAGE on user/{id}/online: rebuilt in the contract's shape from the claim `online`.
  * - MESSAGE on chat-in/...: stamps the MQTT 5 user property `parley-user` with the
  *   publisher's user id (a client-supplied one gets the message dropped), so the ingest
  *   knows who wrote without trusting the payload.
  * - DISCONNECT: publishes the user's retained offline presence.
  *
  * Options (plugin_opt_*): token_key (base64, required), server_username, server_password,
- * acl_url (required), timeout_ms (500), cache_seconds (300).
+ * acl_url (required), timeout_ms (500), cache_seconds (300), revocations_file (none: kept in
+ * memory only, forgotten by a restart), revocation_seconds (86400: at least the MQTT token
+ * lifetime), lookups_per_second (50: ACL questions one client may send Parley per second).
  */
 #include <curl/curl.h>
 #include <mosquitto.h>
@@ -33,7 +36,6 @@
 #define PRESENCE_INTERVAL 10
 /* A cache "access" kind of its own: when the client last published presence. */
 #define PRESENCE_STAMP 64
-#define MAX_REVOKED 4096
 
 static mosquitto_plugin_id_t *plugin_id;
 static unsigned char token_key[128];
@@ -43,8 +45,10 @@ static char *server_password;
 static char *acl_url;
 static long timeout_ms = 500;
 static long cache_seconds = 300;
-static long long revoked_sessions[MAX_REVOKED];
-static size_t revoked_count;
+static char *revocations_file;
+/* At least the MQTT token lifetime (mqtt.tokenLifetime, 12 h by default). */
+static long revocation_seconds = 86400;
+static long lookups_per_second = 50;
 
 /* mosquitto 2.0.11's headers lack MOSQUITTO_PLUGIN_DECLARE_VERSION. */
 int mosquitto_plugin_version(int supported_version_count, const int *supported_versions)
@@ -80,14 +84,6 @@ static bool plausible_username(const char *username)
     return len > 0 && len <= 19 && strspn(username, "0123456789") == len;
 }
 
-static bool is_revoked(long long session)
-{
-    for (size_t i = 0; i < revoked_count; i++) {
-        if (revoked_sessions[i] == session) return true;
-    }
-    return false;
-}
-
 static int on_basic_auth(int event, void *event_data, void *userdata)
 {
     (void)event;
@@ -107,7 +103,7 @@ static int on_basic_auth(int event, void *event_data, void *userdata)
     }
     char user[32];
     snprintf(user, sizeof user, "%lld", token.user_id);
-    if (strcmp(user, ed->username) != 0 || strcmp(token.client_id, client_id) != 0 || is_revoked(token.session_id)) {
+    if (strcmp(user, ed->username) != 0 || strcmp(token.client_id, client_id) != 0 || revocations_contains(token.session_id, time(NULL))) {
         return MOSQ_ERR_AUTH;
     }
     /* A new connection of this client id may write again (its predecessor's will may not). */
@@ -141,6 +137,7 @@ static int on_acl_check(int event, void *event_data, void *userdata)
     int cached = cache_lookup(username, client_id, ed->access, ed->topic, now);
     int answer = cached;
     if (cached < 0) {
+        if (!budget_take(username, client_id, now, lookups_per_second)) return MOSQ_ERR_ACL_DENIED;
         answer = endpoint_acl(acl_url, timeout_ms, username, client_id, ed->topic, ed->access);
         if (answer < 0) return MOSQ_ERR_ACL_DENIED; /* no answer: fail closed, do not cache */
         cache_store(username, client_id, ed->access, ed->topic, answer == 1, now + cache_seconds);
@@ -190,14 +187,7 @@ static void invalidate(const char *user_and_topic)
     user[space - user_and_topic] = '\0';
     cache_clear_matching(user, NULL, space + 1);
 }
-static void revoke(const char *session)
-{
-    if (revoked_count == MAX_REVOKED) {
-        memmove(revoked_sessions, revoked_sessions + 1, (MAX_REVOKED - 1) * sizeof revoked_sessions[0]);
-        revoked_count--;
-    }
-    revoked_sessions[revoked_count++] = strtoll(session, NULL, 10);
-}
+static void revoke(const char *session) { revocations_add(strtoll(session, NULL, 10), time(NULL)); }
 
 static int on_control(int event, void *event_data, void *userdata)
 {
@@ -354,12 +344,24 @@ int mosquitto_plugin_init(mosquitto_plugin_id_t *identifier, void **userdata, st
             timeout_ms = strtol(v, NULL, 10);
         } else if (strcmp(k, "cache_seconds") == 0) {
             cache_seconds = strtol(v, NULL, 10);
+        } else if (strcmp(k, "revocations_file") == 0) {
+            revocations_file = strdup(v);
+        } else if (strcmp(k, "revocation_seconds") == 0) {
+            revocation_seconds = strtol(v, NULL, 10);
+        } else if (strcmp(k, "lookups_per_second") == 0) {
+            lookups_per_second = strtol(v, NULL, 10);
         }
     }
-    if (token_key_len < 32 || acl_url == NULL || timeout_ms <= 0 || cache_seconds <= 0) {
+    if (token_key_len < 32 || acl_url == NULL || timeout_ms <= 0 || cache_seconds <= 0 || revocation_seconds <= 0 ||
+        lookups_per_second <= 0) {
         mosquitto_log_printf(
             MOSQ_LOG_ERR, "parley: plugin_opt_token_key (32+ bytes) and plugin_opt_acl_url are required; "
-                          "plugin_opt_timeout_ms and plugin_opt_cache_seconds must be positive");
+                          "plugin_opt_timeout_ms, plugin_opt_cache_seconds, plugin_opt_revocation_seconds and "
+                          "plugin_opt_lookups_per_second must be positive");
+        return MOSQ_ERR_INVAL;
+    }
+    if (revocations_open(revocations_file, revocation_seconds, time(NULL)) != 0) {
+        mosquitto_log_printf(MOSQ_LOG_ERR, "parley: plugin_opt_revocations_file %s cannot be written", revocations_file);
         return MOSQ_ERR_INVAL;
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -383,6 +385,9 @@ int mosquitto_plugin_cleanup(void *userdata, struct mosquitto_opt *options, int 
     mosquitto_callback_unregister(plugin_id, MOSQ_EVT_MESSAGE, on_message, NULL);
     endpoint_cleanup();
     cache_clear_matching(NULL, NULL, NULL);
+    budget_clear();
+    revocations_close();
+    free(revocations_file);
     curl_global_cleanup();
     free(server_username);
     free(server_password);

@@ -26,6 +26,16 @@ void cache_clear_decisions(const char *username, const char *client_id);
 /* A cache kind besides MQTT's access values (1 read, 2 write, 4 subscribe). */
 #define MARK_GONE 7          /* the client's connection ended (its will must not post) */
 
+/* Revoked sessions, kept in `path` (NULL: in memory only) for `seconds` after each revocation. */
+int revocations_open(const char *path, long seconds, time_t now);
+void revocations_add(long long session, time_t now);
+bool revocations_contains(long long session, time_t now);
+void revocations_close(void);
+
+/* Takes one of a client's `per_second` ACL look-ups of this second; false when spent. */
+bool budget_take(const char *username, const char *client_id, time_t now, long per_second);
+void budget_clear(void);
+
 /* Asks the broker-auth endpoint; returns 1 allowed, 0 denied, -1 no answer. */
 int endpoint_acl(const char *url, long timeout_ms, const char *username, const char *client_id, const char *topic, int access);
 void endpoint_cleanup(void);

@@ -36,7 +36,7 @@ struct BrokerPluginTests {
 
     /// As above, with the harness (its database) for the body too.
     func withBroker(
-        valgrind: Bool = false, relay: Bool = false, ingest: Bool = false,
+        valgrind: Bool = false, relay: Bool = false, ingest: Bool = false, brokerOptions: String = "",
         _ body: @escaping @Sendable (any TestClientProtocol, PluginBroker, AccountsHarness) async throws -> Void
     ) async throws -> PluginBroker {
         let harness = try await AccountsHarness.make()
@@ -61,7 +61,8 @@ struct BrokerPluginTests {
             let broker = try await PluginBroker(
                 tokenKeyBase64: Self.keyBase64, serverUsername: Self.server.username,
                 serverPassword: Self.server.password,
-                aclURL: "http://127.0.0.1:\(ports.port(.internal))/internal/broker/acl", valgrind: valgrind)
+                aclURL: "http://127.0.0.1:\(ports.port(.internal))/internal/broker/acl", valgrind: valgrind,
+                extraOptions: brokerOptions)
             brokerBox.set(broker)
             let server = try await connected(try serverClient(broker))
             serverLink.set(MQTTBrokerSessionControl(client: server, logger: .quiet))
@@ -294,6 +295,59 @@ struct BrokerPluginTests {
             try await running.value
             await client.shutdown()
             await writer.shutdown()
+        }
+        #expect(await broker.stop() == 0)
+    }
+
+    /// A logout's revocation outlives a broker restart: the plugin keeps it in its file.
+    @Test func revocationsSurviveABrokerRestart() async throws {
+        let work = ProcessInfo.processInfo.environment["PARLEY_TEST_WORK_DIR"] ?? NSTemporaryDirectory()
+        let file = "\(work)/revocations-\(UUID().uuidString.prefix(8))"
+        // The broker's user (mosquitto, when the tests run as root) writes it.
+        FileManager.default.createFile(atPath: file, contents: nil, attributes: [.posixPermissions: 0o666])
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        _ = try await withBroker(brokerOptions: "plugin_opt_revocations_file \(file)") { api, broker, _ in
+            let users = try await api.signUp(count: 2)
+            let leaving = try await connected(try mqtt(broker, login: users[0]))
+            #expect(try await api.json(.post, "/v1/auth/logout", token: token(users[0])).status == .noContent)
+            for _ in 0..<100 where leaving.isConnected { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(!leaving.isConnected)
+            await leaving.shutdown()
+            #expect((try? String(contentsOfFile: file, encoding: .utf8))?.isEmpty == false)
+
+            let restarted = try await broker.restarted()
+            let refused = try mqtt(restarted, login: users[0])
+            try refused.start()
+            await #expect(throws: MQTTError.timeout) { try await refused.waitUntilConnected(timeout: .seconds(1)) }
+            await refused.shutdown()
+            let staying = try await connected(try mqtt(restarted, login: users[1]))
+            await staying.shutdown()
+            #expect(await restarted.stop() == 0)
+        }
+    }
+
+    /// Each ACL question blocks the broker's thread: one client gets a few a second, not
+    /// thousands at once.
+    @Test func aClientsACLQuestionsAreBoundedPerSecond() async throws {
+        let broker = try await withBroker(brokerOptions: "plugin_opt_lookups_per_second 5") { api, broker, _ in
+            let user = try await api.signUp()
+            let client = try await connected(try mqtt(broker, login: user))
+            // Anyone may subscribe to anyone's presence: every one of these is allowed, and
+            // each distinct topic is a question of its own.
+            var answered = 0
+            var refused = 0
+            for id in 1000..<1010 {
+                do {
+                    try await client.subscribe("user/\(id)/online")
+                    answered += 1
+                } catch {
+                    refused += 1
+                }
+            }
+            #expect(answered >= 5 && answered < 10 && refused > 0, "\(answered) answered, \(refused) refused")
+            try await Task.sleep(for: .milliseconds(1100))
+            try await client.subscribe("user/2000/online")
+            await client.shutdown()
         }
         #expect(await broker.stop() == 0)
     }

@@ -9,6 +9,9 @@ public final class PluginBroker: Sendable {
     public let port: Int
     let pid: Int32
     let directory: String
+    /// The plugin's lines of the configuration, for a restart.
+    let options: String
+    let valgrind: Bool
 
     /// The plugin built next to the test binary.
     public static var pluginPath: String {
@@ -22,12 +25,13 @@ public final class PluginBroker: Sendable {
     /// - Parameters:
     ///   - valgrind: run the broker under valgrind's leak checker.
     ///   - lookupTimeout: the plugin's `timeout_ms` for an ACL lookup.
-    public init(
+    ///   - extraOptions: more `plugin_opt_...` lines.
+    public convenience init(
         tokenKeyBase64: String, serverUsername: String, serverPassword: String, aclURL: String, valgrind: Bool = false,
-        lookupTimeout: Duration = .seconds(5)
+        lookupTimeout: Duration = .seconds(5), extraOptions: String = ""
     ) async throws {
         let work = ProcessInfo.processInfo.environment["PARLEY_TEST_WORK_DIR"] ?? NSTemporaryDirectory()
-        directory = "\(work)/broker-\(UUID().uuidString.prefix(8))"
+        let directory = "\(work)/broker-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         // mosquitto loads its plugin after dropping to user `mosquitto`, who cannot read a build
@@ -49,7 +53,22 @@ public final class PluginBroker: Sendable {
             plugin_opt_server_password \(serverPassword)
             plugin_opt_acl_url \(aclURL)
             plugin_opt_timeout_ms \(Int(lookupTimeout / .milliseconds(1)))
+            \(extraOptions)
             """
+        try await self.init(directory: directory, options: options, valgrind: valgrind)
+    }
+
+    /// A new broker process with this one's configuration, after this one stopped (what a
+    /// broker restart does to the plugin's state; on a new port).
+    public func restarted() async throws -> PluginBroker {
+        await stop()
+        return try await PluginBroker(directory: directory, options: options, valgrind: valgrind)
+    }
+
+    private init(directory: String, options: String, valgrind: Bool) async throws {
+        self.directory = directory
+        self.options = options
+        self.valgrind = valgrind
         // mosquitto cannot listen on port 0 and report it, so a port taken between the check
         // and mosquitto's bind (by anything on the machine) means a new port and a new start.
         var attempt = 0
