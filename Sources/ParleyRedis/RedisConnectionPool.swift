@@ -13,8 +13,9 @@ public actor RedisConnectionPool: Service {
     /// Connections open or being opened, leased or idle.
     private var open = 0
     /// Callers waiting for a connection: they get an idle one, or `nil` meaning "a slot is
-    /// free, open a connection yourself".
-    private var waiters: [CheckedContinuation<RedisConnection?, any Error>] = []
+    /// free, open a connection yourself". A cancelled caller leaves the line at once.
+    private var waiters: [(id: UInt64, continuation: CheckedContinuation<RedisConnection?, any Error>)] = []
+    private var nextWaiter: UInt64 = 0
     private var closed = false
 
     public init(configuration: RedisConfiguration, logger: Logger) {
@@ -68,7 +69,7 @@ public actor RedisConnectionPool: Service {
         closed = true
         open -= idle.count
         idle.removeAll()
-        for waiter in waiters { waiter.resume(throwing: RedisError.closed) }
+        for waiter in waiters { waiter.continuation.resume(throwing: RedisError.closed) }
         waiters.removeAll()
     }
 
@@ -79,9 +80,27 @@ public actor RedisConnectionPool: Service {
             open += 1
             return try await connectInSlot()
         }
-        let handed = try await withCheckedThrowingContinuation { waiters.append($0) }
+        nextWaiter += 1
+        let id = nextWaiter
+        let handed: RedisConnection? = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                // Cancelled before it got in line: the handler below found nothing to cancel.
+                if Task.isCancelled {
+                    continuation.resume(throwing: CancellationError())
+                } else {
+                    waiters.append((id, continuation))
+                }
+            }
+        } onCancel: {
+            Task { await self.cancelWaiter(id) }
+        }
         if let handed { return handed }
         return try await connectInSlot()
+    }
+
+    private func cancelWaiter(_ id: UInt64) {
+        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
+        waiters.remove(at: index).continuation.resume(throwing: CancellationError())
     }
 
     private func connectInSlot() async throws -> RedisConnection {
@@ -102,7 +121,7 @@ public actor RedisConnectionPool: Service {
         if waiters.isEmpty {
             idle.append(connection)
         } else {
-            waiters.removeFirst().resume(returning: connection)
+            waiters.removeFirst().continuation.resume(returning: connection)
         }
     }
 
@@ -110,7 +129,7 @@ public actor RedisConnectionPool: Service {
         if waiters.isEmpty || closed {
             open -= 1
         } else {
-            waiters.removeFirst().resume(returning: nil)
+            waiters.removeFirst().continuation.resume(returning: nil)
         }
     }
 }

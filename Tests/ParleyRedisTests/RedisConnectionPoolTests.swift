@@ -61,6 +61,27 @@ struct RedisConnectionPoolTests {
         await redis.close()
     }
 
+    /// A caller waiting for a busy pool leaves when its task is cancelled (a client gone, a
+    /// deadline passed), instead of holding its place until a connection comes back.
+    @Test func aWaitingCallerCanBeCancelled() async throws {
+        let redis = try pool()
+        // Every connection busy: four blocking reads that wait for a list nobody fills.
+        let list = key()
+        let holders = (0..<4).map { _ in
+            Task { try await redis.withConnection { _ = try await $0.send(["BLPOP", list, "3"]) } }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let waiting = Task { try await redis.send("PING") }
+        try await Task.sleep(for: .milliseconds(200))
+        let start = ContinuousClock.now
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        #expect(ContinuousClock.now - start < .seconds(1), "left the line at once, not when a connection came back")
+        for holder in holders { _ = try await holder.value }
+        #expect(try await redis.send("PING") == .status("PONG"))
+        await redis.close()
+    }
+
     @Test func aWrongPasswordIsAnError() async throws {
         let redis = try pool(password: "wrong-password")
         let error = await #expect(throws: RedisError.self) { try await redis.send("PING") }
