@@ -235,7 +235,7 @@ extension MQTTClient {
 
     func didReceive(_ message: MQTTMessage) {
         let route = state.withLock { state in state.routes.first { message.topic.hasPrefix($0.prefix) }?.handler }
-        if let route { route(message) } else { messageSink.yield(message) }
+        if let route { route(message) } else { messages.append(message) }
     }
 }
 

@@ -13,12 +13,12 @@ import Synchronization
 /// handler routed by topic prefix).
 public final class MQTTClient: Service, Sendable {
     public let configuration: MQTTConfiguration
-    /// Every message received on any subscription, in arrival order. One consumer.
-    public let messages: AsyncStream<MQTTMessage>
+    /// Every message received on any subscription that no route takes, in arrival order,
+    /// bounded (``MQTTConfiguration/inboxCapacity``). One consumer.
+    public let messages: MQTTInbox
 
     let logger: Logger
     let state = Mutex(MQTTClientState())
-    let messageSink: AsyncStream<MQTTMessage>.Continuation
     /// The libmosquitto handle; libmosquitto's threaded API may be called from any thread.
     nonisolated(unsafe) let handle: OpaquePointer
     /// The thread that does the handle's network input and output.
@@ -28,7 +28,6 @@ public final class MQTTClient: Service, Sendable {
         MQTTLibrary.initialise()
         self.configuration = configuration
         self.logger = logger
-        (messages, messageSink) = AsyncStream.makeStream(of: MQTTMessage.self)
         guard let handle = mosquitto_new(configuration.clientID, configuration.sessionExpiry == nil, nil) else {
             throw MQTTError(code: MOSQ_ERR_NOMEM.rawValue, message: "mosquitto_new failed")
         }
@@ -39,6 +38,7 @@ public final class MQTTClient: Service, Sendable {
             mosquitto_destroy(handle)
             throw error
         }
+        messages = MQTTInbox(capacity: configuration.inboxCapacity) { [network] in network.wake() }
         mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
         do {
             try configure()
@@ -85,7 +85,8 @@ public final class MQTTClient: Service, Sendable {
         network.start(
             host: configuration.host, port: Int32(configuration.port),
             keepAlive: Int32(configuration.keepAlive.components.seconds),
-            sessionExpiry: configuration.sessionExpiry.map { UInt32(clamping: $0.components.seconds) })
+            sessionExpiry: configuration.sessionExpiry.map { UInt32(clamping: $0.components.seconds) },
+            mayRead: { [messages] in !messages.isFull })
     }
 
     /// Waits until connected, or throws ``MQTTError/timeout``.
@@ -123,7 +124,7 @@ public final class MQTTClient: Service, Sendable {
         // A batch's waiter is there once per id; `finish` hands its continuation out once.
         let waiting = state.withLock { state in Array(state.pending.values).compactMap { state.finish($0) } }
         for continuation in waiting { continuation.resume(throwing: MQTTError.closed) }
-        messageSink.finish()
+        messages.finish()
     }
 }
 

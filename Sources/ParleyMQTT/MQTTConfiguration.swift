@@ -19,6 +19,9 @@ public struct MQTTConfiguration: Sendable {
     /// disconnect; nil ends it with the connection (a clean start every time). A kept session
     /// needs a client id that stays the same across reconnects and restarts.
     public var sessionExpiry: Duration?
+    /// Received messages that may wait unread in ``MQTTClient/messages`` before the client
+    /// stops reading from the broker (which then holds the rest).
+    public var inboxCapacity: Int
 
     public init(
         host: String = "127.0.0.1",
@@ -31,7 +34,8 @@ public struct MQTTConfiguration: Sendable {
         caFile: String? = nil,
         tlsInsecure: Bool = false,
         acknowledgementTimeout: Duration = .seconds(10),
-        sessionExpiry: Duration? = nil
+        sessionExpiry: Duration? = nil,
+        inboxCapacity: Int = 10_000
     ) {
         self.host = host
         self.port = port
@@ -44,6 +48,7 @@ public struct MQTTConfiguration: Sendable {
         self.tlsInsecure = tlsInsecure
         self.acknowledgementTimeout = acknowledgementTimeout
         self.sessionExpiry = sessionExpiry
+        self.inboxCapacity = inboxCapacity
     }
 }
 

@@ -22,6 +22,7 @@ final class MQTTNetworkLoop: Sendable {
     private let started = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
+    private let mayRead = Mutex<@Sendable () -> Bool>({ true })
 
     init(handle: OpaquePointer, logger: Logger) throws {
         var pipe: [Int32] = [-1, -1]
@@ -46,8 +47,13 @@ final class MQTTNetworkLoop: Sendable {
     /// - Parameter sessionExpiry: seconds the broker keeps the session; sent on every
     ///   connection, since libmosquitto's own reconnect would send none (the session would
     ///   end with the next disconnect).
-    func start(host: String, port: Int32, keepAlive: Int32, sessionExpiry: UInt32?) {
+    /// - Parameter mayRead: false while the client's inbox is full: the socket is left
+    ///   unread (back-pressure to the broker) until ``wake()``.
+    func start(
+        host: String, port: Int32, keepAlive: Int32, sessionExpiry: UInt32?, mayRead: @escaping @Sendable () -> Bool
+    ) {
         guard !started.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        self.mayRead.withLock { $0 = mayRead }
         let thread = Thread { [self] in
             if let sessionExpiry {
                 var properties: OpaquePointer?
@@ -110,13 +116,15 @@ final class MQTTNetworkLoop: Sendable {
     private func serviceSocket() {
         let socket = mosquitto_socket(handle)
         guard socket >= 0 else { return }
-        let events = Int16(POLLIN) | (mosquitto_want_write(handle) ? Int16(POLLOUT) : 0)
+        let reading = mayRead.withLock { $0 }()
+        let events = (reading ? Int16(POLLIN) : 0) | (mosquitto_want_write(handle) ? Int16(POLLOUT) : 0)
         var descriptors = [
             pollfd(fd: socket, events: events, revents: 0), pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0),
         ]
         guard poll(&descriptors, 2, 1000) >= 0 || errno == EINTR else { return }
         if descriptors[1].revents != 0 { drainWakeUps() }
         var rc = MOSQ_ERR_SUCCESS.rawValue
+        // A hang-up or error is read even while paused: it ends the connection.
         if descriptors[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
             rc = mosquitto_loop_read(handle, 64)
         }

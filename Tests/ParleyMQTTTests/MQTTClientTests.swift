@@ -35,6 +35,33 @@ struct MQTTClientTests {
         await publisher.shutdown()
     }
 
+    /// A consumer that does not keep up: the client stops reading at its inbox's capacity and
+    /// the broker holds the rest; everything still arrives, in order, once it is read.
+    @Test func aFullInboxStopsReadingFromTheBroker() async throws {
+        let services = try TestServices.shared()
+        var configuration = services.mqtt()
+        configuration.inboxCapacity = 10
+        let subscriber = try MQTTClient(configuration: configuration, logger: .quiet)
+        try subscriber.start()
+        try await subscriber.waitUntilConnected(timeout: .seconds(5))
+        let publisher = try await connectedClient()
+        let topic = topic()
+        try await subscriber.subscribe(topic, qos: 1)
+        try await publisher.publish(
+            batch: (0..<300).map { (topic: topic, payload: Array("\($0)".utf8)) }, messageExpiry: .seconds(60))
+        try await Task.sleep(for: .milliseconds(500))
+        // libmosquitto reads up to 64 packets per pass before the loop looks at the inbox again.
+        #expect(subscriber.messages.count <= 10 + 64, "\(subscriber.messages.count) waiting")
+        var received: [String] = []
+        for await message in subscriber.messages {
+            received.append(String(decoding: message.payload, as: UTF8.self))
+            if received.count == 300 { break }
+        }
+        #expect(received == (0..<300).map { "\($0)" })
+        await subscriber.shutdown()
+        await publisher.shutdown()
+    }
+
     @Test func publishesAtQoS0WithoutWaitingForAnAcknowledgement() async throws {
         let (subscriber, publisher) = (try await connectedClient(), try await connectedClient())
         let topic = topic()

@@ -222,7 +222,7 @@ final class ChaosTraffic: Sendable {
         let data: Payload?
     }
 
-    private func consume(_ messages: AsyncStream<MQTTMessage>, receiver: Int64) async {
+    private func consume(_ messages: MQTTInbox, receiver: Int64) async {
         for await message in messages {
             guard let envelope = try? JSONCoding.decoder.decode(Envelope.self, from: Data(message.payload)),
                 let uid = envelope.data?.uid, uid.hasPrefix("c-\(tag)-")
