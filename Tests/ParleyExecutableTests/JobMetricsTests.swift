@@ -1,0 +1,48 @@
+import Foundation
+import ParleyTestSupport
+import Testing
+
+/// `/metrics` of a real worker: each queue's depth, and its jobs by outcome.
+struct JobMetricsTests {
+    @Test func aWorkerReportsItsQueuesDepthAndJobs() async throws {
+        let services = try TestServices.shared()
+        let database = try await services.makeDatabase(migrated: true)
+        let parley = ParleyCommand(database: database, services: services)
+        let stack = try await LiveStack.start(parley, workerRoles: ["outbox", "media"])
+        do {
+            // An account deletion is a job on the `maintenance` queue, which the media role runs.
+            let leaving = try await stack.signUp("leaving")
+            let deleted = try await stack.request(
+                "DELETE", "/v1/me", body: ["currentPassword": "correct horse battery"], token: leaving.token)
+            #expect(deleted.status == 202)
+            func lines(_ name: String) async throws -> [Substring] {
+                let text = try await Subprocess.run(
+                    "/usr/bin/curl", ["-s", "--max-time", "10", stack.workerBase + "/metrics"]
+                ).standardOutput
+                return text.split(separator: "\n").filter { $0.hasPrefix(name + "{") }
+            }
+            func succeeded() async throws -> Double {
+                try await lines("parley_jobs_total").filter {
+                    $0.contains(#"queue="maintenance""#) && $0.contains(#"outcome="succeeded""#)
+                }.compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.first ?? 0
+            }
+            var done = 0.0
+            for _ in 0..<100 where done < 1 {
+                try await Task.sleep(for: .milliseconds(100))
+                done = try await succeeded()
+            }
+            #expect(done >= 1, "no maintenance job counted as succeeded")
+            let depth = try await lines("parley_queue_depth").filter { $0.contains(#"queue="maintenance""#) }
+            // Read at the worker's housekeeping: nothing waits once the job is done.
+            #expect(depth.count == 1 && depth.first?.split(separator: " ").last.flatMap { Double($0) } == 0, "\(depth)")
+            #expect(
+                try await lines("parley_jobs_total").contains {
+                    $0.contains(#"queue="maintenance""#) && $0.contains(#"outcome="dead""#)
+                })
+        } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
+    }
+}
