@@ -7,12 +7,21 @@ import Synchronization
 extension MQTTClient {
     /// Publishes a message. With QoS 1 it returns once the broker acknowledged it (PUBACK).
     ///
-    /// - Parameter messageExpiry: MQTT 5 message expiry: how long the broker keeps it for an
-    ///   offline subscriber.
+    /// - Parameters:
+    ///   - messageExpiry: MQTT 5 message expiry: how long the broker keeps it for an
+    ///     offline subscriber.
+    ///   - requireSubscriber: a PUBACK saying no subscriber matched (0x10, a success code in
+    ///     MQTT) throws ``MQTTError/noSubscribers``: for input someone must take, such as
+    ///     `chat-in` while no ingest runs.
     public func publish(
-        topic: String, payload: [UInt8], qos: Int = 1, retain: Bool = false, messageExpiry: Duration? = nil
+        topic: String, payload: [UInt8], qos: Int = 1, retain: Bool = false, messageExpiry: Duration? = nil,
+        requireSubscriber: Bool = false
     ) async throws {
-        let mid = try send(topic: topic, payload: payload, qos: qos, retain: retain, messageExpiry: messageExpiry)
+        let mid = try send(
+            topic: topic, payload: payload, qos: qos, retain: retain, messageExpiry: messageExpiry, wake: false)
+        // Marked before the network thread may send it: its PUBACK cannot come first.
+        if requireSubscriber && qos > 0 { state.withLock { _ = $0.needsSubscriber.insert(mid) } }
+        network.wake()
         if qos > 0 {
             try await acknowledgements(of: [mid])
         } else {
@@ -251,8 +260,13 @@ extension MQTTClient {
         // The v5 callbacks carry the broker's reason codes: a refused publish or subscription
         // (not authorised, quota exceeded) must fail its caller, not look acknowledged.
         mosquitto_publish_v5_callback_set(handle) { _, userData, mid, reasonCode, _ in
-            let error = reasonCode >= 0x80 ? MQTTError.refused(reasonCode) : nil
-            MQTTClient.from(userData).didAcknowledge(mid, error: error)
+            let client = MQTTClient.from(userData)
+            let needsSubscriber = client.state.withLock { $0.needsSubscriber.remove(mid) != nil }
+            let error =
+                reasonCode >= 0x80
+                ? MQTTError.refused(reasonCode)
+                : (reasonCode == 0x10 && needsSubscriber ? MQTTError.noSubscribers : nil)
+            client.didAcknowledge(mid, error: error)
         }
         mosquitto_subscribe_v5_callback_set(handle) { _, userData, mid, count, granted, _ in
             let codes = (0..<Int(count)).map { granted?[$0] ?? 0x80 }

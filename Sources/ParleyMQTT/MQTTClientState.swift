@@ -9,6 +9,8 @@ struct MQTTClientState {
     var routes: [(prefix: String, handler: @Sendable (MQTTMessage) -> Void)] = []
     /// The caller waiting for the PUBACK or SUBACK of each message id.
     var pending: [Int32: AcknowledgementWaiter] = [:]
+    /// Publishes whose PUBACK 0x10 (no subscriber matched) is a failure.
+    var needsSubscriber: Set<Int32> = []
     /// Acknowledgements that arrived before their caller started waiting, with the broker's
     /// verdict. Entries older than a few seconds are stale and ignored: message ids wrap.
     var earlyAcknowledgements: [Int32: (at: ContinuousClock.Instant, error: MQTTError?)] = [:]

@@ -14,6 +14,8 @@ public struct MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
     public static let timeout = MQTTError(code: -100, message: "no acknowledgement from the broker in time")
     /// The client was shut down.
     public static let closed = MQTTError(code: -101, message: "client is shut down")
+    /// The broker took the message but no subscriber matched (PUBACK 0x10): nobody will read it.
+    public static let noSubscribers = MQTTError(code: -103, message: "no subscriber took the message (0x10)")
 
     /// The broker refused a publish or a subscription with this MQTT 5 reason code.
     static func refused(_ reasonCode: Int32) -> MQTTError {
@@ -31,6 +33,6 @@ public struct MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
 extension MQTTError: DependencyError {
     /// No broker session, no acknowledgement in time, or a client shut down; not a refusal.
     public var isUnavailability: Bool {
-        [Self.notConnected.code, Self.timeout.code, Self.closed.code].contains(code)
+        [Self.notConnected.code, Self.timeout.code, Self.closed.code, Self.noSubscribers.code].contains(code)
     }
 }

@@ -62,6 +62,22 @@ struct MQTTClientTests {
         await publisher.shutdown()
     }
 
+    /// PUBACK 0x10 (no subscriber matched) is success in MQTT, and a failure for input that
+    /// someone must take: `chat-in` while no ingest runs.
+    @Test func noMatchingSubscriberFailsAPublishThatNeedsOne() async throws {
+        let (subscriber, publisher) = (try await connectedClient(), try await connectedClient())
+        let topic = topic()
+        try await publisher.publish(topic: topic, payload: [1], qos: 1)
+        await #expect(throws: MQTTError.noSubscribers) {
+            try await publisher.publish(topic: topic, payload: [2], qos: 1, requireSubscriber: true)
+        }
+        try await subscriber.subscribe(topic, qos: 1)
+        try await publisher.publish(topic: topic, payload: [3], qos: 1, requireSubscriber: true)
+        #expect(try await next(subscriber)?.payload == [3])
+        await subscriber.shutdown()
+        await publisher.shutdown()
+    }
+
     @Test func publishesAtQoS0WithoutWaitingForAnAcknowledgement() async throws {
         let (subscriber, publisher) = (try await connectedClient(), try await connectedClient())
         let topic = topic()

@@ -152,7 +152,8 @@ final class ChaosTraffic: Sendable {
                     .utf8)
         mqttSends.withLock { $0[uid] = (room, sender, payload) }
         do {
-            try await client.publish(topic: Topic.chatIn(room.uid), payload: payload, qos: 1)
+            // 0x10: no ingest took it; an app publishes it again, as after no PUBACK.
+            try await client.publish(topic: Topic.chatIn(room.uid), payload: payload, qos: 1, requireSubscriber: true)
             return true
         } catch {
             log.error(uid: uid, via: "mqtt", "\(error)")
