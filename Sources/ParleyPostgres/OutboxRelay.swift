@@ -2,6 +2,7 @@ import Logging
 import ParleyCore
 import PostgresNIO
 import ServiceLifecycle
+import Synchronization
 
 /// Publishes the outbox: each committed event goes to its room topic, the fan-out jobs of a
 /// batch to the queue as one job (``FanoutBatch``), and only then are their rows deleted.
@@ -33,6 +34,10 @@ public struct OutboxRelay: Service {
     let batchSize: Int
     /// Signs file URLs in new messages' events, as the API does.
     let fileLinks: FileLinks
+    /// A batch whose events went out but whose fan-out job could not be queued (Redis was
+    /// down): the retry queues the job alone. Publishing the batch again on every retry sent
+    /// each member hundreds of copies during a Redis outage in the chaos run.
+    private let unqueued = Unqueued()
 
     /// The active relay's lock; any constant shared by all relays.
     public static let lockKey: Int64 = 0x6f75_7462_6f78  // "outbox"
@@ -125,13 +130,67 @@ public struct OutboxRelay: Service {
             ).allRows()
         }
         guard !rows.isEmpty else { return [] }
+        let ids = rows.map(\.id)
+        if let (published, job) = unqueued.batch(heading: ids) {
+            try await fanout.enqueue(job)
+            unqueued.clear()
+            return published
+        }
         // In commit order, with the copies the planner could make, acknowledged together; the
         // rest of the batch's fan-out as one job.
         let entries = rows.compactMap(\.fanout)
         let plan = planner?.plan(entries) ?? FanoutPlan(queued: entries)
-        try await publisher.publish(events: rows.compactMap { row in row.event.map { (row.topic, $0) } } + plan.copies)
-        if !plan.queued.isEmpty { try await fanout.enqueue(FanoutBatch.encode(plan.queued)) }
-        return rows.map(\.id)
+        try await publish(rows.compactMap { row in row.event.map { (row.topic, $0) } } + plan.copies)
+        if !plan.queued.isEmpty {
+            let job = FanoutBatch.encode(plan.queued)
+            do {
+                try await fanout.enqueue(job)
+            } catch {
+                unqueued.remember(job, for: ids)
+                throw error
+            }
+        }
+        return ids
+    }
+
+    /// Publishes a batch's events. An event the broker refuses (not an outage: one larger than
+    /// its `message_size_limit`, say) would be refused on every retry and hold every room's
+    /// events behind it: the batch then goes one event at a time, and a refused event is
+    /// dropped with an error in the log (its message is in the history; clients catch up there).
+    private func publish(_ events: [(topic: String, payload: String)]) async throws {
+        do {
+            try await publisher.publish(events: events)
+        } catch let refusal as any DependencyError where !refusal.isUnavailability {
+            for event in events {
+                do {
+                    try await publisher.publish(events: [event])
+                } catch let refusal as any DependencyError where !refusal.isUnavailability {
+                    logger.error(
+                        "the broker refused an event; dropped",
+                        metadata: [
+                            "topic": "\(event.topic)", "bytes": "\(event.payload.utf8.count)", "error": "\(refusal)",
+                        ])
+                }
+            }
+        }
+    }
+
+    /// The fan-out job of a published batch, until it is queued. The batch's rows still head
+    /// the outbox (they are deleted only after the job is queued), so a read finds them first,
+    /// perhaps followed by rows committed since.
+    final class Unqueued: Sendable {
+        private let state = Mutex<(ids: [Int64], job: String)?>(nil)
+
+        func remember(_ job: String, for ids: [Int64]) { state.withLock { $0 = (ids, job) } }
+        func clear() { state.withLock { $0 = nil } }
+
+        /// The remembered batch, when `ids` (a fresh read) begin with its rows.
+        func batch(heading ids: [Int64]) -> (ids: [Int64], job: String)? {
+            state.withLock { state in
+                guard let state, ids.starts(with: state.ids) else { return nil }
+                return state
+            }
+        }
     }
 
     private func delete(_ published: [Int64], on connection: PostgresConnection) async throws {

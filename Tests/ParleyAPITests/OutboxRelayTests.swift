@@ -73,6 +73,115 @@ struct OutboxRelayTests {
     }
 }
 
+/// Redis down while a batch's events went out: the retry queues the batch's fan-out job, and
+/// does not publish its events again (in the chaos run, hundreds of copies per member).
+struct OutboxRelayUnqueuedFanoutTests {
+    @Test func aBatchWhoseJobCouldNotBeQueuedIsNotPublishedAgain() async throws {
+        let fixture = try await RelayFixture.make()
+        let queue = FailingQueue(failures: 3)
+        let relay = ServiceGroup(
+            configuration: .init(
+                services: [
+                    .init(
+                        service: OutboxRelay(
+                            database: fixture.harness.database, publisher: fixture.client, fanout: queue,
+                            fileLinks: AccountsHarness.fileLinks, logger: .quiet, batchSize: 7))
+                ], logger: .quiet))
+        try await fixture.harness.run { api in
+            let room = try await api.roomOfThree().id
+            let job = FanoutJob(roomID: Int64(room), event: "", audience: .readers).json()
+            for index in 0..<3 {
+                try await fixture.harness.database.client.query(
+                    """
+                    INSERT INTO messenger.outbox (chat_room_id, event, topic, fanout)
+                    VALUES (\(room), \("event-\(index)"), \(fixture.topic), \(job))
+                    """)
+            }
+            let running = Task { try await relay.run() }
+            // Three failed attempts a second apart, then the job goes in.
+            for _ in 0..<100 where queue.queued.withLock({ $0.isEmpty }) {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(queue.queued.withLock { $0.count } == 1)
+            #expect(await fixture.receive(10, within: .seconds(2)) == (0..<3).map { "event-\($0)" })
+            await relay.triggerGracefulShutdown()
+            try await running.value
+        }
+        await fixture.shutdown()
+    }
+}
+
+/// An event the broker refuses (over its size limit) must not hold every later event back:
+/// it is dropped, and the relay goes on.
+struct OutboxRelayRefusedEventTests {
+    @Test func anEventTheBrokerRefusesIsDroppedAndTheRestGoOut() async throws {
+        let fixture = try await RelayFixture.make()
+        let relay = fixture.relay(
+            database: fixture.harness.database, publisher: RefusingPublisher(client: fixture.client))
+        try await fixture.harness.run { api in
+            let room = try await api.roomOfThree().id
+            try await fixture.addEvents(0...1, room: room)
+            try await fixture.harness.database.client.query(
+                "INSERT INTO messenger.outbox (chat_room_id, event, topic) VALUES (\(room), 'too large', \(fixture.topic))"
+            )
+            try await fixture.addEvents(2...3, room: room)
+            let running = Task { try await relay.run() }
+            // The batch is published again one event at a time: its first events twice (the
+            // same payload, as clients drop by hash).
+            var received: [String] = []
+            for _ in 0..<20 where !received.contains("event-3") { received += await fixture.receive(1) }
+            #expect(
+                received.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+                    == (0..<4).map { "event-\($0)" })
+            try await fixture.addEvents(4...4, room: room)
+            #expect(await fixture.receive(1) == ["event-4"])
+            await relay.triggerGracefulShutdown()
+            try await running.value
+        }
+        await fixture.shutdown()
+    }
+}
+
+/// A broker that refuses every batch holding the event `too large`, as mosquitto refuses a
+/// message over its `message_size_limit` (PUBACK 0x95), and passes everything else on.
+struct RefusingPublisher: EventPublisher {
+    let client: MQTTClient
+    struct Refused: DependencyError {
+        var isUnavailability: Bool { false }
+    }
+
+    func publish(topic: String, payload: String) async throws {
+        try await publish(events: [(topic, payload)])
+    }
+
+    func publishTransient(topic: String, payload: String) async throws {
+        try await publish(topic: topic, payload: payload)
+    }
+
+    func publish(events: [(topic: String, payload: String)]) async throws {
+        if events.contains(where: { $0.payload == "too large" }) { throw Refused() }
+        try await client.publish(events: events)
+    }
+}
+
+/// A fan-out queue that refuses its first jobs, as one on a Redis that is down.
+final class FailingQueue: JobQueue {
+    let failures: Mutex<Int>
+    let queued = Mutex<[String]>([])
+    struct Down: Error {}
+
+    init(failures: Int) { self.failures = Mutex(failures) }
+
+    func enqueue(_ job: String) async throws {
+        let fail = failures.withLock { left in
+            defer { left = max(0, left - 1) }
+            return left > 0
+        }
+        if fail { throw Down() }
+        queued.withLock { $0.append(job) }
+    }
+}
+
 /// What went out leaves the outbox: a batch is deleted by the read of the next one, and
 /// when no event follows, by a read of its own soon after (not left for the next commit).
 struct OutboxRelayDeletionTests {
