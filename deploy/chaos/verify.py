@@ -1,0 +1,479 @@
+#!/usr/bin/env python3
+"""Checks a chaos run (deploy/chaos/run) message by message and prints its table.
+
+    verify.py --dir DIR --pg-port PORT --redis-port PORT [options]
+
+DIR holds the run's records: load/ (parley-load chaos: rooms.json, sent.jsonl, received.jsonl,
+errors.jsonl, summary.json), faults.jsonl, readiness.jsonl, processes.jsonl, incidents.jsonl.
+PostgreSQL is read with psql (PGPASSWORD), Redis with redis-cli (REDISCLI_AUTH), both directly,
+not through the run's proxies.
+
+Failures (exit 1): an acknowledged send not stored (lost) or stored twice, a room whose seq has a
+gap, a delivery whose seq differs from the stored one, duplicate deliveries with different
+hashes, a delivery of nothing stored, jobs left pending, waiting or dead-lettered, outbox rows
+left, a process that exited unbidden or is not ready at the end, skipped faults (--incomplete).
+Goals (reported; failures with --strict): recovery within 10 s of the fault's end (the first
+acknowledged send and readiness 200), every stored message delivered to every other member,
+serve's readiness not 200 during an outage of a dependency.
+
+Each send is attributed to the fault window in which it was first acknowledged: from the
+fault's start to the next fault's start ("before the faults" until the first).
+"""
+
+import argparse
+import bisect
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+
+GOAL_SECONDS = 10
+QUEUES = ("fanout", "push", "media", "maintenance")
+
+
+def read_jsonl(path):
+    """JSON lines; a half-written last line (the writer was killed) is skipped."""
+    records = []
+    if not os.path.exists(path):
+        return records
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                print(f"warning: {path}:{number}: not JSON, skipped", file=sys.stderr)
+    return records
+
+
+def read_json(path, default=None):
+    if not os.path.exists(path):
+        return default
+    with open(path) as f:
+        return json.load(f)
+
+
+def seconds(ms):
+    return "–" if ms is None else f"{ms / 1000:.1f} s"
+
+
+def clock(ms):
+    return time.strftime("%H:%M:%S", time.localtime(ms / 1000)) + f".{ms % 1000:03d}"
+
+
+class Store:
+    """PostgreSQL through psql; Redis through redis-cli."""
+
+    def __init__(self, args):
+        self.args = args
+
+    def query(self, sql):
+        a = self.args
+        command = ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", a.pg_host, "-p", str(a.pg_port),
+                   "-U", a.pg_user, "-d", a.pg_database, "-c", f"COPY ({sql}) TO STDOUT WITH (FORMAT csv)"]
+        result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        if result.returncode != 0:
+            raise RuntimeError(f"psql: {result.stderr.strip()}")
+        return list(csv.reader(io.StringIO(result.stdout)))
+
+    def redis(self, *command):
+        result = subprocess.run(["redis-cli", "--no-auth-warning", "-p", str(self.args.redis_port), *command],
+                                capture_output=True, text=True, timeout=30)
+        return result.stdout.splitlines()
+
+    def redis_int(self, *command):
+        lines = self.redis(*command)
+        try:
+            return int(lines[0])
+        except (IndexError, ValueError):
+            return 0  # no such stream or group: nothing in it
+
+
+class Window:
+    def __init__(self, name, start, end, fault=None):
+        self.name, self.start, self.end, self.fault = name, start, end, fault
+        self.acknowledged = self.stored = self.lost = self.duplicated = 0
+        self.delivered = self.duplicate_deliveries = self.failed_attempts = 0
+        self.recover_ack = self.recover_ready = None
+        self.recover_via = None
+        self.readiness = "–"
+        self.lost_uids, self.duplicated_uids, self.undelivered = [], [], []
+
+
+class Verification:
+    def __init__(self, args):
+        self.args = args
+        self.dir = args.dir
+        self.store = Store(args)
+        self.failures = []
+        self.goals = []  # goals not met
+        self.notes = []
+        self.faults = [f for f in read_jsonl(os.path.join(self.dir, "faults.jsonl")) if not f.get("skipped")]
+        self.skipped = [f for f in read_jsonl(os.path.join(self.dir, "faults.jsonl")) if f.get("skipped")]
+        self.readiness = read_jsonl(os.path.join(self.dir, "readiness.jsonl"))
+        self.windows = self.make_windows()
+
+    def fail(self, message):
+        self.failures.append(message)
+
+    def goal(self, message):
+        (self.failures if self.args.strict else self.goals).append(message)
+
+    def make_windows(self):
+        start = self.args.load_started or 0
+        stop = self.args.load_stopped or 2**62
+        windows = [Window("before the faults", start, self.faults[0]["start"] if self.faults else stop)]
+        for i, fault in enumerate(self.faults):
+            end = self.faults[i + 1]["start"] if i + 1 < len(self.faults) else stop
+            windows.append(Window(fault["fault"], fault["start"], end, fault))
+        return windows
+
+    def just_before(self, t):
+        """', 0.2 s before kill -9 ingest began' when a fault began within 2 s after t: a send
+        acknowledged just before a fault may be lost by it, and is counted in the window before."""
+        for f in self.faults:
+            if 0 <= f["start"] - t <= 2000:
+                return f", {seconds(f['start'] - t)} before {f['fault']} began"
+        return ""
+
+    def window_of(self, t):
+        starts = [w.start for w in self.windows[1:]]
+        return self.windows[bisect.bisect_right(starts, t)]
+
+    # Messages
+
+    def check_messages(self):
+        load = os.path.join(self.dir, "load")
+        rooms = {r["id"]: r for r in read_json(os.path.join(load, "rooms.json"), [])}
+        if not rooms:
+            self.fail("no rooms.json: the load generator did not set up")
+            return
+        sent = read_jsonl(os.path.join(load, "sent.jsonl"))
+        received = read_jsonl(os.path.join(load, "received.jsonl"))
+        errors = read_jsonl(os.path.join(load, "errors.jsonl"))
+        self.summary = read_json(os.path.join(load, "summary.json"))
+        if self.summary is None:
+            self.fail("no summary.json: the load generator did not finish its drain")
+
+        # Acknowledged sends: (room, sender, uid) -> first acknowledgement
+        acknowledged = {}
+        acknowledged_twice = 0
+        for s in sent:
+            key = (s["room"], s["sender"], s["uid"])
+            if key in acknowledged:
+                acknowledged_twice += 1
+                acknowledged[key]["t"] = min(acknowledged[key]["t"], s["t"])
+            else:
+                acknowledged[key] = dict(s)
+        self.acknowledged_twice = acknowledged_twice
+
+        # Stored: (room, uid) -> [(seq, sender)], and every room's seqs
+        ids = ",".join(str(int(r)) for r in rooms)
+        stored = defaultdict(list)
+        seqs = defaultdict(list)
+        for room, seq, sender, uid in self.store.query(
+                f"SELECT chat_room_id, seq, sent_by_id, uid FROM messenger.message WHERE chat_room_id IN ({ids})"):
+            stored[(int(room), uid)].append((int(seq), int(sender) if sender else None))
+            seqs[int(room)].append(int(seq))
+        last_seq = {int(room): int(last) for room, last in self.store.query(
+            f"SELECT id, last_seq FROM messenger.chat_room WHERE id IN ({ids})")}
+
+        # Gap-free seq per room: exactly 1..last_seq
+        for room in rooms:
+            have = sorted(seqs.get(room, []))
+            expected = list(range(1, last_seq.get(room, 0) + 1))
+            if have != expected:
+                missing = sorted(set(expected) - set(have))
+                repeated = [s for s, n in Counter(have).items() if n > 1]
+                self.fail(f"room {room}: seq not gap-free (last_seq {last_seq.get(room)}, {len(have)} rows, "
+                          f"missing {missing[:10]}, repeated {repeated[:10]})")
+
+        # Deliveries: (room, uid, receiver) -> [(hash, seq)]
+        deliveries = defaultdict(list)
+        for r in received:
+            deliveries[(r["room"], r["uid"], r["receiver"])].append((r.get("hash"), r.get("seq")))
+        stored_seq = {key: rows[0][0] for key, rows in stored.items()}
+        phantom = {(room, uid) for room, uid, _ in deliveries if (room, uid) not in stored}
+        if phantom:
+            self.fail(f"{len(phantom)} message(s) delivered but not stored, e.g. {sorted(phantom)[:3]}")
+        wrong_seq = [(key, seq) for key, copies in deliveries.items() for _, seq in copies
+                     if (key[0], key[1]) in stored_seq and seq is not None and seq != stored_seq[(key[0], key[1])]]
+        if wrong_seq:
+            self.fail(f"{len(wrong_seq)} delivery(ies) with a seq other than the stored one, e.g. {wrong_seq[:3]}")
+        hashes_differ = [key for key, copies in deliveries.items() if len({h for h, _ in copies}) > 1]
+        if hashes_differ:
+            self.fail(f"{len(hashes_differ)} duplicate delivery(ies) with different hashes, e.g. {hashes_differ[:3]}")
+
+        for (room, sender, uid), s in acknowledged.items():
+            w = self.window_of(s["t"])
+            w.acknowledged += 1
+            rows = stored.get((room, uid), [])
+            mine = [row for row in rows if row[1] == sender]
+            if not mine:
+                w.lost += 1
+                w.lost_uids.append(f"{room}/{uid} ({s.get('via')}, acknowledged {clock(s['t'])}{self.just_before(s['t'])})")
+                continue
+            w.stored += 1
+            if len(rows) > 1:
+                w.duplicated += 1
+                w.duplicated_uids.append(f"{room}/{uid} seqs {[row[0] for row in rows]}")
+            members = [m for m in rooms.get(room, {}).get("members", []) if m != sender]
+            missing = [m for m in members if not deliveries.get((room, uid, m))]
+            if missing:
+                w.undelivered.append(f"{room}/{uid} to {missing[:5]}{'…' if len(missing) > 5 else ''}")
+            else:
+                w.delivered += 1
+            w.duplicate_deliveries += sum(max(0, len(deliveries.get((room, uid, m), [])) - 1) for m in members)
+        for w in self.windows:
+            if w.lost:
+                self.fail(f"{w.name}: {w.lost} acknowledged send(s) not stored")
+            if w.duplicated:
+                self.fail(f"{w.name}: {w.duplicated} acknowledged send(s) stored more than once")
+        for e in errors:
+            if "t" in e:
+                self.window_of(e["t"]).failed_attempts += 1
+
+        acknowledged_uids = {(room, uid) for room, _, uid in acknowledged}
+        unacknowledged = [key for key in stored if key[1].startswith("c-") and key not in acknowledged_uids]
+        if unacknowledged:
+            self.notes.append(f"{len(unacknowledged)} stored message(s) of the load were never acknowledged to it "
+                              "(an answer lost and no retry answered before the load stopped)")
+        if acknowledged_twice:
+            self.notes.append(f"{acknowledged_twice} send(s) acknowledged twice (a retry after a lost answer)")
+
+        # Time to recover: from the fault's end to the first acknowledgement after it, on each
+        # path (REST, MQTT) the load sends by; the slower counts (a broker outage stops only
+        # MQTT's, a PostgreSQL one only REST's: the broker acknowledges before the ingest stores).
+        times = defaultdict(list)
+        for s in sent:
+            times[s.get("via", "?")].append(s["t"])
+        for via in times:
+            times[via].sort()
+        for w in self.windows[1:]:
+            delays = {}
+            for via, ts in times.items():
+                i = bisect.bisect_left(ts, w.fault["end"])
+                delays[via] = ts[i] - w.fault["end"] if i < len(ts) else None
+            never = sorted(via for via, delay in delays.items() if delay is None)
+            if never:
+                w.recover_ack, w.recover_via = None, never[0]
+            elif delays:
+                w.recover_via = max(delays, key=delays.get)
+                w.recover_ack = delays[w.recover_via]
+
+    # Readiness
+
+    def intervals(self, target):
+        """[(start, end or None, state, details)] of the target's spells of answers other than 200:
+        from when the first such poll was sent to when the next 200 came back."""
+        out, current = [], None
+        for r in self.readiness:
+            if r.get("target") != target or r.get("end"):
+                continue
+            if r["state"] != "200":
+                what = f"{r['state']} {r.get('detail') or ''}".strip()
+                if current is None:
+                    current = [r["t"], None, r["state"], [what]]
+                elif what not in current[3]:
+                    current[3].append(what)
+            elif current is not None:
+                current[1] = r.get("answered", r["t"])
+                out.append(tuple(current))
+                current = None
+        if current is not None:
+            out.append(tuple(current))
+        return [(start, end, state, "; ".join(details)) for start, end, state, details in out]
+
+    def check_readiness(self):
+        if not self.readiness:
+            self.fail("no readiness record (readiness.py did not run)")
+            return
+        targets = sorted({r["target"] for r in self.readiness})
+        spans = {t: self.intervals(t) for t in targets}
+        self.readiness_notes = []
+        for w in self.windows[1:]:
+            f = w.fault
+            target = f.get("readiness", "serve")
+            # Spells not ready of the fault's target that began before the window's end and
+            # ended (if at all) after the fault began.
+            mine = [s for s in spans.get(target, []) if s[0] < w.end and (s[1] is None or s[1] > f["start"])]
+            if not mine:
+                w.recover_ready = 0
+                w.readiness = "200 throughout"
+            else:
+                last = mine[-1]
+                if last[1] is None or last[1] > w.end:
+                    w.recover_ready = None
+                    w.readiness = f"{last[2]} until the next fault"
+                    self.fail(f"{w.name}: {target} not ready again before the next fault")
+                else:
+                    w.recover_ready = max(0, last[1] - f["end"])
+                    down = sum((s[1] or w.end) - max(s[0], f["start"]) for s in mine)
+                    states = "/".join(sorted({s[2] for s in mine}))
+                    w.readiness = f"{states} for {seconds(down)}"
+            if f.get("dependency") and not mine:
+                self.goal(f"{w.name}: serve's readiness stayed 200 during the outage (polled every 200 ms)")
+            for t in targets:
+                for s in spans[t]:
+                    if s[0] < w.end and (s[1] is None or s[1] > f["start"]):
+                        end = "not again" if s[1] is None else clock(s[1])
+                        self.readiness_notes.append(f"{w.name}: {t} {s[3]}, {clock(s[0])} – {end}")
+        # Before the first fault nothing should have been unready once the load ran.
+        first = self.windows[0]
+        for t in targets:
+            for s in spans[t]:
+                if first.start <= s[0] and s[1] is not None and s[1] <= first.end:
+                    self.notes.append(f"before the faults: {t} {s[3]} at {clock(s[0])}")
+
+    # Job queues, outbox, processes
+
+    def check_jobs(self):
+        deadline = time.monotonic() + self.args.jobs_wait
+        while True:
+            state = {}
+            for q in QUEUES:
+                stream = f"parley:jobs:{q}"
+                pending = self.store.redis_int("XPENDING", stream, "parley")
+                state[q] = {
+                    "waiting or in flight": self.store.redis_int("XLEN", stream),
+                    "pending (read, not acknowledged)": pending,
+                    "postponed": self.store.redis_int("ZCARD", f"{stream}:delayed"),
+                    "dead": self.store.redis_int("XLEN", f"{stream}:dead"),
+                }
+            outbox = int(self.store.query("SELECT count(*) FROM messenger.outbox")[0][0])
+            busy = outbox or any(v for s in state.values() for k, v in s.items() if k != "dead")
+            if not busy or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+        self.jobs = state
+        for q, s in state.items():
+            for what, n in s.items():
+                if n and what != "dead":
+                    self.fail(f"queue {q}: {n} job(s) {what} after {self.args.jobs_wait} s")
+            if s["dead"]:
+                reasons = self.store.redis("XRANGE", f"parley:jobs:{q}:dead", "-", "+", "COUNT", "3")
+                self.fail(f"queue {q}: {s['dead']} job(s) in the dead-letter stream, e.g. {reasons[:8]}")
+        if outbox:
+            self.fail(f"{outbox} outbox row(s) not relayed after {self.args.jobs_wait} s")
+
+    def check_processes(self):
+        processes = read_jsonl(os.path.join(self.dir, "processes.jsonl"))
+        if not processes:
+            self.fail("no processes.jsonl")
+        for p in processes:
+            name = p["process"]
+            if not p.get("alive"):
+                self.fail(f"{name} is not running at the end")
+            if p.get("ready") not in (None, "200"):
+                self.fail(f"{name} answers /health/ready with {p['ready'] or 'nothing'} at the end")
+            if "pids" in p and len(p["pids"]) != 1 + len(p.get("killed", [])):
+                self.fail(f"{name} was started {len(p['pids'])} times but killed {len(p.get('killed', []))} times")
+        for i in read_jsonl(os.path.join(self.dir, "incidents.jsonl")):
+            self.fail(f"{i['process']} exited unbidden (status {i.get('status', '?')}) during {i.get('during')} "
+                      f"at {clock(i['t'])}; the run started it again")
+
+    # Report
+
+    def goals_per_window(self):
+        for w in self.windows[1:]:
+            for label, value in (("first acknowledged send", w.recover_ack), ("readiness 200", w.recover_ready)):
+                if value is not None and value > GOAL_SECONDS * 1000:
+                    self.goal(f"{w.name}: {label} {seconds(value)} after the fault ended (goal ≤ {GOAL_SECONDS} s)")
+            if w.recover_ack is None and not self.args.no_load:
+                self.goal(f"{w.name}: no acknowledged send after the fault ended")
+            if w.undelivered:
+                self.goal(f"{w.name}: {len(w.undelivered)} stored message(s) not delivered to every other member, "
+                          f"e.g. {w.undelivered[:3]}")
+
+    def table(self):
+        with_load = not self.args.no_load
+        header = ["fault", "recover: ack", "recover: ready", "readiness"]
+        if with_load:
+            header += ["acknowledged", "stored", "lost", "dup in store", "delivered", "dup deliveries", "failed attempts"]
+        rows = []
+        for w in self.windows:
+            ack = "–"
+            if w.fault and with_load:
+                ack = f"{seconds(w.recover_ack)} ({w.recover_via})" if w.recover_ack is not None else "never"
+            row = [w.name, ack,
+                   seconds(w.recover_ready) if w.fault else "–", w.readiness]
+            if with_load:
+                row += [w.acknowledged, w.stored, w.lost, w.duplicated, w.delivered, w.duplicate_deliveries,
+                        w.failed_attempts]
+            rows.append(row)
+        if with_load:
+            total = ["total", "", "", ""] + [sum(r[i] for r in rows) for i in range(4, len(header))]
+            rows.append(total)
+        lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+        lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+        return "\n".join(lines)
+
+    def run(self):
+        if not self.args.no_load:
+            self.check_messages()
+        self.check_readiness()
+        self.check_jobs()
+        self.check_processes()
+        self.goals_per_window()
+        if self.args.incomplete or self.skipped:
+            self.fail(f"faults skipped (time budget spent): {[f['fault'] for f in self.skipped]}")
+
+        print(self.table())
+        print()
+        print("recover: from the fault's end (process started again, service back, partition healed) to the "
+              "first acknowledged send on the path (rest, mqtt) that took longest, and to the last return of "
+              "its readiness to 200 (the killed worker's own for a worker, serve's otherwise); readiness: what "
+              "it answered instead of 200 meanwhile; dup in store: acknowledged sends stored more than once; "
+              "delivered: stored messages that reached every other member on the room topic; dup deliveries: "
+              "copies beyond the first (same hash); failed attempts: sends that failed and were retried.")
+        if getattr(self, "summary", None):
+            print(f"\nload summary: {json.dumps(self.summary)}")
+        print("\njob queues at the end: " + "; ".join(
+            f"{q} " + ", ".join(f"{n} {what}" for what, n in s.items()) for q, s in self.jobs.items()))
+        for w in self.windows:
+            for label, items in (("LOST", w.lost_uids), ("STORED TWICE", w.duplicated_uids)):
+                if items:
+                    print(f"\n{w.name}: {label} {len(items)}: " + ", ".join(items[:20]))
+        if getattr(self, "readiness_notes", None):
+            print("\nreadiness other than 200, by fault window:")
+            for n in self.readiness_notes:
+                print(f"  {n}")
+        for n in self.notes:
+            print(f"note: {n}")
+        for g in self.goals:
+            print(f"GOAL NOT MET: {g}")
+        for f in self.failures:
+            print(f"FAILED: {f}")
+        lost = sum(w.lost for w in self.windows)
+        duplicated = sum(w.duplicated for w in self.windows)
+        print(f"\n{'PASSED' if not self.failures else 'FAILED'}: {lost} lost, {duplicated} stored twice, "
+              f"{len(self.failures)} failure(s), {len(self.goals)} goal(s) not met")
+        return 1 if self.failures else 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dir", required=True)
+    parser.add_argument("--pg-host", default="127.0.0.1")
+    parser.add_argument("--pg-port", type=int, required=True)
+    parser.add_argument("--pg-user", default="parley")
+    parser.add_argument("--pg-database", default="parley")
+    parser.add_argument("--redis-port", type=int, required=True)
+    parser.add_argument("--load-started", type=int, help="unix ms the load began sending")
+    parser.add_argument("--load-stopped", type=int, help="unix ms the load was told to stop")
+    parser.add_argument("--jobs-wait", type=float, default=60, help="seconds to wait for the queues to empty")
+    parser.add_argument("--no-load", action="store_true", help="no load ran: skip the message checks")
+    parser.add_argument("--strict", action="store_true", help="goals not met are failures")
+    parser.add_argument("--incomplete", action="store_true", help="some faults were skipped")
+    args = parser.parse_args()
+    return Verification(args).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
