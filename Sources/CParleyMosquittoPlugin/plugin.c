@@ -240,6 +240,7 @@ static int restamp_presence(struct mosquitto_evt_message *ed, const char *userna
         return MOSQ_ERR_ACL_DENIED;
     }
     const char *first = strstr(text, "\"online\"");
+    if (strstr(text, "\"online-user-message\"") == NULL) return MOSQ_ERR_ACL_DENIED;
     if (text[0] != '{' || text[ed->payloadlen - 1] != '}' || first == NULL || strstr(first + 1, "\"online\"") != NULL) {
         return MOSQ_ERR_ACL_DENIED;
     }

@@ -137,8 +137,15 @@ public struct IngestHandler: Sendable {
             if try await limiter.hit("typing:\(sender)", limit: 10, window: .seconds(10)) != nil {
                 throw Rejection(.rateLimited, "Typing notices are limited to 10 per 10 seconds.")
             }
-            // The client's own time is relayed (it is the client's notion of when typing began).
-            let time = envelope.data.time.flatMap(JSONCoding.date) ?? Date()
+            // The client's own time is relayed (it is the client's notion of when typing began);
+            // one that is not a time is an error, not silently replaced.
+            let time =
+                try envelope.data.time.map { text in
+                    guard let date = JSONCoding.date(text) else {
+                        throw Rejection(.invalidRequest, "time must be an RFC 3339 timestamp.")
+                    }
+                    return date
+                } ?? Date()
             let typing = RoomEvent.typing(
                 userID: sender, roomID: roomID, creating: envelope.data.creating ?? true, at: time)
             try await publisher.publishTransient(topic: Topic.room(uid), payload: typing.json())

@@ -360,6 +360,7 @@ struct BrokerPluginTests {
                 Array("not json".utf8), [0x7B, 0xFF, 0xFE, 0x7D], Array(repeating: UInt8(ascii: " "), count: 60_000),
                 Array(#"{"type":"online-user-message","data":{"online":"yes"}}"#.utf8),
                 Array(#"{"data":{"online":true},"online":false}"#.utf8),
+                Array(#"{"type":"new-message-notification","data":{"online":true}}"#.utf8),
             ]
             // One user each: a client may publish its presence once per 10 s.
             let users = try await api.signUp(count: bad.count + 1)

@@ -247,6 +247,11 @@ struct SendBatchTests {
                 input(room.writer, #""content":"b","uid":"b""#),
                 input(room.writer, #""content":"c","uid":"c","uid":"c2""#),
                 input(room.writer, #""content":"n\u0000","uid":"n""#),
+                ChatInput(
+                    topic: "chat-in/\(room.uid)",
+                    payload: Array(
+                        #"{"type":"creating-message-info","data":{"creating":true,"time":"not a time"},"hash":"t0"}"#
+                            .utf8), sender: "\(room.writer)"),
             ])
             let seqs = try await room.storedSeqs()
             #expect(seqs == [1, 2, 3])
@@ -260,7 +265,7 @@ struct SendBatchTests {
             #expect(rejections(of: room.reader) == ["forbidden"])
             #expect(
                 rejections(of: room.writer).sorted() == [
-                    "file-unavailable", "invalid-request", "invalid-request", "too-large",
+                    "file-unavailable", "invalid-request", "invalid-request", "invalid-request", "too-large",
                 ])
             // The repeat of "a" is answered with its canonical event, as stored (seq 2).
             let retried = events.filter { $0.topic == "chat-room/\(room.uid)" }

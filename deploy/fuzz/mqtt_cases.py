@@ -137,9 +137,10 @@ def chat_in_cases(room, other_room, victim_id):
         Case("invalid message with QoS 0", b"not json either", qos=0),
         Case("invalid message with QoS 2", b"not json at all", qos=2),
         Case("invalid message retained", b"retained garbage", retain=True),
-        Case("payload of 64 KiB + 1 byte", padded(r, "too-large-1", LIMIT + 1), expect="too-large", known_bug=True),
+        Case("payload of 64 KiB + 1 byte", padded(r, "too-large-1", LIMIT + 1), expect="too-large"),
+        # Above the broker's own limit (twice the ingest's): the broker refuses it.
         Case("payload of 1 MiB", b'{"type":"new-message-notification","data":{"content":"' + b"a" * (1 << 20) +
-             b'"},"hash":"h"}', expect="too-large", known_bug=True),
+             b'"},"hash":"h"}', expect="refuse"),
         # Boundaries that are valid: they must be stored.
         Case("content of 20,000 characters", dump(envelope(r, "limit-20000", content="a" * 20000)), expect="accept"),
         # Who sent it is the broker's stamp, never the client's word.
@@ -189,23 +190,22 @@ def largest_message(room):
 
 
 def presence_cases(user_id):
-    """Presence publishes (retained, as clients publish it) that must all be refused."""
+    """Presence publishes (retained, as clients publish it): refused, or (a client's claim of
+    lastActivity) accepted and rebuilt by the broker in the contract's shape."""
     topic = f"user/{user_id}/online"
     good = {"type": "online-user-message", "data": {"lastActivity": "2026-01-01T00:00:00.000Z", "online": True},
             "hash": "h"}
     return [
-        Case("presence that is not JSON", b"online", topic=topic, retain=True, expect="refuse", known_bug=True),
-        Case("presence of invalid UTF-8", b"\xff\xfe\xfd", topic=topic, retain=True, expect="refuse",
-             known_bug=True),
-        Case("presence of 60 KB", dump({**good, "hash": "h" * 60_000}), topic=topic, retain=True, expect="refuse",
-             known_bug=True),
+        Case("presence that is not JSON", b"online", topic=topic, retain=True, expect="refuse"),
+        Case("presence of invalid UTF-8", b"\xff\xfe\xfd", topic=topic, retain=True, expect="refuse"),
+        Case("presence of 60 KB", dump({**good, "hash": "h" * 60_000}), topic=topic, retain=True, expect="refuse"),
         Case("presence with online a string", dump({**good, "data": {**good["data"], "online": "yes"}}),
-             topic=topic, retain=True, expect="refuse", known_bug=True),
+             topic=topic, retain=True, expect="refuse"),
         Case("presence of another type", dump({**good, "type": "new-message-notification"}), topic=topic,
-             retain=True, expect="refuse", known_bug=True),
+             retain=True, expect="refuse"),
         Case("presence with a script in lastActivity",
              dump({**good, "data": {"lastActivity": "<script>alert(1)</script>", "online": True}}), topic=topic,
-             retain=True, expect="refuse", known_bug=True),
+             retain=True, expect="accept"),
     ]
 
 

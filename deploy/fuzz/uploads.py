@@ -176,7 +176,8 @@ def active_content(u):
 
 
 def declared_types_and_names(u):
-    u.upload("JPEG declared as PNG", media.JPEG_16, "image/png", [400])
+    # Of the declared kind (an image): stored as what the content is.
+    u.upload("JPEG declared as PNG", media.JPEG_16, "image/png", [201])
     u.upload("HTML declared as JPEG", b"<html></html>", "image/jpeg", [400])
     u.upload("PNG declared as video/mp4", media.png(8, 8), "video/mp4", [400])
     u.upload("a Content-Type that is not a type", b"x", "not a type", [400, 415, 201])
