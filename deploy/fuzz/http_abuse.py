@@ -12,7 +12,9 @@
 While each attack runs, a probe in its own process asks GET /health/live on a connection of
 its own every 20 ms; its p50/p99/max latency is reported against a quiet baseline. An
 attack fails when serve stops answering, its probe p99 exceeds max(1 s, 5x the baseline's),
-or serve's resident memory grows by more than 128 MiB. Each attack runs 3 s (--short) or
+or serve's resident memory grows by more than 128 MiB and then by more than 48 MiB again
+in a second round of the same attack (what the allocator took once it keeps, but must reuse).
+Each attack runs 3 s (--short) or
 10 s. (The file is not http.py: that name would shadow Python's http package in this directory.)
 """
 import argparse
@@ -31,6 +33,7 @@ PROBE_TIMEOUT = 5.0
 GOAWAY_CODES = {0: "NO_ERROR", 1: "PROTOCOL_ERROR", 2: "INTERNAL_ERROR", 6: "FRAME_SIZE_ERROR",
                 9: "COMPRESSION_ERROR", 11: "ENHANCE_YOUR_CALM"}
 MEMORY_BOUND_KIB = 128 * 1024
+REPEAT_BOUND_KIB = 48 * 1024
 
 
 def probe(stack, seconds, out):
@@ -269,7 +272,17 @@ def main():
                         f"probe p99 <= {p99_limit:.0f} ms, no probe failure",
                         f"p99 {p99} ms, max {worst} ms, {stats['failed']} of {stats['requests']} probes failed")
         if before and after and after["rss"] - before["rss"] > MEMORY_BOUND_KIB:
-            result.fail(f"{name}: serve's memory stays bounded", request, "RSS growth <= 128 MiB", rss)
+            # The allocator keeps what a flood made it take (glibc's arenas give little back);
+            # bounded means a second flood reuses it instead of taking as much again.
+            measured(stack, seconds, attack)
+            again = common.memory_kib(serve)
+            growth = again["rss"] - after["rss"] if again else 0
+            result.notes.append(f"{name}: serve RSS {rss} after the first flood, "
+                                f"{common.mib(again and again['rss'])} MiB after a second")
+            if growth > REPEAT_BOUND_KIB:
+                result.fail(f"{name}: serve's memory stays bounded", request,
+                            f"a second flood grows RSS by <= {REPEAT_BOUND_KIB // 1024} MiB",
+                            f"{rss}, then {common.mib(again['rss'])} MiB")
     return common.finish(result, watch, started, args.output)
 
 
