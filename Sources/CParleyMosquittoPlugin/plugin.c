@@ -84,6 +84,16 @@ static bool plausible_username(const char *username)
     return len > 0 && len <= 19 && strspn(username, "0123456789") == len;
 }
 
+/* The "gone" mark names the connection (its context), not only the client id: when a client
+   takes over its session (a reconnect before the broker noticed the old connection end, or a
+   kept session restored after a broker restart), the old context's DISCONNECT comes after the
+   new connection's login, and a mark by client id would refuse the new connection's every
+   publish (0x87) for a minute. The chaos run found that. */
+static void gone_mark(const struct mosquitto *client, char *mark, size_t size)
+{
+    snprintf(mark, size, "*%p", (const void *)client);
+}
+
 static int on_basic_auth(int event, void *event_data, void *userdata)
 {
     (void)event;
@@ -106,8 +116,8 @@ static int on_basic_auth(int event, void *event_data, void *userdata)
     if (strcmp(user, ed->username) != 0 || strcmp(token.client_id, client_id) != 0 || revocations_contains(token.session_id, time(NULL))) {
         return MOSQ_ERR_AUTH;
     }
-    /* A new connection of this client id may write again (its predecessor's will may not). */
-    cache_clear_matching(ed->username, client_id, "*");
+    /* A new connection of this client id may write (its predecessor's will may not): the
+       "gone" mark names the old connection alone (gone_mark). */
     return MOSQ_ERR_SUCCESS;
 }
 
@@ -125,7 +135,9 @@ static int on_acl_check(int event, void *event_data, void *userdata)
     time_t now = time(NULL);
     /* A will is published after its client is gone, without passing the MESSAGE event that
        stamps the publisher: a gone client may not write at all. */
-    if (ed->access == MOSQ_ACL_WRITE && cache_lookup(username, client_id, MARK_GONE, "*", now) == 1) {
+    char mark[32];
+    gone_mark(ed->client, mark, sizeof mark);
+    if (ed->access == MOSQ_ACL_WRITE && cache_lookup(username, client_id, MARK_GONE, mark, now) == 1) {
         return MOSQ_ERR_ACL_DENIED;
     }
     if (!plausible_topic(ed->topic)) return MOSQ_ERR_ACL_DENIED;
@@ -317,7 +329,9 @@ static int on_disconnect(int event, void *event_data, void *userdata)
     /* Its decisions end with its connection, except READ: a persistent session keeps its
        subscriptions. Its will may not post. */
     cache_clear_decisions(username, client_id);
-    cache_store(username, client_id, MARK_GONE, "*", true, now + 60);
+    char mark[32];
+    gone_mark(ed->client, mark, sizeof mark);
+    cache_store(username, client_id, MARK_GONE, mark, true, now + 60);
     char topic[64], payload[256];
     snprintf(topic, sizeof topic, TOPIC_PRESENCE_PREFIX "%s" TOPIC_PRESENCE_SUFFIX, username);
     int len = presence_payload(username, false, payload, sizeof payload);

@@ -299,6 +299,34 @@ struct BrokerPluginTests {
         #expect(await broker.stop() == 0)
     }
 
+    /// A client that takes its session over (reconnecting before the broker noticed the old
+    /// connection end) may publish at once: the old connection's end, reported after the new
+    /// login, must not mark the new one gone (the chaos run's broker restart found that).
+    @Test func aClientThatTakesItsSessionOverMayPublish() async throws {
+        let broker = try await withBroker(ingest: true) { api, broker, _ in
+            let users = try await api.signUp(count: 3)
+            let (roomID, uid) = try await api.multipartyRoom(
+                by: users[0], members: [(users[1], "writer"), (users[2], "reader")], name: "Over")
+            let first = try await connected(try mqtt(broker, login: users[0]))
+            let second = try await connected(try mqtt(broker, login: users[0]))
+            for _ in 0..<100 where first.isConnected { try await Task.sleep(for: .milliseconds(20)) }
+            await first.shutdown()
+            try await second.publish(
+                topic: "chat-in/\(uid)",
+                string:
+                    #"{"type":"new-message-notification","data":{"chatRoomId":\#(roomID),"content":"again","uid":"over-1"},"hash":"o1"}"#
+            )
+            var stored: [String] = []
+            for _ in 0..<100 where !stored.contains("over-1") {
+                try await Task.sleep(for: .milliseconds(50))
+                stored = try await api.history(roomID, as: users[1]).messages.map(\.uid)
+            }
+            #expect(stored.contains("over-1"))
+            await second.shutdown()
+        }
+        #expect(await broker.stop() == 0)
+    }
+
     /// A logout's revocation outlives a broker restart: the plugin keeps it in its file.
     @Test func revocationsSurviveABrokerRestart() async throws {
         let work = ProcessInfo.processInfo.environment["PARLEY_TEST_WORK_DIR"] ?? NSTemporaryDirectory()
