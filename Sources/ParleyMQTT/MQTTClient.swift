@@ -50,9 +50,10 @@ public final class MQTTClient: Service, Sendable {
     }
 
     deinit {
-        // The loop calls back into this client: it ends before the handle goes.
-        network.stop()
-        mosquitto_destroy(handle)
+        // The loop calls back into this client: it ends before the handle goes. A loop that
+        // did not end (stuck inside libmosquitto) keeps the handle: destroying it under the
+        // thread crashed a worker stopped after a stall in the chaos run.
+        if network.stop() { mosquitto_destroy(handle) }
     }
 
     private func configure() throws {

@@ -22,6 +22,8 @@ final class MQTTNetworkLoop: Sendable {
     private let started = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
+    /// The thread ended (``stop()`` saw it).
+    private let hasEnded = Atomic<Bool>(false)
     private let mayRead = Mutex<@Sendable () -> Bool>({ true })
 
     init(handle: OpaquePointer, logger: Logger) throws {
@@ -79,11 +81,18 @@ final class MQTTNetworkLoop: Sendable {
     }
 
     /// Ends the loop after it flushed what is queued (a DISCONNECT); waits up to 5 s for it.
-    func stop() {
-        guard !stopping.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        guard started.load(ordering: .sequentiallyConsistent) else { return }
+    /// - Returns: whether the thread has ended (or never started): only then may the handle go.
+    @discardableResult
+    func stop() -> Bool {
+        if stopping.exchange(true, ordering: .sequentiallyConsistent) { return hasEnded.load(ordering: .acquiring) }
+        guard started.load(ordering: .sequentiallyConsistent) else {
+            hasEnded.store(true, ordering: .releasing)
+            return true
+        }
         wake()
-        _ = finished.wait(timeout: .now() + 5)
+        let ended = finished.wait(timeout: .now() + 5) == .success
+        if ended { hasEnded.store(true, ordering: .releasing) }
+        return ended
     }
 
     private var isStopping: Bool { stopping.load(ordering: .sequentiallyConsistent) }
