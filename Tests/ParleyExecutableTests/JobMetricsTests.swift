@@ -7,7 +7,12 @@ struct JobMetricsTests {
     @Test func aWorkerReportsItsQueuesDepthAndJobs() async throws {
         let services = try TestServices.shared()
         let database = try await services.makeDatabase(migrated: true)
-        let parley = ParleyCommand(database: database, services: services)
+        // A Redis database of its own: the queues' names are global, and other tests' workers
+        // on the shared Redis (a media role's) must not take this test's jobs, nor it theirs.
+        let parley = ParleyCommand(
+            environment: ParleyCommand(database: database, services: services).environment.merging([
+                "PARLEY_REDIS_DATABASE": "7"
+            ]) { $1 })
         let stack = try await LiveStack.start(parley, workerRoles: ["outbox", "media"])
         do {
             // An account deletion is a job on the `maintenance` queue, which the media role runs.
