@@ -156,8 +156,12 @@ static int on_acl_check(int event, void *event_data, void *userdata)
     }
     if (answer == 1 && ed->access == MOSQ_ACL_WRITE && strncmp(ed->topic, TOPIC_PRESENCE_PREFIX, strlen(TOPIC_PRESENCE_PREFIX)) == 0) {
         /* Presence: at most one publish per interval and client. */
-        if (cache_lookup(username, client_id, PRESENCE_STAMP, ed->topic, now) == 1) return MOSQ_ERR_ACL_DENIED;
-        cache_store(username, client_id, PRESENCE_STAMP, ed->topic, true, now + PRESENCE_INTERVAL);
+        /* Per connection, as the gone mark: a reconnecting client's old connection may end
+           (and clear its stamps) after the new one published. */
+        char stamp[32];
+        gone_mark(ed->client, stamp, sizeof stamp);
+        if (cache_lookup(username, client_id, PRESENCE_STAMP, stamp, now) == 1) return MOSQ_ERR_ACL_DENIED;
+        cache_store(username, client_id, PRESENCE_STAMP, stamp, true, now + PRESENCE_INTERVAL);
     }
     if (cached >= 0) return cached ? MOSQ_ERR_SUCCESS : MOSQ_ERR_ACL_DENIED;
     if (ed->access == MOSQ_ACL_SUBSCRIBE && answer == 1) {
