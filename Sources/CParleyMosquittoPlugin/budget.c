@@ -19,12 +19,7 @@ typedef struct budget {
 
 static budget *slots[BUDGET_SLOTS];
 
-static unsigned long hash(const char *text)
-{
-    unsigned long h = 5381;
-    for (const unsigned char *p = (const unsigned char *)text; *p; p++) h = h * 33 + *p;
-    return h % BUDGET_SLOTS;
-}
+static unsigned long hash(const char *text) { return text_hash(text) % BUDGET_SLOTS; }
 
 /* Drops the entries of seconds gone by in one chain: chains stay as long as the clients
    asking this second. */

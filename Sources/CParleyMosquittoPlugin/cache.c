@@ -19,12 +19,14 @@ static size_t count;
 
 static time_t now_seconds(void) { return time(NULL); }
 
-static unsigned long hash(const char *text)
+unsigned long text_hash(const char *text)
 {
     unsigned long h = 5381;
     for (const unsigned char *p = (const unsigned char *)text; *p; p++) h = h * 33 + *p;
-    return h % CACHE_SLOTS;
+    return h;
 }
+
+static unsigned long hash(const char *text) { return text_hash(text) % CACHE_SLOTS; }
 
 static char *make_key(const char *username, const char *client_id, int access, const char *topic)
 {

@@ -36,6 +36,16 @@ void revocations_close(void);
 bool budget_take(const char *username, const char *client_id, time_t now, long per_second);
 void budget_clear(void);
 
+/* Presence (presence.c): the contract's payload for `username` (its length, or -1); a user's
+   publish rebuilt in that shape, or refused; whether a topic is user/{id}/online. */
+int presence_payload(const char *username, bool online, char *payload, size_t size);
+struct mosquitto_evt_message;
+int restamp_presence(struct mosquitto_evt_message *ed, const char *username);
+bool is_presence_topic(const char *topic);
+
+/* The hash of the plugin's tables (cache.c, budget.c). */
+unsigned long text_hash(const char *text);
+
 /* Asks the broker-auth endpoint; returns 1 allowed, 0 denied, -1 no answer. */
 int endpoint_acl(const char *url, long timeout_ms, const char *username, const char *client_id, const char *topic, int access);
 void endpoint_cleanup(void);

@@ -22,14 +22,11 @@ final class MalformedRequestHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// A response already begun cannot be followed by another.
     private var responding = false
 
-    static let body: ByteBuffer = {
-        let problem = ProblemDetails(
+    static let body = ByteBuffer(
+        bytes: ProblemDetails(
             status: .badRequest, code: ParleyError.Code.invalidRequest.rawValue,
-            detail: "The request is not well-formed HTTP/1.1.")
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return ByteBuffer(bytes: (try? encoder.encode(problem)) ?? Data())
-    }()
+            detail: "The request is not well-formed HTTP/1.1."
+        ).encoded())
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         guard error is HTTPParserError else {

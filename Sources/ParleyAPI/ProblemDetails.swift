@@ -97,10 +97,15 @@ public struct ProblemDetails: Codable, Sendable, Equatable {
     }
 
     /// The response carrying this problem.
-    func response(headers extra: HTTPFields = [:]) -> Response {
+    /// The problem+json body.
+    func encoded() -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let body = (try? encoder.encode(self)) ?? Data()
+        return (try? encoder.encode(self)) ?? Data()
+    }
+
+    func response(headers extra: HTTPFields = [:]) -> Response {
+        let body = encoded()
         var headers = extra
         headers[.contentType] = "application/problem+json"
         if status == 503 && headers[.retryAfter] == nil { headers[.retryAfter] = String(Self.unavailableRetryAfter) }

@@ -123,15 +123,25 @@ final class ChaosTraffic: Sendable {
         let room = rooms[index % rooms.count]
         let sender = room.members[(index / rooms.count) % room.members.count].id
         let uid = "c-\(tag)-\(index)"
-        let overMQTT = index % 2 == 0
+        if index % 2 == 0 {
+            await untilAcknowledged(uid: uid, room: room, sender: sender, via: "mqtt") {
+                await self.publish(uid: uid, room: room, sender: sender)
+            }
+        } else {
+            await untilAcknowledged(uid: uid, room: room, sender: sender, via: "rest") {
+                await self.post(uid: uid, room: room, sender: sender)
+            }
+        }
+    }
+
+    /// Tries `attempt` every half second until it is acknowledged or the load stops.
+    private func untilAcknowledged(
+        uid: String, room: ChaosRoom, sender: Int64, via: String, _ attempt: () async -> Bool
+    ) async {
         while !stopping.load(ordering: .relaxed) {
             attemptCount.add(1, ordering: .relaxed)
-            let acknowledged =
-                overMQTT
-                ? await publish(uid: uid, room: room, sender: sender)
-                : await post(uid: uid, room: room, sender: sender)
-            if acknowledged {
-                acknowledge(uid: uid, room: room, sender: sender, via: overMQTT ? "mqtt" : "rest")
+            if await attempt() {
+                acknowledge(uid: uid, room: room, sender: sender, via: via)
                 return
             }
             try? await Task.sleep(for: .milliseconds(500))
@@ -240,13 +250,8 @@ final class ChaosTraffic: Sendable {
             {
                 // "Publish it again": the server could not store it.
                 let task = Task { [self] in
-                    while !stopping.load(ordering: .relaxed) {
-                        attemptCount.add(1, ordering: .relaxed)
-                        if await publish(uid: uid, room: send.room, sender: send.sender) {
-                            acknowledge(uid: uid, room: send.room, sender: send.sender, via: "mqtt")
-                            return
-                        }
-                        try? await Task.sleep(for: .milliseconds(500))
+                    await untilAcknowledged(uid: uid, room: send.room, sender: send.sender, via: "mqtt") {
+                        await self.publish(uid: uid, room: send.room, sender: send.sender)
                     }
                 }
                 retries.withLock { $0.append(task) }
