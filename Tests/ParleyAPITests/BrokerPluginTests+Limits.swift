@@ -1,0 +1,189 @@
+import Foundation
+import ParleyCore
+import ParleyMQTT
+import ParleyTestSupport
+import Testing
+
+@testable import ParleyAPI
+
+/// The plugin's own limits and state: revocations kept across restarts, bounded ACL
+/// questions, presence rebuilt and rate-limited per connection, and no leak on any of
+/// those paths.
+extension BrokerPluginTests {
+    /// A logout's revocation outlives a broker restart: the plugin keeps it in its file.
+    @Test func revocationsSurviveABrokerRestart() async throws {
+        let work = ProcessInfo.processInfo.environment["PARLEY_TEST_WORK_DIR"] ?? NSTemporaryDirectory()
+        let file = "\(work)/revocations-\(UUID().uuidString.prefix(8))"
+        // The broker's user (mosquitto, when the tests run as root) writes it.
+        FileManager.default.createFile(atPath: file, contents: nil, attributes: [.posixPermissions: 0o666])
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        _ = try await withBroker(brokerOptions: "plugin_opt_revocations_file \(file)") { api, broker, _ in
+            let users = try await api.signUp(count: 2)
+            let leaving = try await connected(try mqtt(broker, login: users[0]))
+            #expect(try await api.json(.post, "/v1/auth/logout", token: token(users[0])).status == .noContent)
+            for _ in 0..<100 where leaving.isConnected { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(!leaving.isConnected)
+            await leaving.shutdown()
+            #expect((try? String(contentsOfFile: file, encoding: .utf8))?.isEmpty == false)
+
+            let restarted = try await broker.restarted()
+            let refused = try mqtt(restarted, login: users[0])
+            try refused.start()
+            await #expect(throws: MQTTError.timeout) { try await refused.waitUntilConnected(timeout: .seconds(1)) }
+            await refused.shutdown()
+            let staying = try await connected(try mqtt(restarted, login: users[1]))
+            await staying.shutdown()
+            #expect(await restarted.stop() == 0)
+        }
+    }
+
+    /// Each ACL question blocks the broker's thread: one client gets a few a second, not
+    /// thousands at once.
+    @Test func aClientsACLQuestionsAreBoundedPerSecond() async throws {
+        let broker = try await withBroker(brokerOptions: "plugin_opt_lookups_per_second 5") { api, broker, _ in
+            let user = try await api.signUp()
+            let client = try await connected(try mqtt(broker, login: user))
+            // Anyone may subscribe to anyone's presence: every one of these is allowed, and
+            // each distinct topic is a question of its own.
+            var answered = 0
+            var refused = 0
+            for id in 1000..<1010 {
+                do {
+                    try await client.subscribe("user/\(id)/online")
+                    answered += 1
+                } catch {
+                    refused += 1
+                }
+            }
+            #expect(answered >= 5 && answered < 10 && refused > 0, "\(answered) answered, \(refused) refused")
+            try await Task.sleep(for: .milliseconds(1100))
+            try await client.subscribe("user/2000/online")
+            await client.shutdown()
+        }
+        #expect(await broker.stop() == 0)
+    }
+
+    /// A user's presence publish is only a claim: subscribers get the contract's shape, built by
+    /// the plugin; a payload that is not a small JSON object with `online` is refused.
+    @Test func presenceIsRestampedToTheContractsShape() async throws {
+        let broker = try await withBroker { api, broker in
+            let bad: [[UInt8]] = [
+                Array("not json".utf8), [0x7B, 0xFF, 0xFE, 0x7D], Array(repeating: UInt8(ascii: " "), count: 60_000),
+                Array(#"{"type":"online-user-message","data":{"online":"yes"}}"#.utf8),
+                Array(#"{"data":{"online":true},"online":false}"#.utf8),
+                Array(#"{"type":"new-message-notification","data":{"online":true}}"#.utf8),
+            ]
+            // One user each: a client may publish its presence once per 10 s.
+            let users = try await api.signUp(count: bad.count + 1)
+            let server = try await connected(try serverClient(broker))
+            try await server.subscribe("user/+/online")
+            var liars: [MQTTClient] = []
+            for (user, payload) in zip(users, bad) {
+                let liar = try await connected(try mqtt(broker, login: user))
+                liars.append(liar)
+                await #expect(throws: MQTTError.self, "\(payload.prefix(40))") {
+                    try await liar.publish(topic: "user/\(userID(user))/online", payload: payload, qos: 1, retain: true)
+                }
+            }
+            let honest = try await connected(try mqtt(broker, login: users[bad.count]))
+            let topic = "user/\(userID(users[bad.count]))/online"
+            try await honest.publish(
+                topic: topic,
+                string:
+                    #"{"type":"online-user-message","data":{"lastActivity":"2000-01-01T00:00:00.000Z","online":true,"extra":"<script>"},"hash":"x"}"#
+            )
+            var delivered: MQTTMessage?
+            var leaked: [String] = []
+            for _ in 0..<10 where delivered == nil {
+                if let message = await next(server, within: .seconds(1)) {
+                    if message.topic == topic { delivered = message } else { leaked.append(message.topic) }
+                }
+            }
+            #expect(leaked.isEmpty, "refused presence delivered")
+            let envelope = try #require(
+                delivered.flatMap { try? JSONSerialization.jsonObject(with: Data($0.payload)) } as? [String: Any])
+            let data = try #require(envelope["data"] as? [String: Any])
+            #expect(envelope["type"] as? String == "online-user-message")
+            #expect(Set(data.keys) == ["lastActivity", "online"])
+            #expect(data["online"] as? Bool == true)
+            #expect((data["lastActivity"] as? String)?.hasPrefix("2000") == false)
+            for client in liars + [server, honest] { await client.shutdown() }
+        }
+        #expect(await broker.stop() == 0)
+    }
+
+    /// A client's presence is limited per connection, not per client id: a reconnecting
+    /// client may say it is online at once, even when its new connection takes the old one's
+    /// freed memory (which glibc hands out again for the next connection of the same size).
+    @Test func aReconnectingClientMayPublishItsPresenceAtOnce() async throws {
+        let broker = try await withBroker { api, broker in
+            let user = try await api.signUp()
+            let topic = "user/\(userID(user))/online"
+            for attempt in 0..<30 {
+                let client = try await connected(try mqtt(broker, login: user))
+                try await client.publish(
+                    topic: topic, string: #"{"type":"online-user-message","data":{"online":true}}"#)
+                // A second claim on the same connection within 10 s is refused.
+                if attempt == 0 {
+                    await #expect(throws: MQTTError.self) {
+                        try await client.publish(
+                            topic: topic, string: #"{"type":"online-user-message","data":{"online":false}}"#)
+                    }
+                }
+                await client.shutdown()
+            }
+        }
+        #expect(await broker.stop() == 0)
+    }
+
+    /// Every path of the plugin under valgrind: logins, ACL questions answered and refused
+    /// (within the per-client budget), chat-in stamped with its sender, presence rebuilt and
+    /// refused, a logout's revocation written to its file, and disconnects.
+    @Test func thePluginLeaksNoMemory() async throws {
+        let work = ProcessInfo.processInfo.environment["PARLEY_TEST_WORK_DIR"] ?? NSTemporaryDirectory()
+        let file = "\(work)/revocations-\(UUID().uuidString.prefix(8))"
+        FileManager.default.createFile(atPath: file, contents: nil, attributes: [.posixPermissions: 0o666])
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let broker = try await withBroker(valgrind: true, brokerOptions: "plugin_opt_revocations_file \(file)") {
+            api, broker, _ in
+            let (a, b) = (try await api.signUp(), try await api.signUp())
+            let room = try await api.json(.put, "/v1/rooms/direct/\(userID(b))", token: token(a))
+            let uid = room.json["uid"] as? String ?? ""
+            let roomID = room.json["id"] as? Int ?? 0
+            for login in [a, b] {
+                let client = try await connected(try mqtt(broker, login: login))
+                try await client.subscribe(Topic.room(uid))
+                await #expect(throws: MQTTError.self) { try await client.subscribe("#") }
+                try await client.publish(
+                    topic: "chat-in/\(uid)",
+                    string:
+                        #"{"type":"new-message-notification","data":{"chatRoomId":\#(roomID),"content":"hi","uid":"leak-1"},"hash":"l1"}"#
+                )
+                let presence = "user/\(userID(login))/online"
+                try await client.publish(
+                    topic: presence, string: #"{"type":"online-user-message","data":{"online":true}}"#)
+                await #expect(throws: MQTTError.self) { try await client.publish(topic: presence, string: "not json") }
+                await client.shutdown()
+            }
+            let leaving = try await connected(try mqtt(broker, login: a))
+            #expect(try await api.json(.post, "/v1/auth/logout", token: token(a)).status == .noContent)
+            for _ in 0..<250 where leaving.isConnected { try await Task.sleep(for: .milliseconds(20)) }
+            await leaving.shutdown()
+        }
+        await broker.stop()
+        let log = broker.log
+        #expect(
+            log.contains("definitely lost: 0 bytes") || log.contains("All heap blocks were freed"),
+            "\(log.suffix(2000))")
+        #expect(log.contains("indirectly lost: 0 bytes") || log.contains("All heap blocks were freed"))
+        // The dynamic loader trips valgrind on its own (rpath handling); nothing may point at
+        // the plugin: every one of its source files is looked for.
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources/CParleyMosquittoPlugin")
+        let files = try FileManager.default.contentsOfDirectory(atPath: sources.path).filter { $0.hasSuffix(".c") }
+        #expect(files.count >= 7)
+        for file in files {
+            #expect(!log.contains("(\(file):"), "valgrind reports \(file): \(log.suffix(3000))")
+        }
+    }
+}
