@@ -125,6 +125,23 @@ static int on_basic_auth(int event, void *event_data, void *userdata)
     return MOSQ_ERR_SUCCESS;
 }
 
+/* Deliveries follow the authorised subscription: its SUBSCRIBE's answer is kept, so a
+   delivery costs no network call. A session the broker restored from its persistence (a
+   restart) has its subscriptions and queued messages but none of those answers: they are
+   asked for once here, rather than dropping what the session held until its client
+   subscribes again. Not budgeted: a client can only cause as many as it holds subscriptions,
+   each of which passed the budget. */
+static int read_access(const char *username, const char *client_id, const char *topic, time_t now)
+{
+    int answer = cache_lookup(username, client_id, MOSQ_ACL_READ, topic, now);
+    if (answer < 0) {
+        answer = endpoint_acl(acl_url, timeout_ms, username, client_id, topic, MOSQ_ACL_READ);
+        if (answer < 0) return MOSQ_ERR_ACL_DENIED; /* no answer: fail closed, do not keep */
+        cache_store(username, client_id, MOSQ_ACL_READ, topic, answer == 1, now + (answer == 1 ? 86400 : cache_seconds));
+    }
+    return answer == 1 ? MOSQ_ERR_SUCCESS : MOSQ_ERR_ACL_DENIED;
+}
+
 static int on_acl_check(int event, void *event_data, void *userdata)
 {
     (void)event;
@@ -145,11 +162,7 @@ static int on_acl_check(int event, void *event_data, void *userdata)
         return MOSQ_ERR_ACL_DENIED;
     }
     if (!plausible_topic(ed->topic)) return MOSQ_ERR_ACL_DENIED;
-    if (ed->access == MOSQ_ACL_READ) {
-        /* Deliveries follow the authorised subscription: never a network call here. */
-        return cache_lookup(username, client_id, MOSQ_ACL_READ, ed->topic, now) == 1 ? MOSQ_ERR_SUCCESS
-                                                                                     : MOSQ_ERR_ACL_DENIED;
-    }
+    if (ed->access == MOSQ_ACL_READ) return read_access(username, client_id, ed->topic, now);
     int cached = cache_lookup(username, client_id, ed->access, ed->topic, now);
     int answer = cached;
     if (cached < 0) {

@@ -21,10 +21,11 @@ final class MQTTNetworkLoop: Sendable {
     private let wakeWriter: Int32
     private let started = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
+    /// Passes through the loop so far (for tests: each must cost the same, however many came before).
+    let passes = Atomic<Int>(0)
     private let finished = DispatchSemaphore(value: 0)
     /// The thread ended (``stop()`` saw it).
     private let hasEnded = Atomic<Bool>(false)
-    private let mayRead = Mutex<@Sendable () -> Bool>({ true })
 
     init(handle: OpaquePointer, logger: Logger) throws {
         var pipe: [Int32] = [-1, -1]
@@ -55,18 +56,17 @@ final class MQTTNetworkLoop: Sendable {
         host: String, port: Int32, keepAlive: Int32, sessionExpiry: UInt32?, mayRead: @escaping @Sendable () -> Bool
     ) {
         guard !started.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        self.mayRead.withLock { $0 = mayRead }
         let thread = Thread { [self] in
             if let sessionExpiry {
                 var properties: OpaquePointer?
                 mosquitto_property_add_int32(
                     &properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), sessionExpiry)
-                run(reconnectWithConnect: true) {
+                run(reconnectWithConnect: true, mayRead: mayRead) {
                     mosquitto_connect_bind_v5(handle, host, port, keepAlive, nil, properties)
                 }
                 mosquitto_property_free_all(&properties)
             } else {
-                run(reconnectWithConnect: false) { mosquitto_connect(handle, host, port, keepAlive) }
+                run(reconnectWithConnect: false, mayRead: mayRead) { mosquitto_connect(handle, host, port, keepAlive) }
             }
             finished.signal()
         }
@@ -97,7 +97,11 @@ final class MQTTNetworkLoop: Sendable {
 
     private var isStopping: Bool { stopping.load(ordering: .sequentiallyConsistent) }
 
-    private func run(reconnectWithConnect: Bool, connect: () -> Int32) {
+    /// - Parameter mayRead: passed down, never kept in a `Mutex`: reading a closure out of a
+    ///   `Mutex<() -> Bool>` through `withLock { $0 }` writes it back wrapped in two more
+    ///   reabstraction thunks, so each poll called a longer chain (40,000 frames deep after a
+    ///   few minutes of the chaos run: the fan-out worker's loop crawled, then overflowed).
+    private func run(reconnectWithConnect: Bool, mayRead: @Sendable () -> Bool, connect: () -> Int32) {
         var everConnected = false
         var backoff = 1.0
         while !isStopping {
@@ -112,7 +116,7 @@ final class MQTTNetworkLoop: Sendable {
                 everConnected = true
                 backoff = 1
             }
-            serviceSocket()
+            serviceSocket(mayRead: mayRead)
         }
         // A DISCONNECT queued by the shutdown goes out before the thread ends.
         for _ in 0..<10 where mosquitto_socket(handle) >= 0 && mosquitto_want_write(handle) {
@@ -122,10 +126,11 @@ final class MQTTNetworkLoop: Sendable {
 
     /// One wait for the socket or a wake-up, then reading, writing and keep-alive. An error
     /// leaves the socket closed (libmosquitto reports the disconnect), to be reconnected.
-    private func serviceSocket() {
+    private func serviceSocket(mayRead: @Sendable () -> Bool) {
         let socket = mosquitto_socket(handle)
         guard socket >= 0 else { return }
-        let reading = mayRead.withLock { $0 }()
+        passes.add(1, ordering: .relaxed)
+        let reading = mayRead()
         let events = (reading ? Int16(POLLIN) : 0) | (mosquitto_want_write(handle) ? Int16(POLLOUT) : 0)
         var descriptors = [
             pollfd(fd: socket, events: events, revents: 0), pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0),

@@ -112,6 +112,45 @@ extension BrokerPluginTests {
         #expect(await broker.stop() == 0)
     }
 
+    /// A broker restart restores sessions and their subscriptions, but not the plugin's
+    /// answers to them: a room event published before the client subscribes again still
+    /// reaches its kept session (the chaos run lost such events after a restart).
+    @Test func aRestoredSessionReceivesBeforeItSubscribesAgain() async throws {
+        let work = ProcessInfo.processInfo.environment["PARLEY_TEST_WORK_DIR"] ?? NSTemporaryDirectory()
+        let store = "\(work)/broker-store-\(UUID().uuidString.prefix(8))/"
+        // The broker's user (mosquitto, when the tests run as root) writes it.
+        try FileManager.default.createDirectory(
+            atPath: store, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        _ = try await withBroker(brokerOptions: "persistence true\npersistence_location \(store)") { api, broker, _ in
+            let (a, b) = (try await api.signUp(), try await api.signUp())
+            let room = try await api.json(.put, "/v1/rooms/direct/\(userID(b))", token: token(a))
+            let topic = Topic.room(room.json["uid"] as? String ?? "")
+            func kept(_ broker: PluginBroker) throws -> MQTTClient {
+                try MQTTClient(
+                    configuration: MQTTConfiguration(
+                        port: broker.port, username: a.mqtt.username, password: a.mqtt.password,
+                        clientID: a.mqtt.clientId, acknowledgementTimeout: .seconds(3), sessionExpiry: .seconds(600)),
+                    logger: .quiet)
+            }
+            let before = try await connected(try kept(broker))
+            try await before.subscribe(topic)
+            await before.shutdown()
+
+            let restarted = try await broker.restarted()
+            let server = try await connected(try serverClient(restarted))
+            try await server.publish(topic: topic, string: "while away")
+            let after = try await connected(try kept(restarted))
+            let first = await next(after, within: .seconds(3))
+            #expect(first.map { String(decoding: $0.payload, as: UTF8.self) } == "while away")
+            try await server.publish(topic: topic, string: "back")
+            let second = await next(after, within: .seconds(3))
+            #expect(second.map { String(decoding: $0.payload, as: UTF8.self) } == "back")
+            for client in [server, after] { await client.shutdown() }
+            #expect(await restarted.stop() == 0)
+        }
+    }
+
     /// A client's presence is limited per connection, not per client id: a reconnecting
     /// client may say it is online at once, even when its new connection takes the old one's
     /// freed memory (which glibc hands out again for the next connection of the same size).

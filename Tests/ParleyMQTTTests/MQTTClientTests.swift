@@ -64,6 +64,33 @@ struct MQTTClientTests {
 
     /// PUBACK 0x10 (no subscriber matched) is success in MQTT, and a failure for input that
     /// someone must take: `chat-in` while no ingest runs.
+    /// The network loop's passes cost the same however many came before: a closure kept in a
+    /// `Mutex` and read each pass grew a chain of thunks, so the fan-out worker's loop crawled
+    /// after a few minutes under load and then overflowed its stack.
+    @Test func theNetworkLoopKeepsItsPaceOverManyPasses() async throws {
+        let client = try await connectedClient()
+        let network = client.network
+        func seconds(forPasses count: Int) async -> Double {
+            await BlockingCall.run("test-loop-passes") {
+                let start = ContinuousClock.now
+                for _ in 0..<count {
+                    let before = network.passes.load(ordering: .relaxed)
+                    network.wake()
+                    while network.passes.load(ordering: .relaxed) == before { sched_yield() }
+                }
+                let elapsed = ContinuousClock.now - start
+                return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            }
+        }
+        let first = await seconds(forPasses: 5_000)
+        _ = await seconds(forPasses: 40_000)
+        let last = await seconds(forPasses: 5_000)
+        #expect(last < first * 3 + 0.05, "5,000 passes took \(first) s, then \(last) s after 45,000")
+        let topic = topic()
+        try await client.publish(topic: topic, string: "still acknowledged")
+        await client.shutdown()
+    }
+
     @Test func noMatchingSubscriberFailsAPublishThatNeedsOne() async throws {
         let (subscriber, publisher) = (try await connectedClient(), try await connectedClient())
         let topic = topic()

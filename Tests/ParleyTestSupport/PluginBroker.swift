@@ -94,10 +94,12 @@ public final class PluginBroker: Sendable {
     private enum Start { case listening, exited, timedOut }
 
     private static func start(port: Int, in directory: String, options: String, valgrind: Bool) throws -> Int32 {
+        // Sessions are kept across a restart only when the options ask for it.
+        let persistence = options.contains("persistence true") ? "" : "persistence false"
         let configuration = """
             per_listener_settings false
             allow_anonymous false
-            persistence false
+            \(persistence)
             listener \(port) 127.0.0.1
             \(options)
             log_dest stdout
