@@ -66,11 +66,13 @@ public struct APIServer: Sendable {
 
     private var http2Configuration: HTTP2ChannelConfiguration {
         let idle = TimeAmount.seconds(configuration.idleTimeout.components.seconds)
+        let head = TimeAmount.nanoseconds(Int64(configuration.requestHeadTimeout / .nanoseconds(1)))
         return HTTP2ChannelConfiguration(
             idleTimeout: configuration.idleTimeout,
             gracefulCloseTimeout: .seconds(30),
             streamConfiguration: .init(
-                additionalChannelHandlers: [MalformedRequestHandler()], idleTimeout: idle))
+                additionalChannelHandlers: [MalformedRequestHandler(), RequestHeadDeadlineHandler(limit: head)],
+                idleTimeout: idle))
     }
 
     private func tlsConfiguration() throws -> TLSConfiguration {

@@ -19,6 +19,9 @@ public struct HTTPConfiguration: Sendable {
     public var internalPort: Int?
     /// Connections idle this long are closed.
     public var idleTimeout: Duration
+    /// How long a connection may take to send a request's head, from its start or its last
+    /// answer (``RequestHeadDeadlineHandler``).
+    public var requestHeadTimeout: Duration
     /// How long `/health/ready` waits for each dependency.
     public var readinessTimeout: Duration
 
@@ -31,6 +34,7 @@ public struct HTTPConfiguration: Sendable {
         internalHost: String = "127.0.0.1",
         internalPort: Int? = 9090,
         idleTimeout: Duration = .seconds(300),
+        requestHeadTimeout: Duration = .seconds(60),
         readinessTimeout: Duration = .seconds(2)
     ) {
         self.host = host
@@ -41,6 +45,7 @@ public struct HTTPConfiguration: Sendable {
         self.internalHost = internalHost
         self.internalPort = internalPort
         self.idleTimeout = idleTimeout
+        self.requestHeadTimeout = requestHeadTimeout
         self.readinessTimeout = readinessTimeout
     }
 

@@ -98,4 +98,25 @@ private final class Arrival: Sendable {
         }
         try await server.stop()
     }
+
+    /// A slowloris client (a head trickled a header at a time, which keeps resetting the idle
+    /// timeout) is closed once the head's time is up; a request that came in time is answered.
+    @Test func aRequestHeadThatNeverEndsIsClosedInTime() async throws {
+        let server = try await LiveServer(requestHeadTimeout: .seconds(1))
+        let port = server.port(.cleartext)
+        // Milliseconds until the server closes a connection that sends a header every 250 ms.
+        let script = """
+            exec 3<>/dev/tcp/127.0.0.1/\(port); trap '' PIPE
+            ( printf 'GET /health/live HTTP/1.1\\r\\nHost: x\\r\\n'
+              for i in $(seq 1 40); do printf 'X-Slow: a\\r\\n'; sleep 0.25; done ) >&3 2>/dev/null &
+            start=$(date +%s%N); timeout 10 cat <&3 > /dev/null; end=$(date +%s%N)
+            kill %1 2>/dev/null; echo $(( (end - start) / 1000000 ))
+            """
+        let answer = try await Subprocess.run("/bin/bash", ["-c", script], timeLimit: .seconds(20))
+        let closedAfter = Int(answer.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        #expect(closedAfter >= 500 && closedAfter < 5_000, "closed after \(closedAfter) ms")
+        let result = try await curl(["http://127.0.0.1:\(port)/health/live"])
+        #expect(result.status == 200)
+        try await server.stop()
+    }
 }

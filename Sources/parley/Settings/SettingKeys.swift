@@ -72,6 +72,10 @@ enum SettingKeys {
             "worker.internalPort", default: "9091", "Internal listener port of `parley worker` (health, metrics).")
         static let idleTimeout = SettingKey(
             "http.idleTimeout", default: "300", "Seconds before an idle HTTP connection is closed.")
+        static let requestHeadTimeout = SettingKey(
+            "http.requestHeadTimeout", default: "60",
+            "Seconds a connection may take to send a request's head, from its start or its last answer "
+                + "(a slowloris is closed then); also how long an HTTP/1.1 connection stays open idle.")
         static let readinessTimeout = SettingKey(
             "http.readinessTimeout", default: "2", "Seconds /health/ready waits for each dependency.")
         static let trustedProxies = SettingKey(
@@ -80,7 +84,7 @@ enum SettingKeys {
                 + "per address); from others those headers are ignored.")
         static let all = [
             host, port, tlsPort, tlsCertificate, tlsKey, internalHost, internalPort, workerInternalPort, idleTimeout,
-            readinessTimeout, trustedProxies,
+            requestHeadTimeout, readinessTimeout, trustedProxies,
         ]
     }
 

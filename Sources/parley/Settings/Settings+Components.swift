@@ -67,6 +67,7 @@ extension Settings {
             internalHost: try required(string(K.internalHost), K.internalHost),
             internalPort: try port(internalPortKey),
             idleTimeout: try required(seconds(K.idleTimeout), K.idleTimeout),
+            requestHeadTimeout: try positiveSeconds(K.requestHeadTimeout),
             readinessTimeout: try required(seconds(K.readinessTimeout), K.readinessTimeout))
     }
 
