@@ -79,14 +79,7 @@ struct OutboxRelayUnqueuedFanoutTests {
     @Test func aBatchWhoseJobCouldNotBeQueuedIsNotPublishedAgain() async throws {
         let fixture = try await RelayFixture.make()
         let queue = FailingQueue(failures: 3)
-        let relay = ServiceGroup(
-            configuration: .init(
-                services: [
-                    .init(
-                        service: OutboxRelay(
-                            database: fixture.harness.database, publisher: fixture.client, fanout: queue,
-                            fileLinks: AccountsHarness.fileLinks, logger: .quiet, batchSize: 7))
-                ], logger: .quiet))
+        let relay = fixture.relay(database: fixture.harness.database, publisher: fixture.client, fanout: queue)
         try await fixture.harness.run { api in
             let room = try await api.roomOfThree().id
             let job = FanoutJob(roomID: Int64(room), event: "", audience: .readers).json()
@@ -227,11 +220,13 @@ struct RelayFixture: Sendable {
         return fixture
     }
 
-    func relay(database: PostgresPool, publisher: any EventPublisher, alsoRunning: [any Service] = [])
-        -> ServiceGroup
-    {
+    /// - Parameter fanout: where fan-out jobs go; the fixture's queue by default.
+    func relay(
+        database: PostgresPool, publisher: any EventPublisher, fanout: (any JobQueue)? = nil,
+        alsoRunning: [any Service] = []
+    ) -> ServiceGroup {
         let relay = OutboxRelay(
-            database: database, publisher: publisher, fanout: queue, fileLinks: AccountsHarness.fileLinks,
+            database: database, publisher: publisher, fanout: fanout ?? queue, fileLinks: AccountsHarness.fileLinks,
             logger: .quiet, batchSize: 7)
         return ServiceGroup(
             configuration: .init(
