@@ -36,6 +36,9 @@
 #define PRESENCE_INTERVAL 10
 /* A cache "access" kind of its own: when the client last published presence. */
 #define PRESENCE_STAMP 64
+/* How long a subscription's answer authorises its deliveries, unless invalidated: as long as
+   a persistent session lasts (deploy/mosquitto: one day). */
+#define SUBSCRIPTION_SECONDS 86400
 
 static mosquitto_plugin_id_t *plugin_id;
 static unsigned char token_key[128];
@@ -137,7 +140,7 @@ static int read_access(const char *username, const char *client_id, const char *
     if (answer < 0) {
         answer = endpoint_acl(acl_url, timeout_ms, username, client_id, topic, MOSQ_ACL_READ);
         if (answer < 0) return MOSQ_ERR_ACL_DENIED; /* no answer: fail closed, do not keep */
-        cache_store(username, client_id, MOSQ_ACL_READ, topic, answer == 1, now + (answer == 1 ? 86400 : cache_seconds));
+        cache_store(username, client_id, MOSQ_ACL_READ, topic, answer == 1, now + (answer == 1 ? SUBSCRIPTION_SECONDS : cache_seconds));
     }
     return answer == 1 ? MOSQ_ERR_SUCCESS : MOSQ_ERR_ACL_DENIED;
 }
@@ -182,9 +185,8 @@ static int on_acl_check(int event, void *event_data, void *userdata)
     }
     if (cached >= 0) return cached ? MOSQ_ERR_SUCCESS : MOSQ_ERR_ACL_DENIED;
     if (ed->access == MOSQ_ACL_SUBSCRIBE && answer == 1) {
-        /* The subscription authorises its deliveries until invalidated. */
-        /* Kept across reconnects of a persistent session (deploy/mosquitto: one day). */
-        cache_store(username, client_id, MOSQ_ACL_READ, ed->topic, true, now + 86400);
+        /* The subscription authorises its deliveries until invalidated, across reconnects. */
+        cache_store(username, client_id, MOSQ_ACL_READ, ed->topic, true, now + SUBSCRIPTION_SECONDS);
     }
     return answer == 1 ? MOSQ_ERR_SUCCESS : MOSQ_ERR_ACL_DENIED;
 }

@@ -119,7 +119,7 @@ public struct PostgresPushRepository: PushAudience, PushTokenStore, Notification
         try await database.client.query(
             """
             INSERT INTO notifications.quiet_hours (user_account_id, start_minute, end_minute, time_zone)
-            VALUES (\(userID), \(Int16(quietHours.start)), \(Int16(quietHours.end)), \(quietHours.timeZone.identifier))
+            VALUES (\(userID), \(Int16(quietHours.start)), \(Int16(quietHours.end)), \(quietHours.timeZoneName))
             ON CONFLICT (user_account_id) DO UPDATE
             SET start_minute = excluded.start_minute, end_minute = excluded.end_minute,
                 time_zone = excluded.time_zone, updated_at = now()
@@ -129,6 +129,6 @@ public struct PostgresPushRepository: PushAudience, PushTokenStore, Notification
     /// Stored quiet hours; a time zone this system no longer knows counts as none.
     static func quietHours(start: Int16?, end: Int16?, timeZone: String?) -> QuietHours? {
         guard let start, let end, let timeZone, let zone = TimeZone(identifier: timeZone) else { return nil }
-        return try? QuietHours(start: Int(start), end: Int(end), timeZone: zone)
+        return try? QuietHours(start: Int(start), end: Int(end), timeZone: zone, named: timeZone)
     }
 }

@@ -80,6 +80,11 @@ struct NotificationRoutesTests {
             #expect(read.json["start"] as? String == "22:30")
             #expect(read.json["end"] as? String == "07:00")
             #expect(read.json["timeZone"] as? String == "Europe/Prague")
+            // The name given comes back, also where Foundation's identifier differs (GMT).
+            let utc = #"{"start":"22:30","end":"07:00","timeZone":"UTC"}"#
+            #expect(
+                try await client.json(.put, path, token: token(user), body: utc).json["timeZone"] as? String == "UTC")
+            #expect(try await client.json(.get, path, token: token(user)).json["timeZone"] as? String == "UTC")
 
             #expect(try await client.json(.delete, path, token: token(user)).status == .noContent)
             #expect(try await client.json(.get, path, token: token(user)).json["enabled"] as? Bool == false)

@@ -32,6 +32,8 @@ import time
 from collections import Counter, defaultdict
 
 GOAL_SECONDS = 10
+# How long /health/ready waits for each dependency (PARLEY_HTTP_READINESS_TIMEOUT's default).
+READINESS_WAIT = 2.0
 QUEUES = ("fanout", "push", "media", "maintenance")
 
 
@@ -318,7 +320,14 @@ class Verification:
                     states = "/".join(sorted({s[2] for s in mine}))
                     w.readiness = f"{states} for {seconds(down)}"
             if f.get("dependency") and not mine:
-                self.goal(f"{w.name}: serve's readiness stayed 200 during the outage (polled every 200 ms)")
+                outage = (f["end"] - f["start"]) / 1000
+                if outage < READINESS_WAIT:
+                    # Each probe waits that long for its dependency: one back sooner was never down
+                    # to a caller (its requests were answered: see the first acknowledged send).
+                    self.notes.append(f"{w.name}: readiness stayed 200 through an outage of {outage:.1f} s, "
+                                      f"shorter than the readiness probe's wait ({READINESS_WAIT:.0f} s)")
+                else:
+                    self.goal(f"{w.name}: serve's readiness stayed 200 during the outage (polled every 200 ms)")
             for t in targets:
                 for s in spans[t]:
                     if s[0] < w.end and (s[1] is None or s[1] > f["start"]):

@@ -66,7 +66,7 @@ struct QuietHoursResponse: Encodable, Sendable {
         try container.encode(quietHours != nil, forKey: .enabled)
         try container.encode(quietHours.map { QuietHours.text($0.start) }, forKey: .start)
         try container.encode(quietHours.map { QuietHours.text($0.end) }, forKey: .end)
-        try container.encode(quietHours?.timeZone.identifier, forKey: .timeZone)
+        try container.encode(quietHours?.timeZoneName, forKey: .timeZone)
     }
 
     enum CodingKeys: String, CodingKey { case enabled, start, end, timeZone }

@@ -34,8 +34,10 @@ public struct QuietHours: Sendable, Equatable {
     public let start: Int
     public let end: Int
     public let timeZone: TimeZone
+    /// The name the user gave (`UTC` stays `UTC`, where Foundation's identifier says `GMT`).
+    public let timeZoneName: String
 
-    public init(start: Int, end: Int, timeZone: TimeZone) throws {
+    public init(start: Int, end: Int, timeZone: TimeZone, named name: String? = nil) throws {
         guard (0..<1440).contains(start), (0..<1440).contains(end) else {
             throw ParleyError.invalidRequest("quiet hours are times of day", field: "start")
         }
@@ -45,6 +47,7 @@ public struct QuietHours: Sendable, Equatable {
         self.start = start
         self.end = end
         self.timeZone = timeZone
+        self.timeZoneName = name ?? timeZone.identifier
     }
 
     /// Parses `HH:MM` times and an IANA time zone name, naming the failing field.
@@ -54,7 +57,8 @@ public struct QuietHours: Sendable, Equatable {
                 "timeZone must be an IANA time zone such as Europe/Prague", field: "timeZone")
         }
         try self.init(
-            start: try Self.minutes(start, field: "start"), end: try Self.minutes(end, field: "end"), timeZone: zone)
+            start: try Self.minutes(start, field: "start"), end: try Self.minutes(end, field: "end"), timeZone: zone,
+            named: timeZone)
     }
 
     public func contains(_ date: Date) -> Bool {
