@@ -20,6 +20,7 @@ struct ServeCommand: AsyncParsableCommand {
         ) { listener, port in
             logger.notice("listening", metadata: ["listener": "\(listener.rawValue)", "port": "\(port)"])
         }
-        try await dependencies.run(with: [graph.revocationListener] + listeners, logger: logger)
+        // What a burst of requests freed goes back to the system (see MemoryTrimmer).
+        try await dependencies.run(with: [graph.revocationListener, MemoryTrimmer()] + listeners, logger: logger)
     }
 }
