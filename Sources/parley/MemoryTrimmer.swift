@@ -20,10 +20,10 @@ final class MemoryTrimmer: Service, @unchecked Sendable {
 
     /// Trims once an interval until graceful shutdown.
     func run() async throws {
+        let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
         let thread = Thread { [self] in
             condition.lock()
             while !stopped {
-                let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
                 if !condition.wait(until: Date(timeIntervalSinceNow: seconds)), !stopped {
                     condition.unlock()
                     Self.trimNow()

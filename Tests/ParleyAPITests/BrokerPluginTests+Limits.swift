@@ -12,8 +12,7 @@ import Testing
 extension BrokerPluginTests {
     /// A logout's revocation outlives a broker restart: the plugin keeps it in its file.
     @Test func revocationsSurviveABrokerRestart() async throws {
-        let work = ProcessInfo.processInfo.environment["PARLEY_TEST_WORK_DIR"] ?? NSTemporaryDirectory()
-        let file = "\(work)/revocations-\(UUID().uuidString.prefix(8))"
+        let file = TestScratch.path("revocations")
         // The broker's user (mosquitto, when the tests run as root) writes it.
         FileManager.default.createFile(atPath: file, contents: nil, attributes: [.posixPermissions: 0o666])
         defer { try? FileManager.default.removeItem(atPath: file) }
@@ -116,8 +115,7 @@ extension BrokerPluginTests {
     /// answers to them: a room event published before the client subscribes again still
     /// reaches its kept session (the chaos run lost such events after a restart).
     @Test func aRestoredSessionReceivesBeforeItSubscribesAgain() async throws {
-        let work = ProcessInfo.processInfo.environment["PARLEY_TEST_WORK_DIR"] ?? NSTemporaryDirectory()
-        let store = "\(work)/broker-store-\(UUID().uuidString.prefix(8))/"
+        let store = TestScratch.path("broker-store", suffix: "/")
         // The broker's user (mosquitto, when the tests run as root) writes it.
         try FileManager.default.createDirectory(
             atPath: store, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
@@ -179,8 +177,7 @@ extension BrokerPluginTests {
     /// (within the per-client budget), chat-in stamped with its sender, presence rebuilt and
     /// refused, a logout's revocation written to its file, and disconnects.
     @Test func thePluginLeaksNoMemory() async throws {
-        let work = ProcessInfo.processInfo.environment["PARLEY_TEST_WORK_DIR"] ?? NSTemporaryDirectory()
-        let file = "\(work)/revocations-\(UUID().uuidString.prefix(8))"
+        let file = TestScratch.path("revocations")
         FileManager.default.createFile(atPath: file, contents: nil, attributes: [.posixPermissions: 0o666])
         defer { try? FileManager.default.removeItem(atPath: file) }
         let broker = try await withBroker(valgrind: true, brokerOptions: "plugin_opt_revocations_file \(file)") {

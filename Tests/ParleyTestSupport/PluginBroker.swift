@@ -30,8 +30,7 @@ public final class PluginBroker: Sendable {
         tokenKeyBase64: String, serverUsername: String, serverPassword: String, aclURL: String, valgrind: Bool = false,
         lookupTimeout: Duration = .seconds(5), extraOptions: String = ""
     ) async throws {
-        let work = ProcessInfo.processInfo.environment["PARLEY_TEST_WORK_DIR"] ?? NSTemporaryDirectory()
-        let directory = "\(work)/broker-\(UUID().uuidString.prefix(8))"
+        let directory = TestScratch.path("broker")
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         // mosquitto loads its plugin after dropping to user `mosquitto`, who cannot read a build

@@ -283,17 +283,20 @@ def subscription_phase(fuzzer, other_room, victim_id, result):
 def raw_phase(stack, account, other, room_uid, result, garbage, seed, timeout):
     """Malformed packets over plain sockets; see mqtt_cases.raw_*."""
     host, port = stack.mqtt_host, stack.mqtt_port
-    for name, data, expect in mqtt_cases.raw_unauthenticated(account, other):
-        result.cases += 1
-        connection = mqtt_raw.Connection(host, port)
+    def attempt(label, connection, data, expect):
+        """Sends one malformed packet and records what the broker did with it."""
         try:
             connection.send(data)
             outcome = mqtt_raw.outcome(connection, timeout)
         finally:
             connection.close()
-        result.outcomes.append([f"raw: {name}", outcome])
+        result.outcomes.append([label, outcome])
         if expect == "refuse" and not outcome.startswith(("closed", "refused")):
-            result.fail(f"raw MQTT: {name}", data[:80].hex(), "refused or closed", outcome)
+            result.fail(label, data[:80].hex(), "refused or closed", outcome)
+
+    for name, data, expect in mqtt_cases.raw_unauthenticated(account, other):
+        result.cases += 1
+        attempt(f"raw MQTT: {name}", mqtt_raw.Connection(host, port), data, expect)
     for name, data, expect in mqtt_cases.raw_authenticated(room_uid):
         result.cases += 1
         try:
@@ -301,14 +304,7 @@ def raw_phase(stack, account, other, room_uid, result, garbage, seed, timeout):
         except (OSError, RuntimeError) as error:
             result.fail(f"raw MQTT: {name}", "CONNECT", "CONNACK 0", str(error))
             continue
-        try:
-            connection.send(data)
-            outcome = mqtt_raw.outcome(connection, timeout)
-        finally:
-            connection.close()
-        result.outcomes.append([f"raw after CONNECT: {name}", outcome])
-        if expect == "refuse" and not outcome.startswith(("closed", "refused")):
-            result.fail(f"raw MQTT after CONNECT: {name}", data[:80].hex(), "refused or closed", outcome)
+        attempt(f"raw MQTT after CONNECT: {name}", connection, data, expect)
     # Garbage, 50 connections at a time: nothing to expect but a broker that survives.
     packets = mqtt_cases.garbage_packets(garbage, seed)
     for start in range(0, len(packets), 50):
