@@ -9,8 +9,18 @@ import ServiceLifecycle
 /// in one lane, in arrival order, while different rooms are stored in parallel. Each lane
 /// hands over everything queued for it at once (up to `batchLimit`), so the handler stores
 /// a burst in one transaction (a group commit) instead of one commit per message.
+///
+/// The client's acknowledgements wait until the handler has stored or refused what it
+/// received (``MQTTClient/acknowledgementGate``): a process killed with a batch in hand has
+/// acknowledged none of it, and a kept session gets it again. So the client is the ingest's
+/// own: what the handler publishes goes through another client, or it would wait for itself.
 public struct IngestConsumer: Service {
     public static let subscription = Topic.ingestSubscription
+    /// The Receive Maximum for the ingest's client: its acknowledgements wait for a batch's
+    /// commit, and behind a full window the broker queues at most `max_queued_messages`
+    /// (1,000) and drops the rest. 10,000 in flight is ten seconds of input at 1,000
+    /// messages/s to cover a stalled commit.
+    public static let receiveMaximum = 10_000
     let client: MQTTClient
     let logger: Logger
     let lanes: Int
@@ -38,7 +48,8 @@ public struct IngestConsumer: Service {
         self.queues = queues
         // Queued on the MQTT client's network thread as they arrive: one hop to a lane task,
         // not one to a consumer task first.
-        client.route(topicsWithPrefix: Topic.chatInPrefix) { message in
+        client.route(topicsWithPrefix: Topic.chatInPrefix) { [gate = client.acknowledgementGate] message in
+            gate.hold()
             queues[Self.lane(of: message.topic, among: queues.count)].append(
                 ChatInput(topic: message.topic, payload: message.payload, sender: message.userProperties["parley-user"])
             )
@@ -47,16 +58,22 @@ public struct IngestConsumer: Service {
 
     public func run() async throws {
         defer { client.removeRoute(topicsWithPrefix: Topic.chatInPrefix) }
-        try await client.subscribe(Self.subscription, qos: 1)
         try await withThrowingDiscardingTaskGroup { group in
             for queue in queues {
                 group.addTask {
-                    while let batch = await queue.next(upTo: batchLimit) { await handle(batch) }
+                    while let batch = await queue.next(upTo: batchLimit) {
+                        await handle(batch)
+                        client.acknowledgementGate.settle(batch.count)
+                    }
                 }
             }
             // On shutdown the subscription goes first (the group shares the input without us),
-            // then the lanes finish what they were given (the broker has it acknowledged).
+            // then the lanes finish and settle what they were given, so its acknowledgements
+            // go out before the client disconnects.
             defer { for queue in queues { queue.finish() } }
+            // After the lanes start: a kept session's queue, arriving first, holds the
+            // client's writes (this SUBSCRIBE too) until the lanes settle it.
+            try await client.subscribe(Self.subscription, qos: 1)
             try await withGracefulShutdownHandler {
                 try await cancelWhenGracefulShutdown {
                     // Until the client shuts down: other topics are not the ingest's.

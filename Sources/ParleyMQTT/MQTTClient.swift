@@ -16,6 +16,9 @@ public final class MQTTClient: Service, Sendable {
     /// Every message received on any subscription that no route takes, in arrival order,
     /// bounded (``MQTTConfiguration/inboxCapacity``). One consumer.
     public let messages: MQTTInbox
+    /// Holds what the client sends while a received message is unsettled; open unless a
+    /// receiver uses it (the ingest's client only: its own publishes would wait too).
+    public let acknowledgementGate: AcknowledgementGate
 
     let logger: Logger
     let state = Mutex(MQTTClientState())
@@ -39,6 +42,7 @@ public final class MQTTClient: Service, Sendable {
             throw error
         }
         messages = MQTTInbox(capacity: configuration.inboxCapacity) { [network] in network.wake() }
+        acknowledgementGate = AcknowledgementGate { [network] in network.wake() }
         mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
         do {
             try configure()
@@ -63,6 +67,9 @@ public final class MQTTClient: Service, Sendable {
         // Events are small writes that must go out now: Nagle's algorithm would hold one back
         // until the broker's delayed ACK of the last (about 40 ms on Linux).
         try MQTTError.check(mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1))
+        if let receiveMaximum = configuration.receiveMaximum {
+            try MQTTError.check(mosquitto_int_option(handle, MOSQ_OPT_RECEIVE_MAXIMUM, Int32(receiveMaximum)))
+        }
         if configuration.username != nil || configuration.password != nil {
             try MQTTError.check(mosquitto_username_pw_set(handle, configuration.username, configuration.password))
         }
@@ -87,7 +94,9 @@ public final class MQTTClient: Service, Sendable {
             host: configuration.host, port: Int32(configuration.port),
             keepAlive: Int32(configuration.keepAlive.components.seconds),
             sessionExpiry: configuration.sessionExpiry.map { UInt32(clamping: $0.components.seconds) },
-            mayRead: { [messages] in !messages.isFull })
+            mayRead: { [messages] in !messages.isFull },
+            // Before the CONNACK only the CONNECT is queued: a reconnect drops the old queue.
+            mayWrite: { [weak self] in self.map { $0.acknowledgementGate.isOpen || !$0.isConnected } ?? true })
     }
 
     /// Waits until connected, or throws ``MQTTError/timeout``.
@@ -141,10 +150,13 @@ enum MQTTLibrary {
 
 /// Readiness probe: the server's broker session is up.
 public struct MQTTProbe: DependencyProbe {
-    public let name = "mqtt"
+    public let name: String
     let client: MQTTClient
 
-    public init(client: MQTTClient) { self.client = client }
+    public init(client: MQTTClient, name: String = "mqtt") {
+        self.client = client
+        self.name = name
+    }
 
     public func probe() async throws {
         guard client.isConnected else { throw MQTTError.notConnected }

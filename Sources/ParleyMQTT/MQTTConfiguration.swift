@@ -22,6 +22,10 @@ public struct MQTTConfiguration: Sendable {
     /// Received messages that may wait unread in ``MQTTClient/messages`` before the client
     /// stops reading from the broker (which then holds the rest).
     public var inboxCapacity: Int
+    /// MQTT 5 Receive Maximum: QoS 1 messages the broker may send before their
+    /// acknowledgements; nil leaves libmosquitto's 20. A client whose acknowledgements wait
+    /// for storage (``MQTTClient/acknowledgementGate``) needs more, or the broker stalls.
+    public var receiveMaximum: Int?
 
     public init(
         host: String = "127.0.0.1",
@@ -35,7 +39,8 @@ public struct MQTTConfiguration: Sendable {
         tlsInsecure: Bool = false,
         acknowledgementTimeout: Duration = .seconds(10),
         sessionExpiry: Duration? = nil,
-        inboxCapacity: Int = 10_000
+        inboxCapacity: Int = 10_000,
+        receiveMaximum: Int? = nil
     ) {
         self.host = host
         self.port = port
@@ -49,6 +54,7 @@ public struct MQTTConfiguration: Sendable {
         self.acknowledgementTimeout = acknowledgementTimeout
         self.sessionExpiry = sessionExpiry
         self.inboxCapacity = inboxCapacity
+        self.receiveMaximum = receiveMaximum
     }
 }
 

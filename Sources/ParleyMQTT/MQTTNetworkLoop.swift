@@ -52,8 +52,12 @@ final class MQTTNetworkLoop: Sendable {
     ///   end with the next disconnect).
     /// - Parameter mayRead: false while the client's inbox is full: the socket is left
     ///   unread (back-pressure to the broker) until ``wake()``.
+    /// - Parameter mayWrite: false while queued packets must wait (``AcknowledgementGate``),
+    ///   until ``wake()``. Asked after each read, on this thread: a PUBACK the read queued
+    ///   goes out only if the message's receiver has settled it by then.
     func start(
-        host: String, port: Int32, keepAlive: Int32, sessionExpiry: UInt32?, mayRead: @escaping @Sendable () -> Bool
+        host: String, port: Int32, keepAlive: Int32, sessionExpiry: UInt32?,
+        mayRead: @escaping @Sendable () -> Bool, mayWrite: @escaping @Sendable () -> Bool
     ) {
         guard !started.exchange(true, ordering: .sequentiallyConsistent) else { return }
         let thread = Thread { [self] in
@@ -61,12 +65,14 @@ final class MQTTNetworkLoop: Sendable {
                 var properties: OpaquePointer?
                 mosquitto_property_add_int32(
                     &properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), sessionExpiry)
-                run(reconnectWithConnect: true, mayRead: mayRead) {
+                run(reconnectWithConnect: true, gates: Gates(mayRead: mayRead, mayWrite: mayWrite)) {
                     mosquitto_connect_bind_v5(handle, host, port, keepAlive, nil, properties)
                 }
                 mosquitto_property_free_all(&properties)
             } else {
-                run(reconnectWithConnect: false, mayRead: mayRead) { mosquitto_connect(handle, host, port, keepAlive) }
+                run(reconnectWithConnect: false, gates: Gates(mayRead: mayRead, mayWrite: mayWrite)) {
+                    mosquitto_connect(handle, host, port, keepAlive)
+                }
             }
             finished.signal()
         }
@@ -97,11 +103,18 @@ final class MQTTNetworkLoop: Sendable {
 
     private var isStopping: Bool { stopping.load(ordering: .sequentiallyConsistent) }
 
-    /// - Parameter mayRead: passed down, never kept in a `Mutex`: reading a closure out of a
-    ///   `Mutex<() -> Bool>` through `withLock { $0 }` writes it back wrapped in two more
-    ///   reabstraction thunks, so each poll called a longer chain (40,000 frames deep after a
-    ///   few minutes of the chaos run: the fan-out worker's loop crawled, then overflowed).
-    private func run(reconnectWithConnect: Bool, mayRead: @Sendable () -> Bool, connect: () -> Int32) {
+    /// Whether the loop may read the socket and write what is queued now.
+    ///
+    /// Passed down, never kept in a `Mutex`: reading a closure out of a `Mutex<() -> Bool>`
+    /// through `withLock { $0 }` writes it back wrapped in two more reabstraction thunks, so
+    /// each poll called a longer chain (40,000 frames deep after a few minutes of the chaos
+    /// run: the fan-out worker's loop crawled, then overflowed).
+    private struct Gates {
+        let mayRead: @Sendable () -> Bool
+        let mayWrite: @Sendable () -> Bool
+    }
+
+    private func run(reconnectWithConnect: Bool, gates: Gates, connect: () -> Int32) {
         var everConnected = false
         var backoff = 1.0
         while !isStopping {
@@ -116,22 +129,28 @@ final class MQTTNetworkLoop: Sendable {
                 everConnected = true
                 backoff = 1
             }
-            serviceSocket(mayRead: mayRead)
+            serviceSocket(gates)
         }
-        // A DISCONNECT queued by the shutdown goes out before the thread ends.
-        for _ in 0..<10 where mosquitto_socket(handle) >= 0 && mosquitto_want_write(handle) {
+        // A DISCONNECT queued by the shutdown goes out before the thread ends, unless writes
+        // are held: then the socket just closes, and the broker keeps what was not acknowledged.
+        for _ in 0..<10 where mosquitto_socket(handle) >= 0 && mosquitto_want_write(handle) && gates.mayWrite() {
             _ = mosquitto_loop_write(handle, 1)
+        }
+        if !gates.mayWrite(), mosquitto_socket(handle) >= 0 {
+            // Ended now, as a crash would end it, not when the handle goes.
+            Glibc.shutdown(mosquitto_socket(handle), Int32(SHUT_RDWR))
         }
     }
 
     /// One wait for the socket or a wake-up, then reading, writing and keep-alive. An error
     /// leaves the socket closed (libmosquitto reports the disconnect), to be reconnected.
-    private func serviceSocket(mayRead: @Sendable () -> Bool) {
+    private func serviceSocket(_ gates: Gates) {
         let socket = mosquitto_socket(handle)
         guard socket >= 0 else { return }
         passes.add(1, ordering: .relaxed)
-        let reading = mayRead()
-        let events = (reading ? Int16(POLLIN) : 0) | (mosquitto_want_write(handle) ? Int16(POLLOUT) : 0)
+        let reading = gates.mayRead()
+        let writing = mosquitto_want_write(handle) && gates.mayWrite()
+        let events = (reading ? Int16(POLLIN) : 0) | (writing ? Int16(POLLOUT) : 0)
         var descriptors = [
             pollfd(fd: socket, events: events, revents: 0), pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0),
         ]
@@ -142,7 +161,9 @@ final class MQTTNetworkLoop: Sendable {
         if descriptors[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
             rc = mosquitto_loop_read(handle, 64)
         }
-        if rc == MOSQ_ERR_SUCCESS.rawValue, mosquitto_socket(handle) >= 0, mosquitto_want_write(handle) {
+        if rc == MOSQ_ERR_SUCCESS.rawValue, mosquitto_socket(handle) >= 0, mosquitto_want_write(handle),
+            gates.mayWrite()
+        {
             rc = mosquitto_loop_write(handle, 64)
         }
         if rc == MOSQ_ERR_SUCCESS.rawValue {

@@ -12,22 +12,34 @@ struct Dependencies {
     let postgres: PostgresPool
     let redis: RedisConnectionPool
     let mqtt: MQTTClient
+    /// The ingest role's own broker connection, which reads `chat-in` and acknowledges it
+    /// only once stored (``MQTTClient/acknowledgementGate``); what the ingest publishes goes
+    /// through ``mqtt``, whose writes never wait.
+    let ingestInput: MQTTClient?
 
-    /// - Parameter keptSession: the client id of a broker session kept across restarts.
-    init(settings: Settings, role: String, keptSession: String? = nil) throws {
+    /// - Parameter ingest: the process runs the ingest role; its input client keeps the
+    ///   session named by `ingest.session`, if set.
+    init(settings: Settings, role: String, ingest: Bool = false) throws {
         postgres = PostgresPool(configuration: try settings.postgres(), logger: Runtime.logger("postgres"))
         redis = RedisConnectionPool(configuration: try settings.redis(), logger: Runtime.logger("redis"))
-        mqtt = try MQTTClient(
-            configuration: try settings.mqtt(role: role, keptSession: keptSession), logger: Runtime.logger("mqtt"))
+        mqtt = try MQTTClient(configuration: try settings.mqtt(role: role), logger: Runtime.logger("mqtt"))
+        ingestInput =
+            ingest
+            ? try MQTTClient(
+                configuration: try settings.mqtt(
+                    role: "ingest", keptSession: settings.string(SettingKeys.Jobs.ingestSession),
+                    receiveMaximum: IngestConsumer.receiveMaximum),
+                logger: Runtime.logger("mqtt")) : nil
     }
 
     /// What `/health/ready` checks.
     var probes: [any DependencyProbe] {
         [PostgresProbe(database: postgres), RedisProbe(pool: redis), MQTTProbe(client: mqtt)]
+            + (ingestInput.map { [MQTTProbe(client: $0, name: "mqtt-ingest")] } ?? [])
     }
 
     /// In start order; a `ServiceGroup` stops them in reverse, after the listeners drained.
-    var services: [any Service] { [postgres, redis, mqtt] }
+    var services: [any Service] { [postgres, redis, mqtt] + (ingestInput.map { [$0] } ?? []) }
 
     /// Runs `services` after the dependencies, until SIGTERM or SIGINT, then drains and stops.
     func run(with services: [any Service], logger: Logger) async throws {

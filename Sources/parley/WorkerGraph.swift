@@ -79,6 +79,9 @@ struct WorkerGraph {
 
     /// Stores client input from `chat-in` (a shared subscription), in lanes of batches.
     private mutating func addIngest() throws {
+        guard let input = dependencies.ingestInput else {
+            preconditionFailure("the ingest role needs Dependencies built with ingest: true")
+        }
         let rooms = try rooms()
         let handler = IngestHandler(
             rooms: RoomService(rooms: rooms), repository: rooms, publisher: dependencies.mqtt,
@@ -86,7 +89,7 @@ struct WorkerGraph {
             logger: Runtime.logger("ingest"))
         services.append(
             IngestConsumer(
-                client: dependencies.mqtt, logger: Runtime.logger("ingest"), lanes: try settings.ingestConcurrency(),
+                client: input, logger: Runtime.logger("ingest"), lanes: try settings.ingestConcurrency(),
                 batchLimit: try settings.messageBatchLimit(),
                 keepsSubscription: settings.string(SettingKeys.Jobs.ingestSession) != nil, handle: handler.handle))
     }

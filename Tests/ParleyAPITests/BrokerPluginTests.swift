@@ -78,7 +78,7 @@ struct BrokerPluginTests {
             if ingest {
                 let rooms = PostgresRoomRepository(database: harness.database, logger: .quiet)
                 let handler = IngestHandler(
-                    rooms: RoomService(rooms: rooms), repository: rooms, publisher: ingestClient,
+                    rooms: RoomService(rooms: rooms), repository: rooms, publisher: server,
                     limiter: RedisRateLimiter(pool: harness.redis, namespace: harness.namespace), logger: .quiet)
                 workers.append(
                     .init(
@@ -243,6 +243,8 @@ struct BrokerPluginTests {
             let (roomID, uid) = (try #require(room.json["id"] as? Int), try #require(room.json["uid"] as? String))
             let rooms = PostgresRoomRepository(database: harness.database, logger: .quiet)
             let sessionID = "parley-ingest-test-\(UUID().uuidString.prefix(8))"
+            // What the handler publishes goes through a client of its own: the ingest's waits.
+            let publisher = try await connected(try serverClient(broker))
             func startIngest() async throws -> (MQTTClient, ServiceGroup, Task<Void, any Error>) {
                 let client = try MQTTClient(
                     configuration: MQTTConfiguration(
@@ -250,7 +252,7 @@ struct BrokerPluginTests {
                         clientID: sessionID, acknowledgementTimeout: .seconds(3), sessionExpiry: .seconds(60)),
                     logger: .quiet)
                 let handler = IngestHandler(
-                    rooms: RoomService(rooms: rooms), repository: rooms, publisher: client,
+                    rooms: RoomService(rooms: rooms), repository: rooms, publisher: publisher,
                     limiter: RedisRateLimiter(pool: harness.redis, namespace: harness.namespace), logger: .quiet)
                 let consumer = IngestConsumer(
                     client: client, logger: .quiet, lanes: 2, batchLimit: 256, keepsSubscription: true,
@@ -296,7 +298,7 @@ struct BrokerPluginTests {
             await group.triggerGracefulShutdown()
             try await running.value
             await client.shutdown()
-            await writer.shutdown()
+            for client in [writer, publisher] { await client.shutdown() }
         }
         #expect(await broker.stop() == 0)
     }

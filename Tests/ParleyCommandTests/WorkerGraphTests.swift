@@ -28,7 +28,8 @@ struct WorkerGraphTests {
         let client = try PushHTTPClient()
         do {
             let graph = try WorkerGraph(
-                roles: roles, settings: settings, dependencies: try Dependencies(settings: settings, role: "worker"),
+                roles: roles, settings: settings,
+                dependencies: try Dependencies(settings: settings, role: "worker", ingest: roles.contains(.ingest)),
                 pushClient: client)
             try body(graph)
         } catch {

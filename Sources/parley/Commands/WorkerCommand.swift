@@ -34,9 +34,7 @@ struct WorkerCommand: AsyncParsableCommand {
         let settings = try await options.settings()
         try await Runtime.verifySchema(settings)
         let logger = Runtime.logger("worker")
-        let dependencies = try Dependencies(
-            settings: settings, role: "worker",
-            keptSession: roles.contains(.ingest) ? settings.string(SettingKeys.Jobs.ingestSession) : nil)
+        let dependencies = try Dependencies(settings: settings, role: "worker", ingest: roles.contains(.ingest))
         var http = try settings.http(internalPortKey: SettingKeys.HTTP.workerInternalPort)
         http.port = nil
         http.tlsPort = nil

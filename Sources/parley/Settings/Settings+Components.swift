@@ -39,7 +39,8 @@ extension Settings {
     ///   - role: names the process in its client id (`serve`, `worker`).
     ///   - keptSession: a client id whose session the broker keeps for a day (the ingest's:
     ///     chat-in sent while the worker restarts waits for it); otherwise a new id each start.
-    func mqtt(role: String, keptSession: String? = nil) throws -> MQTTConfiguration {
+    ///   - receiveMaximum: QoS 1 messages the broker may send before their acknowledgements.
+    func mqtt(role: String, keptSession: String? = nil, receiveMaximum: Int? = nil) throws -> MQTTConfiguration {
         typealias K = SettingKeys.MQTT
         let suffix = UUID().uuidString.prefix(8).lowercased()
         return MQTTConfiguration(
@@ -52,7 +53,7 @@ extension Settings {
             tls: try bool(K.tls),
             caFile: string(K.caFile),
             tlsInsecure: try bool(K.tlsInsecure),
-            sessionExpiry: keptSession == nil ? nil : .seconds(86_400))
+            sessionExpiry: keptSession == nil ? nil : .seconds(86_400), receiveMaximum: receiveMaximum)
     }
 
     /// - Parameter internalPortKey: `internal.port` for `serve`, `worker.internalPort` for `worker`.
