@@ -86,17 +86,20 @@ struct LiveStack {
         return Response(status: status, json: json)
     }
 
-    /// Registers a user and logs in; returns the user's id and access token.
-    func signUp(_ name: String) async throws -> (id: Int, token: String) {
+    /// Registers a user and logs in; returns the user's id, access token and MQTT login
+    /// (its text fields: `username`, `password`, `clientId`).
+    func signUp(_ name: String) async throws -> (id: Int, token: String, mqtt: [String: String]) {
         let email = "\(name)-\(UUID().uuidString.prefix(8))@example.com"
         let registered = try await request(
             "POST", "/v1/auth/register",
             body: ["email": email, "password": "correct horse battery", "firstName": name, "lastName": "Test"])
         let login = try await request(
             "POST", "/v1/auth/login", body: ["email": email, "password": "correct horse battery"])
-        guard let id = registered.json["id"] as? Int, let token = login.json["accessToken"] as? String else {
+        guard let id = registered.json["id"] as? Int, let token = login.json["accessToken"] as? String,
+            let mqtt = (login.json["mqtt"] as? [String: Any])?.compactMapValues({ $0 as? String })
+        else {
             throw TestEnvironmentError("sign-up failed: \(registered.json) \(login.json)")
         }
-        return (id, token)
+        return (id, token, mqtt)
     }
 }

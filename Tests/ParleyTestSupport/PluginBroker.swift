@@ -177,7 +177,7 @@ public final class PluginBroker: Sendable {
 
     /// A free port below the kernel's ephemeral range: a broker restarted on it cannot find
     /// it taken as the source port of some outgoing connection.
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         let ephemeralStart =
             (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))
             .flatMap { Int($0.split(whereSeparator: \.isWhitespace).first ?? "") } ?? 32768
