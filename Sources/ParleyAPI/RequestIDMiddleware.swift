@@ -13,7 +13,7 @@ public struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
     ) async throws -> Response {
         let id = request.headers[.requestID].flatMap(Self.acceptable) ?? context.id
         var context = context
-        context.logger[metadataKey: "request_id"] = "\(id)"
+        context.logger[metadataKey: RequestIDKey.name] = "\(id)"
         var response = try await next(request, context)
         response.headers[.requestID] = id
         return response
@@ -32,4 +32,9 @@ public struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
 
 extension HTTPField.Name {
     static let requestID = Self("X-Request-Id")!
+}
+
+/// The logs' metadata key of a request's id (a JSON log line lifts it out as `requestId`).
+public enum RequestIDKey {
+    public static let name = "request_id"
 }

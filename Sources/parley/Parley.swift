@@ -8,7 +8,7 @@ struct Parley: AsyncParsableCommand {
         discussion: SettingKeys.helpText,
         subcommands: [
             ServeCommand.self, WorkerCommand.self, MigrateCommand.self, UserCommand.self, GroupCommand.self,
-            RoleCommand.self,
+            RoleCommand.self, DoctorCommand.self,
         ]
     )
 }
@@ -21,7 +21,7 @@ struct GlobalOptions: ParsableArguments {
     /// Loads configuration and bootstraps logging once per process.
     func settings() async throws -> Settings {
         let settings = try await Settings.load(file: config)
-        try Runtime.bootstrap(logLevel: settings.logLevel())
+        try Runtime.bootstrap(logLevel: settings.logLevel(), json: settings.logsJSON())
         return settings
     }
 }

@@ -14,13 +14,19 @@ enum Runtime {
     static let metrics = PrometheusCollectorRegistry()
     private static let bootstrapped = Mutex(false)
 
-    static func bootstrap(logLevel: Logger.Level) throws {
+    /// - Parameter json: one JSON object a line (``JSONLogHandler``) instead of text.
+    static func bootstrap(logLevel: Logger.Level, json: Bool) throws {
         let first = bootstrapped.withLock { done in
             defer { done = true }
             return !done
         }
         guard first else { return }
         LoggingSystem.bootstrap { label in
+            if json {
+                var handler = JSONLogHandler(label: label)
+                handler.logLevel = logLevel
+                return handler
+            }
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = logLevel
             return handler

@@ -5,11 +5,14 @@ enum SettingKeys {
     enum General {
         static let logLevel = SettingKey(
             "logLevel", default: "info", "Log level: trace, debug, info, notice, warning, error, critical.")
+        static let logFormat = SettingKey(
+            "logFormat", default: "text",
+            "Log lines: text (label, level, message, metadata) or json (one JSON object a line, for a collector).")
         static let migrationsDirectory = SettingKey(
             "migrationsDirectory",
             "Directory of the SQL migrations (default: Migrations/ of the source tree, else /usr/share/parley/migrations)."
         )
-        static let all = [logLevel, migrationsDirectory]
+        static let all = [logLevel, logFormat, migrationsDirectory]
     }
 
     enum Postgres {
