@@ -79,3 +79,15 @@ struct WorkerGraphTests {
         await #expect(throws: SettingsError.self) { try await withGraph([.media], settings: badMedia) }
     }
 }
+
+/// `--roles` takes roles as separate words, or joined by commas or hyphens (a systemd
+/// instance name: `parley-worker@outbox-fanout`).
+struct WorkerRolesTests {
+    @Test func rolesMayBeJoinedByCommasOrHyphens() throws {
+        let command = try WorkerCommand.parse(["--roles", "outbox-fanout", "ingest,push"])
+        #expect(command.roles == [.outbox, .fanout, .ingest, .push])
+        #expect(try WorkerCommand.parse([]).roles == Set(WorkerCommand.Role.allCases))
+        #expect(throws: (any Error).self) { try WorkerCommand.parse(["--roles", "outbox-nothing"]) }
+        #expect(throws: (any Error).self) { try WorkerCommand.parse(["--roles", ","]) }
+    }
+}

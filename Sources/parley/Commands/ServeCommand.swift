@@ -15,12 +15,17 @@ struct ServeCommand: AsyncParsableCommand {
         let dependencies = try Dependencies(settings: settings, role: "serve")
         let graph = try ServeGraph(settings: settings, dependencies: dependencies)
         let api = APIServer(configuration: try settings.http(), logger: Runtime.logger("http"))
+        let serviceManager = ServiceManagerNotifier()
         let listeners = try api.services(
             publicRouter: graph.routes.publicRouter(), internalRouter: graph.routes.internalRouter()
         ) { listener, port in
             logger.notice("listening", metadata: ["listener": "\(listener.rawValue)", "port": "\(port)"])
+            serviceManager.listenerBound()
         }
-        // What a burst of requests freed goes back to the system (see MemoryTrimmer).
-        try await dependencies.run(with: [graph.revocationListener, MemoryTrimmer()] + listeners, logger: logger)
+        serviceManager.expect(listeners: listeners.count)
+        // What a burst of requests freed goes back to the system (see MemoryTrimmer). systemd
+        // hears of the stop first (the last service is the first to be told).
+        try await dependencies.run(
+            with: [graph.revocationListener, MemoryTrimmer()] + listeners + [serviceManager], logger: logger)
     }
 }

@@ -25,10 +25,33 @@ struct WorkerCommand: AsyncParsableCommand {
         case media
     }
 
+    /// Roles in one argument, separated by commas or hyphens (`outbox,fanout`; a systemd
+    /// instance name, which cannot hold a comma: `parley-worker@outbox-fanout`).
+    struct RoleList: ExpressibleByArgument {
+        let roles: [Role]
+
+        init?(argument: String) {
+            let names = argument.split(whereSeparator: { $0 == "," || $0 == "-" })
+            let roles = names.compactMap { Role(rawValue: String($0)) }
+            guard !roles.isEmpty, roles.count == names.count else { return nil }
+            self.roles = roles
+        }
+
+        init(_ roles: [Role]) { self.roles = roles }
+
+        var defaultValueDescription: String { roles.map(\.rawValue).joined(separator: " ") }
+    }
+
     @Option(
-        name: .long, parsing: .upToNextOption,
-        help: "Roles to run (\(Role.allCases.map(\.rawValue).joined(separator: ", "))); all by default.")
-    var roles: [Role] = Role.allCases
+        name: .customLong("roles"), parsing: .upToNextOption,
+        help: """
+            Roles to run (\(Role.allCases.map(\.rawValue).joined(separator: ", ")), separated by spaces, commas or \
+            hyphens); all by default.
+            """)
+    var roleLists: [RoleList] = [RoleList(Role.allCases)]
+
+    /// The roles asked for, each once.
+    var roles: Set<Role> { Set(roleLists.flatMap(\.roles)) }
 
     func run() async throws {
         let settings = try await options.settings()
@@ -40,20 +63,23 @@ struct WorkerCommand: AsyncParsableCommand {
         http.tlsPort = nil
         let pushClient = try PushHTTPClient(caFile: settings.string(SettingKeys.Push.caFile))
         let graph = try WorkerGraph(
-            roles: Set(roles), settings: settings, dependencies: dependencies, pushClient: pushClient)
+            roles: roles, settings: settings, dependencies: dependencies, pushClient: pushClient)
         // Readiness covers the roles too: a relay or queue that stopped moving is named.
         // Only the internal listener: health and metrics.
         let routes = ParleyRoutes(
             probes: dependencies.probes + graph.probes, readinessTimeout: http.readinessTimeout,
             registry: Runtime.metrics, features: nil)
         let api = APIServer(configuration: http, logger: Runtime.logger("http"))
+        let serviceManager = ServiceManagerNotifier()
         let listeners = try api.services(publicRouter: routes.publicRouter(), internalRouter: routes.internalRouter()) {
             listener, port in
             logger.notice("listening", metadata: ["listener": "\(listener.rawValue)", "port": "\(port)"])
+            serviceManager.listenerBound()
         }
-        logger.notice("worker roles", metadata: ["roles": "\(roles.map(\.rawValue))"])
+        serviceManager.expect(listeners: listeners.count)
+        logger.notice("worker roles", metadata: ["roles": "\(roles.map(\.rawValue).sorted())"])
         do {
-            try await dependencies.run(with: graph.services + listeners, logger: logger)
+            try await dependencies.run(with: graph.services + listeners + [serviceManager], logger: logger)
         } catch {
             try? await pushClient.shutdown()
             throw error
