@@ -215,11 +215,13 @@ extension MQTTClient {
 
     func didConnect(_ code: Int32) {
         guard code == 0 else {
+            state.withLock { $0.refusal = code }
             logger.warning("MQTT broker refused the connection", metadata: ["reason": "\(code)"])
             return
         }
         let subscriptions = state.withLock { state in
             state.connected = true
+            state.refusal = nil
             // Acknowledgements of the last connection will not come any more.
             state.earlyAcknowledgements.removeAll()
             state.ignored.removeAll()

@@ -82,6 +82,15 @@ public final class MQTTClient: Service, Sendable {
     /// Whether the broker session is up now.
     public var isConnected: Bool { state.withLock { $0.connected } }
 
+    /// Why the broker refused the last login (`Bad user name or password`, `Not authorized`),
+    /// until one succeeds; nil when it refused none.
+    public var refusal: String? {
+        guard let code = state.withLock({ $0.refusal }) else { return nil }
+        // MQTT 5 reason codes start at 0x80; smaller ones are MQTT 3's CONNACK codes.
+        let text = code >= 0x80 ? mosquitto_reason_string(code) : mosquitto_connack_string(code)
+        return text.map { String(cString: $0) } ?? "code \(code)"
+    }
+
     /// Starts the network thread and the first connection attempt; later attempts follow
     /// by themselves until ``shutdown()``.
     public func start() throws {

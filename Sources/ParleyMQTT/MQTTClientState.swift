@@ -3,6 +3,8 @@ struct MQTTClientState {
     var started = false
     var shutDown = false
     var connected = false
+    /// The broker's reason for refusing the last CONNECT, if it did.
+    var refusal: Int32?
     /// Filters to (re)subscribe on every connect, with their QoS.
     var subscriptions: [String: Int32] = [:]
     /// Handlers that take messages by topic prefix on the network thread, instead of ``MQTTClient/messages``.

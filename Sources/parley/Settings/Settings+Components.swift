@@ -90,6 +90,16 @@ extension Settings {
         return level
     }
 
+    /// Whether log lines are JSON objects (`json`) rather than text (`text`).
+    func logsJSON() throws -> Bool {
+        let key = SettingKeys.General.logFormat
+        switch try required(string(key), key) {
+        case "text": return false
+        case "json": return true
+        default: throw SettingsError.invalid(key, expected: "text or json")
+        }
+    }
+
     func bcryptCost() throws -> Int {
         try required(int(SettingKeys.Accounts.bcryptCost, in: 4...31), SettingKeys.Accounts.bcryptCost)
     }
