@@ -24,6 +24,8 @@ struct IngestKillTests {
             environment: ParleyCommand(database: database, services: services).environment.merging([
                 "PARLEY_MQTT_PORT": String(broker.port), "PARLEY_INTERNAL_PORT": String(internalPort),
                 "PARLEY_INGEST_SESSION": "parley-ingest-kill-\(UUID().uuidString.prefix(8))",
+                // Its relay's fan-out jobs stay out of the shared Redis database other tests consume.
+                "PARLEY_REDIS_DATABASE": "10",
             ]) { $1 })
         let stack = try await LiveStack.start(parley, workerRoles: ["outbox"])
         let log = TestScratch.path("parley-ingest", suffix: ".log")

@@ -45,6 +45,9 @@ struct SystemdTests {
         let parley = ParleyCommand(
             environment: ParleyCommand(database: database, services: services).environment.merging([
                 "NOTIFY_SOCKET": socketPath, "WATCHDOG_USEC": "400000",
+                // A Redis database of its own: its fan-out consumer must not take the jobs of
+                // another test's worker on the shared Redis (WorkerRecoveryTests' vanished so).
+                "PARLEY_REDIS_DATABASE": "9",
             ]) { $1 })
         let log = TestScratch.path("worker-notify", suffix: ".log")
         defer { try? FileManager.default.removeItem(atPath: log) }
