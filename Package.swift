@@ -108,7 +108,7 @@ let package = Package(
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            resources: [.copy("Resources/openapi.yaml"), .copy("Resources/asyncapi.yaml")],
+            resources: [.copy("Resources/openapi.yaml"), .copy("Resources/asyncapi.yaml"), .copy("Resources/app")],
             swiftSettings: swiftSettings
         ),
 

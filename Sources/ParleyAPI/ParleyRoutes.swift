@@ -38,6 +38,8 @@ public struct ParleyRoutes: Sendable {
         OperationsController(probes: probes, readinessTimeout: readinessTimeout).addRoutes(to: router)
         OpenAPIController().addRoutes(to: router)
         guard let features else { return router }
+        // The web client: static files, no token (it signs in through /v1/auth).
+        features.webClient.addRoutes(to: router)
 
         let v1 = router.group("v1")
         // No token: register, login, refresh.
@@ -105,6 +107,7 @@ extension ParleyRoutes {
         let messageActions: MessageActionsController
         let notifications: NotificationsController
         let files: FilesController
+        let webClient: WebClientController
         let sessions: any SessionRepository
         let cache: SessionCache
 
@@ -135,6 +138,7 @@ extension ParleyRoutes {
             self.files = FilesController(
                 files: files, store: store, links: links, rooms: rooms,
                 tokens: AccessTokens(sessions: sessions, cache: cache), mediaJobs: mediaJobs, uploadLimit: uploadLimit)
+            webClient = WebClientController(endpoint: endpoint, fileBaseURL: links.baseURL)
             self.sessions = sessions
             self.cache = cache
         }

@@ -1,0 +1,321 @@
+import { h, clear, notify } from './dom.js';
+import { renderMessage } from './message-view.js';
+import { membersDialog } from './people.js';
+import { roomSettingsDialog } from './settings.js';
+
+const PAGE = 50;
+
+// One open room: its history (scrolling back loads older pages), live messages, sending over
+// MQTT with a pending state until the stored message comes back (REST when the broker does
+// not take it), typing, read markers, files, edits, deletions and reactions.
+export class Conversation {
+  constructor(chat, room) {
+    this.chat = chat;
+    this.api = chat.api;
+    this.room = room;
+    this.messages = new Map();
+    this.pending = new Map();
+    this.typers = new Map();
+    this.hasOlder = true;
+    this.loadingOlder = false;
+    this.build();
+    this.typingTimer = setInterval(() => this.renderTyping(), 1000);
+    this.onVisibility = () => this.markRead();
+    document.addEventListener('visibilitychange', this.onVisibility);
+  }
+
+  close() {
+    clearInterval(this.typingTimer);
+    document.removeEventListener('visibilitychange', this.onVisibility);
+  }
+
+  get canWrite() { return this.room.myRole !== 'reader'; }
+
+  build() {
+    const room = this.room;
+    this.list = h('ol', { class: 'messages', role: 'log', 'aria-label': 'Messages', tabindex: '0' });
+    this.list.addEventListener('scroll', () => {
+      if (this.list.scrollTop < 80) this.loadOlder();
+      this.markRead();
+    });
+    this.typingLine = h('p', { class: 'typing', 'aria-live': 'polite' });
+    this.input = h('textarea', {
+      name: 'message', rows: '1', placeholder: this.canWrite ? 'Write a message' : 'Only writers may send here',
+      'aria-label': 'Message', maxlength: '20000', disabled: !this.canWrite,
+    });
+    this.input.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter' && !event.shiftKey) {
+        event.preventDefault();
+        this.submit();
+      }
+    });
+    this.input.addEventListener('input', () => this.sendTyping(this.input.value.length > 0));
+    this.fileInput = h('input', { type: 'file', class: 'visually-hidden', id: `file-${room.id}`, tabindex: '-1',
+      onchange: () => this.attach(this.fileInput.files[0]) });
+    this.progress = h('progress', { max: '1', value: '0', hidden: true, 'aria-label': 'Upload' });
+    const composer = h('form', { class: 'composer', onsubmit: (event) => { event.preventDefault(); this.submit(); } },
+      h('button', { type: 'button', class: 'attach', disabled: !this.canWrite, 'aria-label': 'Attach a file',
+        onclick: () => this.fileInput.click() }, '📎'),
+      this.fileInput, this.input, this.progress,
+      h('button', { type: 'submit', class: 'send', disabled: !this.canWrite }, 'Send'));
+    const header = h('header', { class: 'room-header' },
+      h('button', { type: 'button', class: 'back', 'aria-label': 'Back to rooms', onclick: () => this.chat.closeConversation() }, '←'),
+      h('h2', {}, this.chat.roomName(room)),
+      room.type === 'multiparty' && h('button', { type: 'button', onclick: () => membersDialog(this.chat, room) }, 'Members'),
+      h('button', { type: 'button', onclick: () => roomSettingsDialog(this.chat, room) }, 'Notifications'));
+    this.element = h('div', { class: 'conversation-body' }, header, this.list, this.typingLine, composer);
+  }
+
+  async load() {
+    const page = await this.api.get(`/v1/rooms/${this.room.id}/messages?limit=${PAGE}`);
+    this.hasOlder = page.messages.length === PAGE;
+    for (const message of page.messages) this.place(message);
+    this.scrollToEnd();
+    this.markRead();
+    this.input.focus();
+  }
+
+  async loadOlder() {
+    const first = this.firstSeq();
+    if (!this.hasOlder || this.loadingOlder || first === null || first <= 1) return;
+    this.loadingOlder = true;
+    try {
+      const page = await this.api.get(`/v1/rooms/${this.room.id}/messages?before=${first}&limit=${PAGE}`);
+      const height = this.list.scrollHeight;
+      for (const message of page.messages) this.place(message);
+      this.list.scrollTop += this.list.scrollHeight - height;
+      this.hasOlder = page.messages.length === PAGE;
+    } catch (error) {
+      notify(error.message);
+    } finally {
+      this.loadingOlder = false;
+    }
+  }
+
+  /// After a reconnect: everything after the newest message shown.
+  async repairGap() {
+    let after = this.lastSeq() ?? 0;
+    for (let pages = 0; pages < 20; pages += 1) {
+      const page = await this.api.get(`/v1/rooms/${this.room.id}/messages?after=${after}&limit=200`);
+      for (const message of page.messages) this.receive(message);
+      if (!page.hasMore || page.messages.length === 0) break;
+      after = page.messages.at(-1).seq;
+    }
+    this.markRead();
+  }
+
+  firstSeq() {
+    const first = this.list.querySelector('li.message[data-seq]');
+    return first ? Number(first.dataset.seq) : null;
+  }
+
+  lastSeq() {
+    const seqs = [...this.messages.keys()];
+    return seqs.length ? Math.max(...seqs) : null;
+  }
+
+  isReading() {
+    return document.visibilityState === 'visible'
+      && this.list.scrollHeight - this.list.scrollTop - this.list.clientHeight < 40;
+  }
+
+  /// A stored message from the broker or a page: shown once, in seq order.
+  receive(message) {
+    const atEnd = this.isReading();
+    const mine = this.pending.get(message.uid);
+    if (mine && message.sentById === this.chat.me.id) {
+      mine.remove();
+      this.pending.delete(message.uid);
+    }
+    this.typers.delete(message.sentById);
+    this.place(message);
+    if (atEnd || mine) this.scrollToEnd();
+    this.markRead();
+  }
+
+  place(message) {
+    const existing = this.messages.get(message.seq);
+    const element = this.render(message);
+    this.messages.set(message.seq, message);
+    if (existing) {
+      this.list.querySelector(`li[data-seq="${message.seq}"]`)?.replaceWith(element);
+      return;
+    }
+    const after = [...this.list.querySelectorAll('li.message[data-seq]')].find((li) => Number(li.dataset.seq) > message.seq);
+    if (after) after.before(element);
+    else {
+      const firstPending = this.list.querySelector('li.pending');
+      if (firstPending) firstPending.before(element);
+      else this.list.append(element);
+    }
+  }
+
+  replace(message) {
+    if (this.messages.has(message.seq)) this.place(message);
+  }
+
+  deleted(data) {
+    const message = this.messages.get(data.seq);
+    if (message) this.place({ ...message, content: '', file: undefined, deletedAt: data.deletedAt, deletedById: data.deletedById });
+  }
+
+  reacted(data) {
+    const message = [...this.messages.values()].find((candidate) => candidate.id === data.messageId);
+    if (!message) return;
+    const reactions = message.reactions.filter((reaction) => reaction.key !== data.key);
+    const old = message.reactions.find((reaction) => reaction.key === data.key);
+    const me = data.userId === this.chat.me.id ? data.added : Boolean(old?.me);
+    if (data.count > 0) {
+      const reaction = { key: data.key, count: data.count, me };
+      const index = message.reactions.findIndex((candidate) => candidate.key === data.key);
+      if (index >= 0) reactions.splice(index, 0, reaction);
+      else reactions.push(reaction);
+    }
+    this.place({ ...message, reactions });
+  }
+
+  render(message) { return renderMessage(this, message); }
+
+  scrollToEnd() { this.list.scrollTop = this.list.scrollHeight; }
+
+  /// Moves the read marker to the newest message while the user sees it.
+  async markRead() {
+    const last = this.lastSeq();
+    if (last === null || !this.isReading() || last <= (this.room.lastReadSeq ?? 0) || this.marking) return;
+    this.marking = true;
+    try {
+      const marker = await this.api.send('POST', `/v1/rooms/${this.room.id}/read`, { seq: last });
+      this.room.lastReadSeq = marker.seq;
+      this.room.unreadCount = Math.max(0, this.room.lastSeq - marker.seq);
+      this.chat.renderRooms();
+    } catch {
+      // The next scroll or message tries again.
+    } finally {
+      this.marking = false;
+    }
+  }
+
+  submit() {
+    const content = this.input.value.trim();
+    if (!content || !this.canWrite) return;
+    this.input.value = '';
+    this.sendTyping(false);
+    this.send({ content });
+  }
+
+  async attach(file) {
+    if (!file) return;
+    this.fileInput.value = '';
+    this.progress.hidden = false;
+    this.progress.value = 0;
+    try {
+      const stored = await this.api.upload(file, (fraction) => { this.progress.value = fraction; });
+      await this.send({ content: '', fileId: stored.id, file: stored });
+    } catch (error) {
+      notify(error.message);
+    } finally {
+      this.progress.hidden = true;
+    }
+  }
+
+  /// Over MQTT first: the message shows as pending until the stored one comes back on the
+  /// room's topic. When the broker is away, or nothing came back in time, the REST send
+  /// stores it (the same uid makes a second store of it impossible).
+  async send({ content, fileId, file }) {
+    const uid = crypto.randomUUID();
+    const draft = { uid, content, file, sentById: this.chat.me.id, createdAt: new Date().toISOString(), pending: true, reactions: [] };
+    const element = this.render(draft);
+    this.pending.set(uid, element);
+    this.list.append(element);
+    this.scrollToEnd();
+    const data = { chatRoomId: this.room.id, content, uid };
+    if (fileId) data.fileId = fileId;
+    try {
+      await this.chat.live.publish(this.room, { type: 'new-message-notification', data, hash: uid });
+      setTimeout(() => { if (this.pending.has(uid)) this.sendOverREST(uid, content, fileId); }, 5000);
+    } catch {
+      await this.sendOverREST(uid, content, fileId);
+    }
+  }
+
+  async sendOverREST(uid, content, fileId) {
+    if (!this.pending.has(uid)) return;
+    try {
+      const body = { content, uid };
+      if (fileId) body.fileId = fileId;
+      const message = await this.api.send('POST', `/v1/rooms/${this.room.id}/messages`, body);
+      this.receive(message);
+    } catch (error) {
+      this.failed(uid, error.message);
+    }
+  }
+
+  rejected(data) {
+    if (data.uid && this.pending.has(data.uid)) this.failed(data.uid, data.reason);
+    else notify(data.reason);
+  }
+
+  failed(uid, reason) {
+    const element = this.pending.get(uid);
+    if (!element) return;
+    this.pending.delete(uid);
+    const text = element.querySelector('.text')?.textContent ?? '';
+    element.replaceWith(this.render({ uid, content: text, sentById: this.chat.me.id, createdAt: new Date().toISOString(), failed: reason, reactions: [] }));
+  }
+
+  /// Typing notices over MQTT, at most one every three seconds (the server allows ten in ten).
+  sendTyping(creating) {
+    const now = Date.now();
+    if (creating && this.typingSentAt && now - this.typingSentAt < 3000) return;
+    if (!creating && !this.typingSentAt) return;
+    this.typingSentAt = creating ? now : null;
+    const envelope = { type: 'creating-message-info', data: { chatRoomId: this.room.id, creating, time: new Date().toISOString() }, hash: crypto.randomUUID() };
+    this.chat.live.publish(this.room, envelope).catch(() => {});
+  }
+
+  typing(data) {
+    if (data.creating) this.typers.set(data.userId, Date.now());
+    else this.typers.delete(data.userId);
+    this.renderTyping();
+  }
+
+  renderTyping() {
+    const now = Date.now();
+    for (const [user, at] of this.typers) if (now - at > 6000) this.typers.delete(user);
+    clear(this.typingLine);
+    const users = [...this.typers.keys()];
+    if (users.length === 0) return;
+    users.forEach((user, index) => {
+      if (index > 0) this.typingLine.append(', ');
+      this.typingLine.append(this.chat.userName(user));
+    });
+    this.typingLine.append(users.length === 1 ? ' is typing…' : ' are typing…');
+  }
+
+  async react(message, key, add) {
+    try {
+      await this.api.send(add ? 'PUT' : 'DELETE', `/v1/rooms/${this.room.id}/messages/${message.id}/reactions/${encodeURIComponent(key)}`);
+    } catch (error) {
+      notify(error.message);
+    }
+  }
+
+  async edit(message) {
+    const content = window.prompt('Edit the message', message.content);
+    if (content === null || content.trim() === message.content) return;
+    try {
+      this.replace(await this.api.send('PATCH', `/v1/rooms/${this.room.id}/messages/${message.id}`, { content: content.trim() }));
+    } catch (error) {
+      notify(error.message);
+    }
+  }
+
+  async remove(message) {
+    if (!window.confirm('Delete this message for everyone?')) return;
+    try {
+      await this.api.send('DELETE', `/v1/rooms/${this.room.id}/messages/${message.id}`);
+    } catch (error) {
+      notify(error.message);
+    }
+  }
+}

@@ -1,0 +1,85 @@
+import { h, shortTime } from './dom.js';
+
+// How a message looks: its author and time, text, file (an image's thumbnail, a video's
+// player), reply quote, reactions and the actions its reader may take.
+
+const REACTION = '👍';
+
+export function renderMessage(view, message) {
+  const mine = message.sentById === view.chat.me.id;
+  const body = h('div', { class: 'body' });
+  if (message.deletedAt) body.append(h('em', {}, 'Message deleted'));
+  else {
+    if (message.replyTo) {
+      body.append(h('blockquote', {}, message.replyTo.deleted ? 'A deleted message' : message.replyTo.excerpt));
+    }
+    if (message.content) body.append(h('p', { class: 'text' }, message.content));
+    if (message.file) body.append(renderFile(view, message.file));
+  }
+  const actions = h('div', { class: 'message-actions' });
+  if (!message.deletedAt && !message.pending) {
+    for (const reaction of message.reactions ?? []) {
+      actions.append(h('button', {
+        type: 'button', class: `reaction${reaction.me ? ' mine' : ''}`, 'aria-pressed': String(reaction.me),
+        'aria-label': `${reaction.key} ${reaction.count}`, onclick: () => view.react(message, reaction.key, !reaction.me),
+      }, `${reaction.key} ${reaction.count}`));
+    }
+    if (view.canWrite && !(message.reactions ?? []).some((reaction) => reaction.key === REACTION)) {
+      actions.append(h('button', { type: 'button', class: 'reaction add', 'aria-label': `React with ${REACTION}`,
+        onclick: () => view.react(message, REACTION, true) }, REACTION));
+    }
+    if (mine && view.canWrite) {
+      actions.append(
+        h('button', { type: 'button', class: 'edit', onclick: () => view.edit(message) }, 'Edit'),
+        h('button', { type: 'button', class: 'delete', onclick: () => view.remove(message) }, 'Delete'));
+    } else if (view.room.myRole === 'admin') {
+      actions.append(h('button', { type: 'button', class: 'delete', onclick: () => view.remove(message) }, 'Delete'));
+    }
+  }
+  return h('li', {
+    class: `message${mine ? ' mine' : ''}${message.pending ? ' pending' : ''}${message.failed ? ' failed' : ''}`,
+    dataset: message.pending ? { uid: message.uid } : { seq: message.seq, uid: message.uid },
+  },
+  h('div', { class: 'meta' }, view.chat.userName(message.sentById), ' ',
+    h('time', { datetime: message.createdAt }, shortTime(message.createdAt)),
+    message.editedAt && !message.deletedAt ? ' · edited' : '',
+    message.pending ? ' · sending…' : '', message.failed ? ` · not sent: ${message.failed}` : ''),
+  body, actions);
+}
+
+function renderFile(view, file) {
+  if (file.mimeType.startsWith('image/')) {
+    const source = file.thumbnails?.large ?? file.thumbnails?.small ?? file.url;
+    if (!file.thumbnails?.large) awaitThumbnail(view, file.id);
+    return h('a', { href: file.url, target: '_blank', rel: 'noopener' },
+      h('img', { class: 'thumbnail', src: source, alt: file.name, width: file.width, height: file.height,
+        dataset: { fileId: file.id } }));
+  }
+  if (file.mimeType.startsWith('video/')) {
+    return h('video', { controls: true, preload: 'metadata', src: file.url, poster: file.thumbnails?.large ?? undefined,
+      'aria-label': file.name });
+  }
+  if (file.mimeType.startsWith('audio/')) return h('audio', { controls: true, src: file.url, 'aria-label': file.name });
+  return h('a', { href: file.url, download: file.name }, `📎 ${file.name}`);
+}
+
+/// Thumbnails are made after the upload: the original shows until they are there.
+async function awaitThumbnail(view, fileID) {
+  view.awaiting ??= new Set();
+  if (view.awaiting.has(fileID)) return;
+  view.awaiting.add(fileID);
+  for (let attempt = 0; attempt < 20; attempt += 1) {
+    await new Promise((resolve) => { setTimeout(resolve, 1000); });
+    try {
+      const file = await view.api.get(`/v1/files/${fileID}`);
+      if (file.thumbnails?.large) {
+        for (const image of view.list.querySelectorAll(`img[data-file-id="${fileID}"]`)) image.src = file.thumbnails.large;
+        for (const message of view.messages.values()) if (message.file?.id === fileID) message.file = file;
+        break;
+      }
+    } catch {
+      break;
+    }
+  }
+  view.awaiting.delete(fileID);
+}

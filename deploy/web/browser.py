@@ -1,0 +1,210 @@
+"""The web client in two real browsers (Chromium through chromedriver) against a running stack.
+
+Two people register, open a direct chat and talk both ways over MQTT (each message appears on
+the other side without a reload), one sends an image and both see its thumbnail, one scrolls
+back through 200 messages, and after the broker restarts the other receives what was sent
+meanwhile. Screenshots of a conversation (a wide window) and of the room list (a phone-sized
+one) go to --screenshots.
+
+    browser.py --url https://localhost:PORT --data-dir DIR [--screenshots DIR]
+"""
+
+import argparse
+import json
+import os
+import ssl
+import struct
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+import zlib
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def png(width=96, height=64):
+    """A small gradient PNG, made here: an image libvips makes thumbnails of."""
+    rows = b"".join(b"\x00" + bytes(v for x in range(width) for v in (x * 255 // width, y * 255 // height, 160))
+                    for y in range(height))
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+class Failure(Exception):
+    pass
+
+
+def browser(width=1100, height=760):
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--ignore-certificate-errors",
+                     f"--window-size={width},{height}"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def wait(what, check, limit=20.0):
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            result = check()
+            if result:
+                return result
+        except Exception:  # an element not there yet, or replaced meanwhile
+            pass
+        time.sleep(0.1)
+    raise Failure(f"waited {limit:.0f} s for {what}")
+
+
+def texts(driver, selector):
+    return [element.text for element in driver.find_elements(By.CSS_SELECTOR, selector)]
+
+
+def register(driver, url, first, last):
+    driver.get(f"{url}/app/")
+    wait("the sign-in form", lambda: driver.find_element(By.CSS_SELECTOR, "form.sign-in"))
+    driver.find_element(By.XPATH, "//button[text()='Create an account']").click()
+    email = f"{first.lower()}-{uuid.uuid4().hex[:8]}@example.com"
+    for name, value in (("firstName", first), ("lastName", last), ("email", email),
+                        ("password", "correct horse battery")):
+        driver.find_element(By.NAME, name).send_keys(value)
+    driver.find_element(By.CSS_SELECTOR, "form.sign-in button[type=submit]").click()
+    wait(f"{first} online", lambda: driver.find_element(By.CSS_SELECTOR, ".connection.online"))
+    return email
+
+
+def session(driver):
+    return json.loads(driver.execute_script("return localStorage.getItem('parley.session')"))
+
+
+def rest(url, token, method, path, body=None):
+    request = urllib.request.Request(f"{url}{path}", method=method, data=json.dumps(body).encode() if body else None,
+                                     headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    with urllib.request.urlopen(request, context=context, timeout=20) as response:
+        return json.loads(response.read() or b"null")
+
+
+def send(driver, text):
+    box = driver.find_element(By.NAME, "message")
+    box.send_keys(text)
+    box.send_keys(Keys.ENTER)
+
+
+def shown(driver, text):
+    """The text is in a stored (not pending) message."""
+    return text in texts(driver, "li.message[data-seq] .text")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--data-dir", required=True, help="deploy/local/run's data directory (to restart the broker)")
+    parser.add_argument("--screenshots")
+    arguments = parser.parse_args()
+    url = arguments.url.rstrip("/")
+    alice, bob = browser(), browser(width=390, height=760)
+    steps = []
+
+    def step(name):
+        steps.append(name)
+        print(f"  {name}", flush=True)
+
+    try:
+        step("two people register")
+        register(alice, url, "Alice", f"Anders{uuid.uuid4().hex[:6]}")
+        bob_last = f"Brown{uuid.uuid4().hex[:6]}"
+        register(bob, url, "Bob", bob_last)
+
+        step("Alice finds Bob and opens a direct chat")
+        alice.find_element(By.XPATH, "//button[text()='New chat']").click()
+        alice.find_element(By.CSS_SELECTOR, "dialog input[type=search]").send_keys(bob_last)
+        wait("Bob in the search", lambda: alice.find_element(By.CSS_SELECTOR, "dialog button.person")).click()
+        wait("the conversation", lambda: alice.find_element(By.NAME, "message"))
+
+        step("messages both ways over MQTT, without a reload")
+        send(alice, "Hello Bob, this is Alice")
+        wait("Alice's message stored", lambda: shown(alice, "Hello Bob, this is Alice"))
+        wait("the room in Bob's list", lambda: bob.find_element(By.CSS_SELECTOR, "button.room")).click()
+        wait("Alice's message at Bob", lambda: shown(bob, "Hello Bob, this is Alice"))
+        send(bob, "Hi Alice! Bob here.")
+        wait("Bob's message at Alice", lambda: shown(alice, "Hi Alice! Bob here."))
+        send(alice, "Příliš žluťoučký kůň 🐎")
+        wait("the second message at Bob", lambda: shown(bob, "Příliš žluťoučký kůň 🐎"))
+
+        step("an image and its thumbnail on both sides")
+        image = f"/tmp/parley-web-{uuid.uuid4().hex[:6]}.png"
+        with open(image, "wb") as file:
+            file.write(png())
+        alice.find_element(By.CSS_SELECTOR, "input[type=file]").send_keys(image)
+        for driver, who in ((alice, "Alice"), (bob, "Bob")):
+            wait(f"the thumbnail at {who}", lambda driver=driver: driver.execute_script(
+                "const image = document.querySelector('li.message[data-seq] img.thumbnail');"
+                "return image && image.complete && image.naturalWidth > 0 && image.src.includes('/thumbnails/');"),
+                limit=40)
+        os.remove(image)
+        if arguments.screenshots:
+            os.makedirs(arguments.screenshots, exist_ok=True)
+            alice.save_screenshot(os.path.join(arguments.screenshots, "conversation.png"))
+            bob.find_element(By.CSS_SELECTOR, "button.back").click()
+            bob.save_screenshot(os.path.join(arguments.screenshots, "rooms.png"))
+            bob.find_element(By.CSS_SELECTOR, "button.room").click()
+
+        step("200 more messages, and Bob scrolls back through all of them")
+        token = session(alice)["accessToken"]
+        room = rest(url, token, "GET", "/v1/rooms?limit=1")["rooms"][0]
+        for index in range(200):
+            rest(url, token, "POST", f"/v1/rooms/{room['id']}/messages",
+                 {"content": f"history {index:03d}", "uid": f"history-{index}"})
+        wait("the last of them at Bob", lambda: shown(bob, "history 199"), limit=60)
+        wait("Bob at the very first message", lambda: bob.execute_script(
+            "const list = document.querySelector('ol.messages'); list.scrollTop = 0;"
+            "return document.querySelector('li.message[data-seq=\"1\"]') !== null;"), limit=60)
+        history = [text for text in texts(bob, "li.message[data-seq] .text") if text.startswith("history ")]
+        if history != [f"history {index:03d}" for index in range(200)]:
+            raise Failure(f"Bob's history is not the 200 messages in order: {len(history)} shown")
+
+        step("the broker restarts; what was sent meanwhile reaches Bob")
+        services = os.path.join(ROOT, "deploy", "local", "services")
+        subprocess.run([services, "stop", arguments.data_dir, "mosquitto"], check=True, capture_output=True)
+        wait("Bob sees the broker gone", lambda: bob.find_element(By.CSS_SELECTOR, ".connection.offline"))
+        rest(url, token, "POST", f"/v1/rooms/{room['id']}/messages",
+             {"content": "sent while the broker was down", "uid": "during-outage"})
+        subprocess.run([services, "start", arguments.data_dir, "mosquitto"], check=True, capture_output=True)
+        wait("Bob back online", lambda: bob.find_element(By.CSS_SELECTOR, ".connection.online"), limit=40)
+        wait("the message sent meanwhile at Bob", lambda: shown(bob, "sent while the broker was down"), limit=30)
+        send(bob, "Back again")
+        wait("Bob's message after the restart at Alice", lambda: shown(alice, "Back again"), limit=30)
+
+        print(f"web client: PASSED ({len(steps)} steps)")
+        return 0
+    except Exception as error:  # report which step, with what each browser logged
+        print(f"web client: FAILED at step '{steps[-1] if steps else 'start'}': {error}")
+        for driver, who in ((alice, "Alice"), (bob, "Bob")):
+            for entry in driver.get_log("browser")[-20:]:
+                print(f"  {who} console: {entry['level']} {entry['message'][:300]}")
+            if arguments.screenshots:
+                os.makedirs(arguments.screenshots, exist_ok=True)
+                driver.save_screenshot(os.path.join(arguments.screenshots, f"failed-{who.lower()}.png"))
+        return 1
+    finally:
+        alice.quit()
+        bob.quit()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
