@@ -1,9 +1,10 @@
 """The web client in two real browsers (Chromium through chromedriver) against a running stack.
 
 Two people register, open a direct chat and talk both ways over MQTT (each message appears on
-the other side without a reload), one sends an image and both see its thumbnail, one scrolls
-back through 200 messages, and after the broker restarts the other receives what was sent
-meanwhile. Screenshots of a conversation (a wide window) and of the room list (a phone-sized
+the other side without a reload), one replies to the other, search finds a message written
+with diacritics from words typed without them, one sends an image and both see its
+thumbnail, one scrolls back through 200 messages, and after the broker restarts the other
+receives what was sent meanwhile. Screenshots of a conversation (a wide window) and of the room list (a phone-sized
 one) go to --screenshots.
 
     browser.py --url https://localhost:PORT --data-dir DIR [--screenshots DIR]
@@ -145,6 +146,24 @@ def main():
         wait("Bob's message at Alice", lambda: shown(alice, "Hi Alice! Bob here."))
         send(alice, "Příliš žluťoučký kůň 🐎")
         wait("the second message at Bob", lambda: shown(bob, "Příliš žluťoučký kůň 🐎"))
+
+        step("a reply, and search finds a message written with diacritics typed without them")
+        first = wait("Alice's first message at Bob", lambda: next(
+            element for element in bob.find_elements(By.CSS_SELECTOR, "li.message[data-seq]")
+            if "Hello Bob, this is Alice" in element.text))
+        bob.execute_script("arguments[0].querySelector('button.reply').click()", first)
+        send(bob, "Nice to meet you")
+        wait("Bob's reply quoting Alice at Alice", lambda: any(
+            "Hello Bob, this is Alice" in element.text
+            for element in alice.find_elements(By.CSS_SELECTOR, "li.message[data-seq] blockquote")))
+        alice.find_element(By.XPATH, "//button[text()='Search']").click()
+        alice.find_element(By.CSS_SELECTOR, "dialog input[type=search]").send_keys("zlutoucky")
+        found = wait("the search result", lambda: alice.find_element(By.CSS_SELECTOR, "dialog button.search-result"))
+        if "žluťoučký" not in found.find_element(By.TAG_NAME, "mark").text:
+            raise Failure(f"the match is not marked: {found.text}")
+        found.click()
+        wait("the found message marked in the room", lambda: "žluťoučký" in alice.find_element(
+            By.CSS_SELECTOR, "li.message.found").text)
 
         step("an image and its thumbnail on both sides")
         image = f"/tmp/parley-web-{uuid.uuid4().hex[:6]}.png"

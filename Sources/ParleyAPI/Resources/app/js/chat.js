@@ -2,6 +2,7 @@ import { Live } from './live.js';
 import { Conversation } from './conversation.js';
 import { startDirectChat, startGroup } from './people.js';
 import { quietHoursDialog } from './settings.js';
+import { searchDialog } from './search.js';
 import { h, clear, fullName, shortTime, notify } from './dom.js';
 
 // The signed-in screen: the room list (newest activity first, unread counts, live) and the
@@ -13,6 +14,7 @@ export class Chat {
     this.rooms = new Map();
     this.users = new Map();
     this.lookups = new Map();
+    this.blocked = new Set();
     this.conversation = null;
     this.live = new Live(api, {
       onEvent: (topic, envelope) => this.receive(envelope),
@@ -28,6 +30,9 @@ export class Chat {
     this.render();
     await this.loadRooms();
     this.live.start();
+    this.api.get('/v1/me/blocks?limit=100').then((page) => {
+      for (const user of page.users) this.blocked.add(user.id);
+    }).catch(() => {});
   }
 
   stop() {
@@ -46,6 +51,7 @@ export class Chat {
         h('nav', { class: 'actions', 'aria-label': 'Account' },
           h('button', { type: 'button', onclick: () => startDirectChat(this) }, 'New chat'),
           h('button', { type: 'button', onclick: () => startGroup(this) }, 'New group'),
+          h('button', { type: 'button', onclick: () => searchDialog(this) }, 'Search'),
           h('button', { type: 'button', onclick: () => quietHoursDialog(this) }, 'Quiet hours'),
           h('button', { type: 'button', onclick: () => this.api.logout() }, 'Sign out'))),
       this.roomList);
@@ -105,7 +111,8 @@ export class Chat {
     }
   }
 
-  async open(roomID) {
+  /// Opens a room, at its newest messages or (`seq`) at one message.
+  async open(roomID, { seq } = {}) {
     const room = this.rooms.get(roomID) ?? this.keepRoom(await this.api.get(`/v1/rooms/${roomID}`));
     this.conversation?.close();
     this.live.watch(room);
@@ -113,7 +120,7 @@ export class Chat {
     clear(this.pane).append(this.conversation.element);
     this.shell.classList.add('showing-room');
     this.renderRooms();
-    await this.conversation.load();
+    await this.conversation.load(seq);
   }
 
   closeConversation() {

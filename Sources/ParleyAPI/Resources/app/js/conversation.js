@@ -2,6 +2,7 @@ import { h, clear, notify } from './dom.js';
 import { renderMessage } from './message-view.js';
 import { membersDialog } from './people.js';
 import { roomSettingsDialog } from './settings.js';
+import { toggleBlock } from './moderation.js';
 
 const PAGE = 50;
 
@@ -62,16 +63,40 @@ export class Conversation {
       h('button', { type: 'button', class: 'back', 'aria-label': 'Back to rooms', onclick: () => this.chat.closeConversation() }, '←'),
       h('h2', {}, this.chat.roomName(room)),
       room.type === 'multiparty' && h('button', { type: 'button', onclick: () => membersDialog(this.chat, room) }, 'Members'),
+      room.type === 'twoparty' && room.peer && h('button', { type: 'button', onclick: (event) =>
+        toggleBlock(this.chat, room.peer, event.target) }, this.chat.blocked.has(room.peer.id) ? 'Unblock' : 'Block'),
       h('button', { type: 'button', onclick: () => roomSettingsDialog(this.chat, room) }, 'Notifications'));
-    this.element = h('div', { class: 'conversation-body' }, header, this.list, this.typingLine, composer);
+    this.replyLine = h('p', { class: 'replying', hidden: true, 'aria-live': 'polite' });
+    this.element = h('div', { class: 'conversation-body' }, header, this.list, this.typingLine, this.replyLine, composer);
   }
 
-  async load() {
+  /// The newest page; with `seq`, older pages too until that message is shown, then it.
+  async load(seq) {
     const page = await this.api.get(`/v1/rooms/${this.room.id}/messages?limit=${PAGE}`);
     this.hasOlder = page.messages.length === PAGE;
     for (const message of page.messages) this.place(message);
     this.scrollToEnd();
-    this.markRead();
+    if (seq) {
+      for (let pages = 0; pages < 20 && !this.messages.has(seq) && this.hasOlder; pages += 1) await this.loadOlder();
+      const element = this.list.querySelector(`li[data-seq="${seq}"]`);
+      if (element) {
+        element.scrollIntoView({ block: 'center' });
+        element.classList.add('found');
+      }
+    } else {
+      this.markRead();
+    }
+    this.input.focus();
+  }
+
+  /// The next message sent answers `message`, until cancelled.
+  replyTo(message) {
+    this.replying = message;
+    this.replyLine.hidden = !message;
+    if (!message) return;
+    this.replyLine.replaceChildren('Replying to ', this.chat.userName(message.sentById), ': ',
+      (message.content || message.file?.name || '').slice(0, 80), ' ',
+      h('button', { type: 'button', 'aria-label': 'Cancel the reply', onclick: () => this.replyTo(null) }, '×'));
     this.input.focus();
   }
 
@@ -223,26 +248,29 @@ export class Conversation {
   /// stores it (the same uid makes a second store of it impossible).
   async send({ content, fileId, file }) {
     const uid = crypto.randomUUID();
-    const draft = { uid, content, file, sentById: this.chat.me.id, createdAt: new Date().toISOString(), pending: true, reactions: [] };
+    const answered = this.replying;
+    this.replyTo(null);
+    const replyTo = answered ? { id: answered.id, seq: answered.seq, excerpt: answered.content.slice(0, 80), deleted: false } : null;
+    const draft = { uid, content, file, replyTo, sentById: this.chat.me.id, createdAt: new Date().toISOString(), pending: true, reactions: [] };
     const element = this.render(draft);
     this.pending.set(uid, element);
     this.list.append(element);
     this.scrollToEnd();
     const data = { chatRoomId: this.room.id, content, uid };
     if (fileId) data.fileId = fileId;
+    if (answered) data.replyToId = answered.id;
     try {
       await this.chat.live.publish(this.room, { type: 'new-message-notification', data, hash: uid });
-      setTimeout(() => { if (this.pending.has(uid)) this.sendOverREST(uid, content, fileId); }, 5000);
+      setTimeout(() => { if (this.pending.has(uid)) this.sendOverREST(uid, data); }, 5000);
     } catch {
-      await this.sendOverREST(uid, content, fileId);
+      await this.sendOverREST(uid, data);
     }
   }
 
-  async sendOverREST(uid, content, fileId) {
+  /// The same message through REST (`data` as published, without `chatRoomId`).
+  async sendOverREST(uid, { chatRoomId, ...body }) {
     if (!this.pending.has(uid)) return;
     try {
-      const body = { content, uid };
-      if (fileId) body.fileId = fileId;
       const message = await this.api.send('POST', `/v1/rooms/${this.room.id}/messages`, body);
       this.receive(message);
     } catch (error) {

@@ -1,4 +1,5 @@
 import { h, shortTime } from './dom.js';
+import { reportDialog } from './moderation.js';
 
 // How a message looks: its author and time, text, file (an image's thumbnail, a video's
 // player), reply quote, reactions and the actions its reader may take.
@@ -27,6 +28,12 @@ export function renderMessage(view, message) {
     if (view.canWrite && !(message.reactions ?? []).some((reaction) => reaction.key === REACTION)) {
       actions.append(h('button', { type: 'button', class: 'reaction add', 'aria-label': `React with ${REACTION}`,
         onclick: () => view.react(message, REACTION, true) }, REACTION));
+    }
+    if (view.canWrite) {
+      actions.append(h('button', { type: 'button', class: 'reply', onclick: () => view.replyTo(message) }, 'Reply'));
+    }
+    if (!mine) {
+      actions.append(h('button', { type: 'button', class: 'report', onclick: () => reportDialog(view.chat, view.room, message) }, 'Report'));
     }
     if (mine && view.canWrite) {
       actions.append(
