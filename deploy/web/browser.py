@@ -1,7 +1,7 @@
 """The web client in two real browsers (Chromium through chromedriver) against a running stack.
 
 Two people register, open a direct chat and talk both ways over MQTT (each message appears on
-the other side without a reload), one replies to the other, search finds a message written
+the other side without a reload), one replies to the other and mentions them, search finds a message written
 with diacritics from words typed without them, one sends an image and both see its
 thumbnail, one scrolls back through 200 messages, and after the broker restarts the other
 receives what was sent meanwhile. Screenshots of a conversation (a wide window) and of the room list (a phone-sized
@@ -147,7 +147,7 @@ def main():
         send(alice, "Příliš žluťoučký kůň 🐎")
         wait("the second message at Bob", lambda: shown(bob, "Příliš žluťoučký kůň 🐎"))
 
-        step("a reply, and search finds a message written with diacritics typed without them")
+        step("a reply, a mention, and search finds a message written with diacritics typed without them")
         first = wait("Alice's first message at Bob", lambda: next(
             element for element in bob.find_elements(By.CSS_SELECTOR, "li.message[data-seq]")
             if "Hello Bob, this is Alice" in element.text))
@@ -156,6 +156,13 @@ def main():
         wait("Bob's reply quoting Alice at Alice", lambda: any(
             "Hello Bob, this is Alice" in element.text
             for element in alice.find_elements(By.CSS_SELECTOR, "li.message[data-seq] blockquote")))
+        box = bob.find_element(By.NAME, "message")
+        box.send_keys("Thanks @Ali")
+        wait("Alice offered as a mention", lambda: bob.find_element(By.CSS_SELECTOR, "button.mention")).click()
+        box.send_keys("see you soon")
+        box.send_keys(Keys.ENTER)
+        wait("the message mentioning Alice marked at Alice", lambda: "see you soon" in alice.find_element(
+            By.CSS_SELECTOR, "li.message.mentions-me[data-seq]").text)
         alice.find_element(By.XPATH, "//button[text()='Search']").click()
         alice.find_element(By.CSS_SELECTOR, "dialog input[type=search]").send_keys("zlutoucky")
         found = wait("the search result", lambda: alice.find_element(By.CSS_SELECTOR, "dialog button.search-result"))

@@ -106,8 +106,10 @@ export class Chat {
         h('span', { class: 'room-name' }, this.roomName(room)),
         h('span', { class: 'room-time' }, shortTime(room.lastMessageAt)),
         h('span', { class: 'room-preview' }, preview),
-        room.unreadCount > 0 && h('span', { class: 'unread', 'aria-label': `${room.unreadCount} unread` },
-          String(room.unreadCount)))));
+        room.unreadCount > 0 && h('span', {
+          class: `unread${room.unreadMentionCount > 0 ? ' mentioned' : ''}`,
+          'aria-label': `${room.unreadCount} unread${room.unreadMentionCount > 0 ? `, ${room.unreadMentionCount} mentioning you` : ''}`,
+        }, `${room.unreadMentionCount > 0 ? '@ ' : ''}${room.unreadCount}`))));
     }
   }
 
@@ -147,7 +149,10 @@ export class Chat {
           room.lastSeq = data.seq;
           room.lastMessageAt = data.createdAt;
           room.preview = data;
-          if (data.sentById !== this.me.id && !(open && open.isReading())) room.unreadCount += 1;
+          if (data.sentById !== this.me.id && !(open && open.isReading())) {
+            room.unreadCount += 1;
+            if ((data.mentions ?? []).includes(this.me.id)) room.unreadMentionCount += 1;
+          }
           this.renderRooms();
         }
         open?.receive(data);
@@ -170,6 +175,7 @@ export class Chat {
         if (room && data.userId === this.me.id && data.seq >= (room.lastReadSeq ?? 0)) {
           room.lastReadSeq = data.seq;
           room.unreadCount = Math.max(0, room.lastSeq - data.seq);
+          if (room.unreadCount === 0) room.unreadMentionCount = 0;
           this.renderRooms();
         }
         break;

@@ -3,6 +3,7 @@ import { renderMessage } from './message-view.js';
 import { membersDialog } from './people.js';
 import { roomSettingsDialog } from './settings.js';
 import { toggleBlock } from './moderation.js';
+import { Mentions } from './mentions.js';
 
 const PAGE = 50;
 
@@ -50,7 +51,11 @@ export class Conversation {
         this.submit();
       }
     });
-    this.input.addEventListener('input', () => this.sendTyping(this.input.value.length > 0));
+    this.mentions = new Mentions(this);
+    this.input.addEventListener('input', () => {
+      this.sendTyping(this.input.value.length > 0);
+      this.mentions.suggest(this.input);
+    });
     this.fileInput = h('input', { type: 'file', class: 'visually-hidden', id: `file-${room.id}`, tabindex: '-1',
       onchange: () => this.attach(this.fileInput.files[0]) });
     this.progress = h('progress', { max: '1', value: '0', hidden: true, 'aria-label': 'Upload' });
@@ -67,11 +72,13 @@ export class Conversation {
         toggleBlock(this.chat, room.peer, event.target) }, this.chat.blocked.has(room.peer.id) ? 'Unblock' : 'Block'),
       h('button', { type: 'button', onclick: () => roomSettingsDialog(this.chat, room) }, 'Notifications'));
     this.replyLine = h('p', { class: 'replying', hidden: true, 'aria-live': 'polite' });
-    this.element = h('div', { class: 'conversation-body' }, header, this.list, this.typingLine, this.replyLine, composer);
+    this.element = h('div', { class: 'conversation-body' }, header, this.list, this.typingLine, this.replyLine,
+      this.mentions.list, composer);
   }
 
   /// The newest page; with `seq`, older pages too until that message is shown, then it.
   async load(seq) {
+    this.mentions.load().catch(() => {});
     const page = await this.api.get(`/v1/rooms/${this.room.id}/messages?limit=${PAGE}`);
     this.hasOlder = page.messages.length === PAGE;
     for (const message of page.messages) this.place(message);
@@ -212,6 +219,7 @@ export class Conversation {
       const marker = await this.api.send('POST', `/v1/rooms/${this.room.id}/read`, { seq: last });
       this.room.lastReadSeq = marker.seq;
       this.room.unreadCount = Math.max(0, this.room.lastSeq - marker.seq);
+      if (this.room.unreadCount === 0) this.room.unreadMentionCount = 0;
       this.chat.renderRooms();
     } catch {
       // The next scroll or message tries again.
@@ -259,6 +267,8 @@ export class Conversation {
     const data = { chatRoomId: this.room.id, content, uid };
     if (fileId) data.fileId = fileId;
     if (answered) data.replyToId = answered.id;
+    const mentioned = this.mentions.in(content);
+    if (mentioned.length) data.mentions = mentioned;
     try {
       await this.chat.live.publish(this.room, { type: 'new-message-notification', data, hash: uid });
       setTimeout(() => { if (this.pending.has(uid)) this.sendOverREST(uid, data); }, 5000);

@@ -44,7 +44,7 @@ export function renderMessage(view, message) {
     }
   }
   return h('li', {
-    class: `message${mine ? ' mine' : ''}${message.pending ? ' pending' : ''}${message.failed ? ' failed' : ''}`,
+    class: `message${mine ? ' mine' : ''}${message.pending ? ' pending' : ''}${message.failed ? ' failed' : ''}${(message.mentions ?? []).includes(view.chat.me.id) ? ' mentions-me' : ''}`,
     dataset: message.pending ? { uid: message.uid } : { seq: message.seq, uid: message.uid },
   },
   h('div', { class: 'meta' }, view.chat.userName(message.sentById), ' ',
