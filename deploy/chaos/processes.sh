@@ -1,0 +1,82 @@
+# The chaos run's processes (sourced by deploy/chaos/run, whose settings they use): waiting
+# for and stopping them, starting the proxies and Parley's processes, asking their readiness.
+# shellcheck shell=bash
+
+alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null && ! grep -qs '^State:[[:space:]]*Z' "/proc/$1/status"; }
+
+# SIGTERM, then SIGKILL after GRACE seconds; reaps it when it is this shell's child.
+stop_pid() {
+    local pid=$1 grace=${2:-10}
+    alive "$pid" || { wait "$pid" 2>/dev/null || true; return 0; }
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq $((grace * 10))); do alive "$pid" || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
+
+# The same for a process group (a process started with setsid, and its children).
+stop_group() {
+    local pid=$1 grace=${2:-10}
+    kill -TERM -- "-$pid" 2>/dev/null || true
+    for _ in $(seq $((grace * 10))); do alive "$pid" || break; sleep 0.1; done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
+
+# SIGTERM to all at once, SIGKILL to those still running after GRACE seconds.
+# shellcheck disable=SC2317  # run by cleanup
+stop_pids() {
+    local grace=$1 pid stopping=()
+    shift
+    for pid; do alive "$pid" && kill -TERM "$pid" 2>/dev/null && stopping+=("$pid"); done
+    for _ in $(seq $((grace * 10))); do
+        local running=0
+        for pid in "${stopping[@]}"; do alive "$pid" && running=1; done
+        [ "$running" = 1 ] || break
+        sleep 0.1
+    done
+    for pid in "${stopping[@]}"; do kill -KILL "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+}
+
+start_proxy() {
+    local name=$1 listen=$2 target=$3
+    rm -f "$work/$name.sock"
+    python3 "$chaos/proxy.py" serve --name "$name" --listen "$listen" --target "$target" \
+        --mode "$partition_mode" --control "$work/$name.sock" >> "$data/logs/$name.log" 2>&1 &
+    pid_of[$name]=$!
+    pids_of[$name]="${pids_of[$name]:-} $!"
+    # Its control socket comes after its signal handlers: a SIGUSR1 before them would kill it.
+    for _ in $(seq 100); do [ -S "$work/$name.sock" ] && return 0; alive "${pid_of[$name]}" || break; sleep 0.05; done
+    die "the proxy $name did not start; see $data/logs/$name.log"
+}
+
+# Parley's processes reach PostgreSQL and Redis through the proxies (the environment wins over
+# PARLEY_CONFIG_FILE); each worker has its own internal port for health and metrics.
+start_parley() {
+    local name=$1 pid
+    local env=(PARLEY_POSTGRES_PORT="$pg_proxy_port" PARLEY_REDIS_PORT="$redis_proxy_port")
+    case $name in
+        serve) env "${env[@]}" "$bin" serve >> "$data/logs/serve.log" 2>&1 & pid=$! ;;
+        worker-*)
+            env "${env[@]}" PARLEY_WORKER_INTERNAL_PORT="${worker_port[${name#worker-}]}" \
+                "$bin" worker --roles "${name#worker-}" >> "$data/logs/$name.log" 2>&1 &
+            pid=$!
+            ;;
+    esac
+    pid_of[$name]=$pid
+    pids_of[$name]="${pids_of[$name]:-} $pid"
+    # deploy/local/run stop stops what serve.pid names, should this script be killed outright.
+    echo "$pid" > "$data/run/$name.pid"
+}
+
+ready_url() {
+    case $1 in
+        serve) echo "http://127.0.0.1:$PARLEY_LOCAL_INTERNAL_PORT/health/ready" ;;
+        worker-*) echo "http://127.0.0.1:${worker_port[${1#worker-}]}/health/ready" ;;
+    esac
+}
+http_status() { curl -s -o /dev/null -w '%{http_code}' --max-time 3 "$1" 2>/dev/null || true; }
+all_ready() {
+    local name
+    for name in "${parley_names[@]}"; do [ "$(http_status "$(ready_url "$name")")" = 200 ] || return 1; done
+}
