@@ -22,6 +22,15 @@ public final class BatchQueue<Element: Sendable>: Sendable {
         reader?.resume()
     }
 
+    /// Drops what no reader has taken yet; returns how many.
+    @discardableResult
+    public func removeAll() -> Int {
+        state.withLock { state in
+            defer { state.items.removeAll() }
+            return state.items.count
+        }
+    }
+
     /// No more elements will come; the reader still gets those already queued.
     public func finish() {
         let reader = state.withLock { state -> CheckedContinuation<Void, Never>? in

@@ -48,6 +48,11 @@ public struct IngestConsumer: Service {
         self.queues = queues
         // Queued on the MQTT client's network thread as they arrive: one hop to a lane task,
         // not one to a consumer task first.
+        // A lost connection loses the queued acknowledgements too: the broker sends again
+        // what the lanes have not taken, so it is dropped here rather than stored twice.
+        client.onConnectionLost { [gate = client.acknowledgementGate] in
+            for queue in queues { gate.settle(queue.removeAll()) }
+        }
         client.route(topicsWithPrefix: Topic.chatInPrefix) { [gate = client.acknowledgementGate] message in
             gate.hold()
             queues[Self.lane(of: message.topic, among: queues.count)].append(
@@ -67,21 +72,33 @@ public struct IngestConsumer: Service {
                     }
                 }
             }
-            // On shutdown the subscription goes first (the group shares the input without us),
+            // On shutdown the client stops reading (what the broker would still send stays
+            // with it) and the subscription goes (the group shares the input without us);
             // then the lanes finish and settle what they were given, so its acknowledgements
             // go out before the client disconnects.
             defer { for queue in queues { queue.finish() } }
-            // After the lanes start: a kept session's queue, arriving first, holds the
-            // client's writes (this SUBSCRIBE too) until the lanes settle it.
-            try await client.subscribe(Self.subscription, qos: 1)
+            try await subscribe()
             try await withGracefulShutdownHandler {
                 try await cancelWhenGracefulShutdown {
                     // Until the client shuts down: other topics are not the ingest's.
                     for await _ in client.messages {}
                 }
             } onGracefulShutdown: {
+                client.stopReading()
                 if !keepsSubscription { try? client.unsubscribe(Self.subscription) }
             }
+        }
+    }
+
+    /// Subscribes after the lanes started: a kept session's queue, arriving first, holds the
+    /// client's writes (this SUBSCRIBE too) until the lanes settle it, which may take longer
+    /// than the acknowledgement timeout. The filter is kept either way and the SUBSCRIBE goes
+    /// out with the writes, so a late SUBACK is no failure.
+    private func subscribe() async throws {
+        do {
+            try await client.subscribe(Self.subscription, qos: 1)
+        } catch let error as MQTTError where error == .timeout {
+            logger.notice("the ingest's subscription waits behind its backlog; it goes out with the acknowledgements")
         }
     }
 

@@ -240,7 +240,11 @@ extension MQTTClient {
     }
 
     func didDisconnect(_ code: Int32) {
-        state.withLock { $0.connected = false }
+        let handlers = state.withLock { state in
+            state.connected = false
+            return state.connectionLost
+        }
+        for handler in handlers { handler() }
         if code != 0 { logger.warning("MQTT connection lost; reconnecting", metadata: ["code": "\(code)"]) }
     }
 

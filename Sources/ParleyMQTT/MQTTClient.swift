@@ -26,6 +26,8 @@ public final class MQTTClient: Service, Sendable {
     nonisolated(unsafe) let handle: OpaquePointer
     /// The thread that does the handle's network input and output.
     let network: MQTTNetworkLoop
+    /// False once ``stopReading()`` was called: the socket is left unread for good.
+    private let reading = Atomic<Bool>(true)
 
     public init(configuration: MQTTConfiguration, logger: Logger) throws {
         MQTTLibrary.initialise()
@@ -103,9 +105,23 @@ public final class MQTTClient: Service, Sendable {
             host: configuration.host, port: Int32(configuration.port),
             keepAlive: Int32(configuration.keepAlive.components.seconds),
             sessionExpiry: configuration.sessionExpiry.map { UInt32(clamping: $0.components.seconds) },
-            mayRead: { [messages] in !messages.isFull },
+            mayRead: { [weak self] in self.map { $0.reading.load(ordering: .acquiring) && !$0.messages.isFull } ?? false
+            },
             // Before the CONNACK only the CONNECT is queued: a reconnect drops the old queue.
             mayWrite: { [weak self] in self.map { $0.acknowledgementGate.isOpen || !$0.isConnected } ?? true })
+    }
+
+    /// Reads nothing more from the broker (it keeps what it would send, as for a slow
+    /// subscriber): a consumer stopping takes no message it could not finish.
+    public func stopReading() {
+        reading.store(false, ordering: .releasing)
+        network.wake()
+    }
+
+    /// Calls `handler` on the network thread each time the connection is lost: what was
+    /// received and not acknowledged will come again on the next connection.
+    public func onConnectionLost(_ handler: @escaping @Sendable () -> Void) {
+        state.withLock { $0.connectionLost.append(handler) }
     }
 
     /// Waits until connected, or throws ``MQTTError/timeout``.

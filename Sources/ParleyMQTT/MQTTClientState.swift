@@ -9,6 +9,8 @@ struct MQTTClientState {
     var subscriptions: [String: Int32] = [:]
     /// Handlers that take messages by topic prefix on the network thread, instead of ``MQTTClient/messages``.
     var routes: [(prefix: String, handler: @Sendable (MQTTMessage) -> Void)] = []
+    /// Called when the connection is lost (``MQTTClient/onConnectionLost(_:)``).
+    var connectionLost: [@Sendable () -> Void] = []
     /// The caller waiting for the PUBACK or SUBACK of each message id.
     var pending: [Int32: AcknowledgementWaiter] = [:]
     /// Publishes whose PUBACK 0x10 (no subscriber matched) is a failure.

@@ -51,6 +51,7 @@ struct JSONLogHandler: LogHandler {
             var offset = 0
             while offset < bytes.count {
                 let written = Glibc.write(2, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 && errno == EINTR { continue }
                 guard written > 0 else { return }
                 offset += written
             }

@@ -63,7 +63,14 @@ final class ServiceManagerNotifier: Service, Sendable {
 
     /// How many ``listenerBound()`` calls mean ready; set before the listeners run.
     func expect(listeners: Int) {
-        state.withLock { $0.expected = listeners }
+        let ready = state.withLock { state -> Bool in
+            state.expected = listeners
+            guard state.bound >= listeners, !state.told else { return false }
+            state.told = true
+            return true
+        }
+        // No listener to wait for (a worker without its internal port): ready now.
+        if ready { ServiceManager.notify("READY=1") }
     }
 
     /// Counts a bound listener; the last one sends `READY=1`.

@@ -3,8 +3,8 @@
 Two people register, open a direct chat and talk both ways over MQTT (each message appears on
 the other side without a reload), one replies to the other and mentions them, search finds a message written
 with diacritics from words typed without them, one sends an image and both see its
-thumbnail, one scrolls back through 200 messages, and after the broker restarts the other
-receives what was sent meanwhile. Screenshots of a conversation (a wide window) and of the room list (a phone-sized
+thumbnail, one scrolls back through 200 messages, after the broker restarts the other
+receives what was sent meanwhile, and a second tab takes the live connection over when asked. Screenshots of a conversation (a wide window) and of the room list (a phone-sized
 one) go to --screenshots.
 
     browser.py --url https://localhost:PORT --data-dir DIR [--screenshots DIR]
@@ -216,6 +216,18 @@ def main():
         send(bob, "Back again")
         wait("Bob's message after the restart at Alice", lambda: shown(alice, "Back again"), limit=30)
 
+        step("a second tab of Alice's takes the live connection over when asked")
+        first_tab = alice.current_window_handle
+        alice.switch_to.new_window("tab")
+        alice.get(f"{url}/app/")
+        wait("the offer to take over", lambda: alice.find_element(By.CSS_SELECTOR, "p.elsewhere").is_displayed())
+        alice.find_element(By.XPATH, "//button[text()='Use here']").click()
+        wait("the second tab online", lambda: alice.find_element(By.CSS_SELECTOR, ".connection.online"))
+        send(bob, "To the second tab")
+        wait("Bob's message in the second tab", lambda: "To the second tab" in alice.find_element(
+            By.CSS_SELECTOR, ".room-preview").text)
+        alice.switch_to.window(first_tab)
+        wait("the first tab told", lambda: alice.find_element(By.CSS_SELECTOR, "p.elsewhere").is_displayed())
         print(f"web client: PASSED ({len(steps)} steps)")
         return 0
     except Exception as error:  # report which step, with what each browser logged

@@ -25,13 +25,23 @@ export class Api {
     this.session = stored();
     this.refreshing = null;
     this.listeners = new Set();
+    // Another tab renewed or ended the session: take its tokens rather than renew again.
+    window.addEventListener('storage', (event) => {
+      if (event.key !== STORE) return;
+      this.session = stored();
+      for (const listener of this.listeners) listener(this.session);
+    });
   }
 
   get user() { return this.session?.user; }
   get mqtt() { return this.session?.mqtt; }
 
-  /// Called with the new session after every login or renewal, and with null at the end.
-  onSession(listener) { this.listeners.add(listener); }
+  /// Called with the new session after every login or renewal, and with null at the end;
+  /// returns what stops the calls.
+  onSession(listener) {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
 
   keep(login) {
     this.session = login && { ...login, expiresAt: Date.now() + login.expiresIn * 1000 };
@@ -58,25 +68,40 @@ export class Api {
     }
   }
 
-  /// New tokens (and a new broker password) from the refresh token; one renewal at a time.
+  /// New tokens (and a new broker password) from the refresh token. One renewal at a time
+  /// across the browser's tabs: a refresh token presented twice ends the whole session, so a
+  /// tab that waited takes what the other stored instead of renewing again.
   renew() {
-    this.refreshing ??= this.send('POST', '/v1/auth/refresh', { refreshToken: this.session?.refreshToken }, {
-      anonymous: true,
-    }).then((login) => this.keep(login), (error) => {
-      if (error.status === 401 || error.status === 403) this.keep(null);
-      throw error;
-    }).finally(() => { this.refreshing = null; });
+    const used = this.session?.refreshToken;
+    const renewal = async () => {
+      const latest = stored();
+      if (latest && latest.refreshToken !== used) {
+        this.keep(latest);
+        return;
+      }
+      try {
+        this.keep(await this.send('POST', '/v1/auth/refresh', { refreshToken: used }, { anonymous: true }));
+      } catch (error) {
+        if (error.status === 401 || error.status === 403) this.keep(null);
+        throw error;
+      }
+    };
+    this.refreshing ??= (navigator.locks ? navigator.locks.request('parley-renew', renewal) : renewal())
+      .finally(() => { this.refreshing = null; });
     return this.refreshing;
+  }
+
+  /// Renews first when the access token is about to expire.
+  async fresh() {
+    if (!this.session) throw new ApiError(401, { detail: 'Not signed in.' });
+    if (this.session.expiresAt - Date.now() < 60_000) await this.renew();
   }
 
   get(path) { return this.send('GET', path); }
 
   /// One request; JSON in and out. A 401 renews the session once and tries again.
   async send(method, path, body, { anonymous = false, retried = false } = {}) {
-    if (!anonymous) {
-      if (!this.session) throw new ApiError(401, { detail: 'Not signed in.' });
-      if (this.session.expiresAt - Date.now() < 60_000) await this.renew();
-    }
+    if (!anonymous) await this.fresh();
     const headers = {};
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     if (!anonymous) headers.Authorization = `Bearer ${this.session.accessToken}`;
@@ -90,14 +115,25 @@ export class Api {
       await this.renew();
       return this.send(method, path, body, { retried: true });
     }
-    const text = await response.text();
-    const json = text ? JSON.parse(text) : null;
+    const json = parsed(await response.text());
     if (!response.ok) throw new ApiError(response.status, json);
     return json;
   }
 
-  /// Uploads a file as a raw body, reporting progress (0…1); answers the stored File.
-  upload(file, onProgress) {
+  /// Uploads a file as a raw body, reporting progress (0…1); answers the stored File. A 401
+  /// (the token expired during a long upload) renews the session and sends it once more.
+  async upload(file, onProgress, retried = false) {
+    await this.fresh();
+    try {
+      return await this.uploadOnce(file, onProgress);
+    } catch (error) {
+      if (error.status !== 401 || retried) throw error;
+      await this.renew();
+      return this.upload(file, onProgress, true);
+    }
+  }
+
+  uploadOnce(file, onProgress) {
     return new Promise((resolve, reject) => {
       const request = new XMLHttpRequest();
       request.open('POST', `/v1/files?name=${encodeURIComponent(file.name)}`);
@@ -105,12 +141,21 @@ export class Api {
       request.setRequestHeader('Content-Type', file.type || 'application/octet-stream');
       request.upload.onprogress = (event) => event.lengthComputable && onProgress(event.loaded / event.total);
       request.onload = () => {
-        const json = request.responseText ? JSON.parse(request.responseText) : null;
+        const json = parsed(request.responseText);
         if (request.status === 201) resolve(json);
         else reject(new ApiError(request.status, json));
       };
       request.onerror = () => reject(new ApiError(0));
       request.send(file);
     });
+  }
+}
+
+/// An answer's JSON; null for an empty body or one that is not JSON (a proxy's error page).
+function parsed(text) {
+  try {
+    return text ? JSON.parse(text) : null;
+  } catch {
+    return null;
   }
 }

@@ -18,7 +18,10 @@ export class Chat {
     this.conversation = null;
     this.live = new Live(api, {
       onEvent: (topic, envelope) => this.receive(envelope),
-      onState: (connected) => this.showConnection(connected),
+      onState: (connected) => {
+        if (!connected) this.offlineSince ??= new Date();
+        this.showConnection(connected);
+      },
       onReconnect: () => this.resynchronise(),
     });
   }
@@ -29,14 +32,55 @@ export class Chat {
     this.users.set(this.me.id, this.me);
     this.render();
     await this.loadRooms();
-    this.live.start();
-    this.api.get('/v1/me/blocks?limit=100').then((page) => {
+    this.takeLive(false);
+    this.loadBlocks().catch(() => {});
+  }
+
+  /// One tab of a browser holds the broker connection (the session has one MQTT client id,
+  /// and two connections with it would take it from each other in turn). Another tab offers
+  /// to take it over, as a lock other tabs can steal; without it, that tab sends over REST.
+  takeLive(steal) {
+    if (!navigator.locks) {
+      this.live.start();
+      return;
+    }
+    navigator.locks.request('parley-live', steal ? { steal: true } : { ifAvailable: true }, async (lock) => {
+      if (!lock) {
+        this.showElsewhere(true);
+        return;
+      }
+      this.showElsewhere(false);
+      if (steal) await this.resynchronise();
+      this.live.start();
+      await new Promise((resolve) => { this.releaseLive = resolve; });
+    }).catch(() => {
+      // Taken by another tab.
+      this.live.stop();
+      this.showElsewhere(true);
+    });
+  }
+
+  showElsewhere(elsewhere) {
+    this.elsewhere.hidden = !elsewhere;
+    if (elsewhere) {
+      this.connection.textContent = 'In another tab';
+      this.connection.className = 'connection offline';
+    }
+  }
+
+  async loadBlocks() {
+    let cursor = null;
+    for (let pages = 0; pages < 20; pages += 1) {
+      const page = await this.api.get(`/v1/me/blocks?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
       for (const user of page.users) this.blocked.add(user.id);
-    }).catch(() => {});
+      cursor = page.nextCursor;
+      if (!cursor) break;
+    }
   }
 
   stop() {
-    this.live.stop();
+    this.releaseLive?.();
+    this.live.close();
     clearInterval(this.conversation?.typingTimer);
   }
 
@@ -55,6 +99,10 @@ export class Chat {
           h('button', { type: 'button', onclick: () => quietHoursDialog(this) }, 'Quiet hours'),
           h('button', { type: 'button', onclick: () => this.api.logout() }, 'Sign out'))),
       this.roomList);
+    this.elsewhere = h('p', { class: 'elsewhere', role: 'status', hidden: true },
+      'Parley is open in another tab: this one gets no live updates. ',
+      h('button', { type: 'button', onclick: () => this.takeLive(true) }, 'Use here'));
+    sidebar.insertBefore(this.elsewhere, this.roomList);
     this.shell = h('div', { class: 'chat' }, sidebar, this.pane);
     clear(this.root).append(this.shell);
   }
@@ -196,9 +244,11 @@ export class Chat {
 
   /// After a reconnect: what changed while the client was away.
   async resynchronise() {
+    const since = this.offlineSince;
+    this.offlineSince = null;
     try {
       await this.loadRooms();
-      await this.conversation?.repairGap();
+      await this.conversation?.repairGap(since);
     } catch (error) {
       notify(error.message);
     }

@@ -124,14 +124,26 @@ export class Conversation {
     }
   }
 
-  /// After a reconnect: everything after the newest message shown.
-  async repairGap() {
+  /// After a reconnect: everything after the newest message shown, and the shown messages
+  /// edited, deleted or reacted to since the connection was lost (`since`, a little before).
+  async repairGap(since) {
     let after = this.lastSeq() ?? 0;
     for (let pages = 0; pages < 20; pages += 1) {
       const page = await this.api.get(`/v1/rooms/${this.room.id}/messages?after=${after}&limit=200`);
       for (const message of page.messages) this.receive(message);
       if (!page.hasMore || page.messages.length === 0) break;
       after = page.messages.at(-1).seq;
+    }
+    if (since) {
+      const from = new Date(since.getTime() - 5000).toISOString();
+      let cursor = null;
+      for (let pages = 0; pages < 20; pages += 1) {
+        const query = cursor ? `cursor=${encodeURIComponent(cursor)}` : `changedSince=${encodeURIComponent(from)}`;
+        const page = await this.api.get(`/v1/rooms/${this.room.id}/messages?${query}&limit=200`);
+        for (const message of page.messages) this.replace(message);
+        cursor = page.nextCursor;
+        if (!cursor) break;
+      }
     }
     this.markRead();
   }
@@ -155,9 +167,11 @@ export class Conversation {
   receive(message) {
     const atEnd = this.isReading();
     const mine = this.pending.get(message.uid);
-    if (mine && message.sentById === this.chat.me.id) {
-      mine.remove();
+    if (message.sentById === this.chat.me.id) {
+      mine?.remove();
       this.pending.delete(message.uid);
+      // A send shown as failed that was stored after all (the REST try failed, MQTT's did not).
+      for (const failed of this.list.querySelectorAll('li.failed')) if (failed.dataset.uid === message.uid) failed.remove();
     }
     this.typers.delete(message.sentById);
     this.place(message);
@@ -269,28 +283,44 @@ export class Conversation {
     if (answered) data.replyToId = answered.id;
     const mentioned = this.mentions.in(content);
     if (mentioned.length) data.mentions = mentioned;
+    element.dataset.body = JSON.stringify(data);
+    // Started before the PUBACK: a connection lost meanwhile leaves no acknowledgement to wait for.
+    setTimeout(() => this.sendOverREST(uid, data), 5000);
     try {
       await this.chat.live.publish(this.room, { type: 'new-message-notification', data, hash: uid });
-      setTimeout(() => { if (this.pending.has(uid)) this.sendOverREST(uid, data); }, 5000);
     } catch {
       await this.sendOverREST(uid, data);
     }
   }
 
-  /// The same message through REST (`data` as published, without `chatRoomId`).
+  /// The same message through REST (`data` as published, without `chatRoomId`), unless it
+  /// was stored meanwhile or is already being sent this way.
   async sendOverREST(uid, { chatRoomId, ...body }) {
-    if (!this.pending.has(uid)) return;
+    if (!this.pending.has(uid) || this.overREST?.has(uid)) return;
+    this.overREST ??= new Set();
+    this.overREST.add(uid);
     try {
       const message = await this.api.send('POST', `/v1/rooms/${this.room.id}/messages`, body);
       this.receive(message);
     } catch (error) {
       this.failed(uid, error.message);
+    } finally {
+      this.overREST.delete(uid);
     }
   }
 
+  /// A refusal of chat-in. `unavailable` asks to send again: the REST send does it now.
   rejected(data) {
-    if (data.uid && this.pending.has(data.uid)) this.failed(data.uid, data.reason);
-    else notify(data.reason);
+    if (!data.uid || !this.pending.has(data.uid)) {
+      notify(data.reason);
+      return;
+    }
+    if (data.code === 'unavailable') {
+      const draft = this.pending.get(data.uid);
+      this.sendOverREST(data.uid, { ...JSON.parse(draft.dataset.body ?? '{}'), uid: data.uid });
+    } else {
+      this.failed(data.uid, data.reason);
+    }
   }
 
   failed(uid, reason) {

@@ -11,7 +11,7 @@ export class Live {
     this.onReconnect = onReconnect;
     this.rooms = new Set();
     this.connectedOnce = false;
-    api.onSession((session) => {
+    this.unsubscribe = api.onSession((session) => {
       if (session && this.client) Object.assign(this.client.options, credentials(session.mqtt));
     });
   }
@@ -39,7 +39,9 @@ export class Live {
     this.client.on('error', (error) => {
       // 134 bad user name or password, 135 not authorised: an expired token.
       if (error?.code === 134 || error?.code === 135 || error?.code === 4 || error?.code === 5) {
-        this.api.renew().catch(() => this.stop());
+        // A failed renewal (the network) is tried again at the next reconnect; an ended
+        // session ends the connection too.
+        this.api.renew().catch(() => { if (!this.api.session) this.stop(); });
       }
     });
     this.client.on('message', (topic, payload) => {
@@ -58,6 +60,12 @@ export class Live {
     this.client = null;
   }
 
+  /// Stops for good: the session's changes are no longer followed either.
+  close() {
+    this.stop();
+    this.unsubscribe();
+  }
+
   get connected() { return Boolean(this.client?.connected); }
 
   watch(room) {
@@ -66,6 +74,8 @@ export class Live {
   }
 
   /// Publishes client input on the room's chat-in topic; resolves on the broker's PUBACK.
+  /// A PUBACK saying no subscriber took it (0x10: no ingest runs) is a failure: nobody will
+  /// store it.
   publish(room, envelope) {
     return new Promise((resolve, reject) => {
       if (!this.connected) {
@@ -73,7 +83,8 @@ export class Live {
         return;
       }
       this.client.publish(`chat-in/${room.uid}`, JSON.stringify(envelope), { qos: 1 }, (error, packet) => {
-        if (error || (packet?.reasonCode ?? 0) >= 0x80) reject(error ?? new Error(`refused (${packet.reasonCode})`));
+        const reason = packet?.reasonCode ?? 0;
+        if (error || reason >= 0x80 || reason === 0x10) reject(error ?? new Error(`not taken (${reason})`));
         else resolve();
       });
     });

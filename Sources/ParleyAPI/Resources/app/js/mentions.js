@@ -7,7 +7,7 @@ export class Mentions {
   constructor(conversation) {
     this.conversation = conversation;
     this.members = new Map();
-    this.list = h('ul', { class: 'mention-suggestions', role: 'listbox', 'aria-label': 'Mention', hidden: true });
+    this.list = h('ul', { class: 'mention-suggestions', 'aria-label': 'People to mention', hidden: true });
   }
 
   /// The room's members (a two-party room's peer without a request).
@@ -39,7 +39,7 @@ export class Mentions {
     const typed = match[1].toLowerCase();
     const found = [...this.members.values()].filter((user) => fullName(user).toLowerCase().includes(typed)).slice(0, 6);
     for (const user of found) {
-      this.list.append(h('li', { role: 'option' }, h('button', { type: 'button', class: 'mention', onclick: () => {
+      this.list.append(h('li', {}, h('button', { type: 'button', class: 'mention', onclick: () => {
         const start = before.length - match[1].length - 1;
         input.value = `${input.value.slice(0, start)}@${fullName(user)} ${input.value.slice(input.selectionStart)}`;
         this.list.hidden = true;

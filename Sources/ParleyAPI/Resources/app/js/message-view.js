@@ -9,7 +9,10 @@ const REACTION = '👍';
 export function renderMessage(view, message) {
   const mine = message.sentById === view.chat.me.id;
   const body = h('div', { class: 'body' });
+  // In a group, a blocked user's messages stay out of sight (the API still delivers them).
+  const hidden = !mine && view.room.type === 'multiparty' && view.chat.blocked.has(message.sentById);
   if (message.deletedAt) body.append(h('em', {}, 'Message deleted'));
+  else if (hidden) body.append(h('em', {}, 'A message from someone you blocked'));
   else {
     if (message.replyTo) {
       body.append(h('blockquote', {}, message.replyTo.deleted ? 'A deleted message' : message.replyTo.excerpt));
@@ -18,7 +21,7 @@ export function renderMessage(view, message) {
     if (message.file) body.append(renderFile(view, message.file));
   }
   const actions = h('div', { class: 'message-actions' });
-  if (!message.deletedAt && !message.pending) {
+  if (!message.deletedAt && !message.pending && !hidden) {
     for (const reaction of message.reactions ?? []) {
       actions.append(h('button', {
         type: 'button', class: `reaction${reaction.me ? ' mine' : ''}`, 'aria-pressed': String(reaction.me),
@@ -45,7 +48,7 @@ export function renderMessage(view, message) {
   }
   return h('li', {
     class: `message${mine ? ' mine' : ''}${message.pending ? ' pending' : ''}${message.failed ? ' failed' : ''}${(message.mentions ?? []).includes(view.chat.me.id) ? ' mentions-me' : ''}`,
-    dataset: message.pending ? { uid: message.uid } : { seq: message.seq, uid: message.uid },
+    dataset: message.seq === undefined ? { uid: message.uid } : { seq: message.seq, uid: message.uid },
   },
   h('div', { class: 'meta' }, view.chat.userName(message.sentById), ' ',
     h('time', { datetime: message.createdAt }, shortTime(message.createdAt)),

@@ -1,0 +1,83 @@
+import Foundation
+import ParleyCore
+import ParleyMQTT
+import ParleyPostgres
+import ParleyRedis
+import ParleyWorker
+import PostgresNIO
+import ServiceLifecycle
+import Testing
+
+@testable import ParleyAPI
+
+extension BrokerPluginTests {
+    /// The ingest stopped in the middle of a burst of chat-in loses nothing: it stops reading,
+    /// stores and acknowledges what it took, and its kept session holds the rest for the
+    /// restarted ingest, which stores each message once.
+    @Test func anIngestStoppedInTheMiddleOfABurstLosesNothing() async throws {
+        let broker = try await withBroker { api, broker, harness in
+            let users = try await api.signUp(count: 2)
+            let room = try await api.json(.put, "/v1/rooms/direct/\(userID(users[1]))", token: token(users[0]))
+            let (roomID, uid) = (try #require(room.json["id"] as? Int), try #require(room.json["uid"] as? String))
+            let rooms = PostgresRoomRepository(database: harness.database, logger: .quiet)
+            let sessionID = "parley-ingest-stop-\(UUID().uuidString.prefix(8))"
+            let publisher = try await connected(try serverClient(broker))
+            func startIngest() async throws -> (MQTTClient, ServiceGroup, Task<Void, any Error>) {
+                let client = try MQTTClient(
+                    configuration: MQTTConfiguration(
+                        port: broker.port, username: Self.server.username, password: Self.server.password,
+                        clientID: sessionID, acknowledgementTimeout: .seconds(5), sessionExpiry: .seconds(60),
+                        receiveMaximum: IngestConsumer.receiveMaximum),
+                    logger: .quiet)
+                let handler = IngestHandler(
+                    rooms: RoomService(rooms: rooms), repository: rooms, publisher: publisher,
+                    limiter: RedisRateLimiter(pool: harness.redis, namespace: harness.namespace), logger: .quiet)
+                let consumer = IngestConsumer(
+                    client: client, logger: .quiet, lanes: 2, batchLimit: 16, keepsSubscription: true,
+                    handle: handler.handle)
+                _ = try await connected(client)
+                let group = ServiceGroup(configuration: .init(services: [.init(service: consumer)], logger: .quiet))
+                return (client, group, Task { try await group.run() })
+            }
+            func stored() async throws -> (all: Int, distinct: Int) {
+                let row = try await harness.database.client.query(
+                    "SELECT count(*)::int, count(DISTINCT uid)::int FROM messenger.message WHERE chat_room_id = \(roomID)",
+                    logger: .quiet
+                ).single((Int, Int).self)
+                return (row.0, row.1)
+            }
+            let writer = try await connected(try mqtt(broker, login: users[0]))
+            var (client, group, running) = try await startIngest()
+            try await Task.sleep(for: .milliseconds(500))
+            let total = 400
+            let burst = Task {
+                for index in 0..<total {
+                    try await writer.publish(
+                        topic: "chat-in/\(uid)",
+                        string:
+                            #"{"type":"new-message-notification","data":{"chatRoomId":\#(roomID),"content":"b","uid":"burst-\#(index)"},"hash":"b\#(index)"}"#
+                    )
+                    // About two seconds in all: the ingest stops in the middle of it.
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+            }
+            for _ in 0..<200 where try await stored().all < 40 { try await Task.sleep(for: .milliseconds(10)) }
+            await group.triggerGracefulShutdown()
+            try await running.value
+            await client.shutdown()
+            let atStop = try await stored().all
+            try await burst.value
+            #expect(atStop < total, "the ingest stored the whole burst before it stopped; the test proved nothing")
+
+            (client, group, running) = try await startIngest()
+            for _ in 0..<150 where try await stored().all < total { try await Task.sleep(for: .milliseconds(100)) }
+            let after = try await stored()
+            #expect(after.all == total && after.distinct == total, "stored \(after) of \(total)")
+            await group.triggerGracefulShutdown()
+            try await running.value
+            await client.shutdown()
+            for client in [writer, publisher] { await client.shutdown() }
+        }
+        #expect(await broker.stop() == 0)
+    }
+}
