@@ -14,7 +14,8 @@ struct SystemdTests {
 
     @Test func theUnitsPassSystemdAnalyzeVerify() async throws {
         let directory = TestScratch.path("systemd-units")
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let dropIns = "\(directory)/parley-.service.d"
+        try FileManager.default.createDirectory(atPath: dropIns, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // verify checks that ExecStart's program exists: the built one stands in for /usr/bin/parley.
         let binary = try ParleyCommand.binary
@@ -29,11 +30,26 @@ struct SystemdTests {
             checked.append("\(directory)/\(unit)")
         }
         #expect(checked.count == 3, "\(checked)")
+        let hardening = try String(
+            contentsOf: Self.units.appendingPathComponent("parley-.service.d/hardening.conf"), encoding: .utf8)
+        try hardening.write(toFile: "\(dropIns)/hardening.conf", atomically: true, encoding: .utf8)
+        // The directory on the unit path, so that the units' drop-in is read with them.
+        var environment = ProcessInfo.processInfo.environment
+        environment["SYSTEMD_UNIT_PATH"] = "\(directory):"
+        func verify(_ unit: String) async throws -> Subprocess.Result {
+            try await Subprocess.run(
+                "/usr/bin/systemd-analyze", ["verify", "--man=no", unit], environment: environment)
+        }
         for unit in checked {
-            let result = try await Subprocess.run("/usr/bin/systemd-analyze", ["verify", "--man=no", unit])
+            let result = try await verify(unit)
             #expect(result.status == 0, "\(unit): \(result.standardError)")
             #expect(result.standardError.isEmpty, "\(unit): \(result.standardError)")
         }
+        // The drop-in is read: a key it does not know is reported for every unit.
+        try (hardening + "NotASystemdKey=1\n").write(
+            toFile: "\(dropIns)/hardening.conf", atomically: true, encoding: .utf8)
+        let broken = try await verify(checked[0])
+        #expect(broken.standardError.contains("NotASystemdKey"), "the drop-in was not read: \(broken.standardError)")
     }
 
     @Test func aWorkerTellsSystemdItIsReadyAliveAndStopping() async throws {
