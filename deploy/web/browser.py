@@ -1,11 +1,12 @@
 """The web client in two real browsers (Chromium through chromedriver) against a running stack.
 
 Two people register, open a direct chat and talk both ways over MQTT (each message appears on
-the other side without a reload), one replies to the other and mentions them, search finds a message written
-with diacritics from words typed without them, one sends an image and both see its
-thumbnail, one scrolls back through 200 messages, after the broker restarts the other
-receives what was sent meanwhile, and a second tab takes the live connection over when asked. Screenshots of a conversation (a wide window) and of the room list (a phone-sized
-one) go to --screenshots.
+the other side without a reload, and so does one's typing), one replies to the other and
+mentions them, search finds a message written with diacritics from words typed without them,
+one sends an image and both see its thumbnail, one scrolls back through 200 messages, after
+the broker restarts the other receives what was sent meanwhile, and a second tab takes the
+live connection over when asked. Screenshots of a conversation (a wide window) and of the
+room list (a phone-sized one) go to --screenshots.
 
     browser.py --url https://localhost:PORT --data-dir DIR [--screenshots DIR]
 """
@@ -137,13 +138,16 @@ def main():
         wait("Bob in the search", lambda: alice.find_element(By.CSS_SELECTOR, "dialog button.person")).click()
         wait("the conversation", lambda: alice.find_element(By.NAME, "message"))
 
-        step("messages both ways over MQTT, without a reload")
+        step("messages both ways over MQTT, without a reload, and typing")
         send(alice, "Hello Bob, this is Alice")
         wait("Alice's message stored", lambda: shown(alice, "Hello Bob, this is Alice"))
         wait("the room in Bob's list", lambda: bob.find_element(By.CSS_SELECTOR, "button.room")).click()
         wait("Alice's message at Bob", lambda: shown(bob, "Hello Bob, this is Alice"))
         send(bob, "Hi Alice! Bob here.")
         wait("Bob's message at Alice", lambda: shown(alice, "Hi Alice! Bob here."))
+        bob.find_element(By.NAME, "message").send_keys("and then")
+        wait("Bob's typing shown at Alice", lambda: "is typing" in alice.find_element(By.CSS_SELECTOR, "p.typing").text)
+        bob.find_element(By.NAME, "message").clear()
         send(alice, "Příliš žluťoučký kůň 🐎")
         wait("the second message at Bob", lambda: shown(bob, "Příliš žluťoučký kůň 🐎"))
 

@@ -81,7 +81,7 @@ export class Chat {
   stop() {
     this.releaseLive?.();
     this.live.close();
-    clearInterval(this.conversation?.typingTimer);
+    this.conversation?.close();
   }
 
   render() {

@@ -4,6 +4,7 @@ import { membersDialog } from './people.js';
 import { roomSettingsDialog } from './settings.js';
 import { toggleBlock } from './moderation.js';
 import { Mentions } from './mentions.js';
+import { Typing } from './typing.js';
 
 const PAGE = 50;
 
@@ -17,17 +18,15 @@ export class Conversation {
     this.room = room;
     this.messages = new Map();
     this.pending = new Map();
-    this.typers = new Map();
     this.hasOlder = true;
     this.loadingOlder = false;
     this.build();
-    this.typingTimer = setInterval(() => this.renderTyping(), 1000);
     this.onVisibility = () => this.markRead();
     document.addEventListener('visibilitychange', this.onVisibility);
   }
 
   close() {
-    clearInterval(this.typingTimer);
+    this.typingView.stop();
     document.removeEventListener('visibilitychange', this.onVisibility);
   }
 
@@ -40,7 +39,7 @@ export class Conversation {
       if (this.list.scrollTop < 80) this.loadOlder();
       this.markRead();
     });
-    this.typingLine = h('p', { class: 'typing', 'aria-live': 'polite' });
+    this.typingView = new Typing(this);
     this.input = h('textarea', {
       name: 'message', rows: '1', placeholder: this.canWrite ? 'Write a message' : 'Only writers may send here',
       'aria-label': 'Message', maxlength: '20000', disabled: !this.canWrite,
@@ -53,7 +52,7 @@ export class Conversation {
     });
     this.mentions = new Mentions(this);
     this.input.addEventListener('input', () => {
-      this.sendTyping(this.input.value.length > 0);
+      this.typingView.send(this.input.value.length > 0);
       this.mentions.suggest(this.input);
     });
     this.fileInput = h('input', { type: 'file', class: 'visually-hidden', id: `file-${room.id}`, tabindex: '-1',
@@ -72,7 +71,7 @@ export class Conversation {
         toggleBlock(this.chat, room.peer, event.target) }, this.chat.blocked.has(room.peer.id) ? 'Unblock' : 'Block'),
       h('button', { type: 'button', onclick: () => roomSettingsDialog(this.chat, room) }, 'Notifications'));
     this.replyLine = h('p', { class: 'replying', hidden: true, 'aria-live': 'polite' });
-    this.element = h('div', { class: 'conversation-body' }, header, this.list, this.typingLine, this.replyLine,
+    this.element = h('div', { class: 'conversation-body' }, header, this.list, this.typingView.line, this.replyLine,
       this.mentions.list, composer);
   }
 
@@ -173,7 +172,7 @@ export class Conversation {
       // A send shown as failed that was stored after all (the REST try failed, MQTT's did not).
       for (const failed of this.list.querySelectorAll('li.failed')) if (failed.dataset.uid === message.uid) failed.remove();
     }
-    this.typers.delete(message.sentById);
+    this.typingView.received({ userId: message.sentById, creating: false });
     this.place(message);
     if (atEnd || mine) this.scrollToEnd();
     this.markRead();
@@ -246,7 +245,7 @@ export class Conversation {
     const content = this.input.value.trim();
     if (!content || !this.canWrite) return;
     this.input.value = '';
-    this.sendTyping(false);
+    this.typingView.send(false);
     this.send({ content });
   }
 
@@ -275,6 +274,7 @@ export class Conversation {
     const replyTo = answered ? { id: answered.id, seq: answered.seq, excerpt: answered.content.slice(0, 80), deleted: false } : null;
     const draft = { uid, content, file, replyTo, sentById: this.chat.me.id, createdAt: new Date().toISOString(), pending: true, reactions: [] };
     const element = this.render(draft);
+    element.draft = draft;
     this.pending.set(uid, element);
     this.list.append(element);
     this.scrollToEnd();
@@ -316,49 +316,41 @@ export class Conversation {
       return;
     }
     if (data.code === 'unavailable') {
-      const draft = this.pending.get(data.uid);
-      this.sendOverREST(data.uid, { ...JSON.parse(draft.dataset.body ?? '{}'), uid: data.uid });
+      this.sendOverREST(data.uid, JSON.parse(this.pending.get(data.uid).dataset.body ?? '{}'));
     } else {
       this.failed(data.uid, data.reason);
     }
   }
 
+  /// Shows a send as not sent, with the reason; its draft stays, to send again or discard.
   failed(uid, reason) {
     const element = this.pending.get(uid);
     if (!element) return;
     this.pending.delete(uid);
-    const text = element.querySelector('.text')?.textContent ?? '';
-    element.replaceWith(this.render({ uid, content: text, sentById: this.chat.me.id, createdAt: new Date().toISOString(), failed: reason, reactions: [] }));
+    const draft = { ...element.draft, pending: false, failed: reason };
+    const shown = this.render(draft);
+    shown.draft = draft;
+    shown.dataset.body = element.dataset.body ?? '';
+    element.replaceWith(shown);
   }
 
-  /// Typing notices over MQTT, at most one every three seconds (the server allows ten in ten).
-  sendTyping(creating) {
-    const now = Date.now();
-    if (creating && this.typingSentAt && now - this.typingSentAt < 3000) return;
-    if (!creating && !this.typingSentAt) return;
-    this.typingSentAt = creating ? now : null;
-    const envelope = { type: 'creating-message-info', data: { chatRoomId: this.room.id, creating, time: new Date().toISOString() }, hash: crypto.randomUUID() };
-    this.chat.live.publish(this.room, envelope).catch(() => {});
+  /// Sends a failed message again, with its uid: if it was stored after all, it is not again.
+  retry(uid) {
+    const element = [...this.list.querySelectorAll('li.failed')].find((candidate) => candidate.dataset.uid === uid);
+    if (!element?.dataset.body) return;
+    const pending = this.render({ ...element.draft, pending: true, failed: undefined });
+    pending.draft = element.draft;
+    pending.dataset.body = element.dataset.body;
+    element.replaceWith(pending);
+    this.pending.set(uid, pending);
+    this.sendOverREST(uid, JSON.parse(element.dataset.body));
   }
 
-  typing(data) {
-    if (data.creating) this.typers.set(data.userId, Date.now());
-    else this.typers.delete(data.userId);
-    this.renderTyping();
+  discard(uid) {
+    for (const element of this.list.querySelectorAll('li.failed')) if (element.dataset.uid === uid) element.remove();
   }
 
-  renderTyping() {
-    const now = Date.now();
-    for (const [user, at] of this.typers) if (now - at > 6000) this.typers.delete(user);
-    clear(this.typingLine);
-    const users = [...this.typers.keys()];
-    if (users.length === 0) return;
-    users.forEach((user, index) => {
-      if (index > 0) this.typingLine.append(', ');
-      this.typingLine.append(this.chat.userName(user));
-    });
-    this.typingLine.append(users.length === 1 ? ' is typing…' : ' are typing…');
-  }
+  typing(data) { this.typingView.received(data); }
 
   async react(message, key, add) {
     try {

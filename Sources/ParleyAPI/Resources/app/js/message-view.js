@@ -21,7 +21,11 @@ export function renderMessage(view, message) {
     if (message.file) body.append(renderFile(view, message.file));
   }
   const actions = h('div', { class: 'message-actions' });
-  if (!message.deletedAt && !message.pending && !hidden) {
+  if (message.failed) {
+    actions.append(
+      h('button', { type: 'button', class: 'retry', onclick: () => view.retry(message.uid) }, 'Send again'),
+      h('button', { type: 'button', class: 'discard', onclick: () => view.discard(message.uid) }, 'Discard'));
+  } else if (!message.deletedAt && !message.pending && !hidden) {
     for (const reaction of message.reactions ?? []) {
       actions.append(h('button', {
         type: 'button', class: `reaction${reaction.me ? ' mine' : ''}`, 'aria-pressed': String(reaction.me),
