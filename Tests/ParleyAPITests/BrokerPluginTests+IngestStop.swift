@@ -3,6 +3,7 @@ import ParleyCore
 import ParleyMQTT
 import ParleyPostgres
 import ParleyRedis
+import ParleyTestSupport
 import ParleyWorker
 import PostgresNIO
 import ServiceLifecycle
@@ -11,6 +12,31 @@ import Testing
 @testable import ParleyAPI
 
 extension BrokerPluginTests {
+    /// An ingest on the kept session `session`, connected after it routes chat-in (the
+    /// session's queue comes at once), running in a service group of its own. What its handler
+    /// publishes goes through `publisher`: the ingest's own client holds its writes.
+    func startKeptIngest(
+        _ broker: PluginBroker, _ harness: AccountsHarness, session: String, publisher: MQTTClient,
+        batchLimit: Int = 256
+    ) async throws -> (MQTTClient, ServiceGroup, Task<Void, any Error>) {
+        let client = try MQTTClient(
+            configuration: MQTTConfiguration(
+                port: broker.port, username: Self.server.username, password: Self.server.password,
+                clientID: session, acknowledgementTimeout: .seconds(5), sessionExpiry: .seconds(60),
+                receiveMaximum: IngestConsumer.receiveMaximum),
+            logger: .quiet)
+        let rooms = PostgresRoomRepository(database: harness.database, logger: .quiet)
+        let handler = IngestHandler(
+            rooms: RoomService(rooms: rooms), repository: rooms, publisher: publisher,
+            limiter: RedisRateLimiter(pool: harness.redis, namespace: harness.namespace), logger: .quiet)
+        let consumer = IngestConsumer(
+            client: client, logger: .quiet, lanes: 2, batchLimit: batchLimit, keepsSubscription: true,
+            handle: handler.handle)
+        _ = try await connected(client)
+        let group = ServiceGroup(configuration: .init(services: [.init(service: consumer)], logger: .quiet))
+        return (client, group, Task { try await group.run() })
+    }
+
     /// The ingest stopped in the middle of a burst of chat-in loses nothing: it stops reading,
     /// stores and acknowledges what it took, and its kept session holds the rest for the
     /// restarted ingest, which stores each message once.
@@ -19,25 +45,10 @@ extension BrokerPluginTests {
             let users = try await api.signUp(count: 2)
             let room = try await api.json(.put, "/v1/rooms/direct/\(userID(users[1]))", token: token(users[0]))
             let (roomID, uid) = (try #require(room.json["id"] as? Int), try #require(room.json["uid"] as? String))
-            let rooms = PostgresRoomRepository(database: harness.database, logger: .quiet)
             let sessionID = "parley-ingest-stop-\(UUID().uuidString.prefix(8))"
             let publisher = try await connected(try serverClient(broker))
             func startIngest() async throws -> (MQTTClient, ServiceGroup, Task<Void, any Error>) {
-                let client = try MQTTClient(
-                    configuration: MQTTConfiguration(
-                        port: broker.port, username: Self.server.username, password: Self.server.password,
-                        clientID: sessionID, acknowledgementTimeout: .seconds(5), sessionExpiry: .seconds(60),
-                        receiveMaximum: IngestConsumer.receiveMaximum),
-                    logger: .quiet)
-                let handler = IngestHandler(
-                    rooms: RoomService(rooms: rooms), repository: rooms, publisher: publisher,
-                    limiter: RedisRateLimiter(pool: harness.redis, namespace: harness.namespace), logger: .quiet)
-                let consumer = IngestConsumer(
-                    client: client, logger: .quiet, lanes: 2, batchLimit: 16, keepsSubscription: true,
-                    handle: handler.handle)
-                _ = try await connected(client)
-                let group = ServiceGroup(configuration: .init(services: [.init(service: consumer)], logger: .quiet))
-                return (client, group, Task { try await group.run() })
+                try await startKeptIngest(broker, harness, session: sessionID, publisher: publisher, batchLimit: 16)
             }
             func stored() async throws -> (all: Int, distinct: Int) {
                 let row = try await harness.database.client.query(

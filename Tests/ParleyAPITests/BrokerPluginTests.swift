@@ -241,26 +241,11 @@ struct BrokerPluginTests {
             let users = try await api.signUp(count: 2)
             let room = try await api.json(.put, "/v1/rooms/direct/\(userID(users[1]))", token: token(users[0]))
             let (roomID, uid) = (try #require(room.json["id"] as? Int), try #require(room.json["uid"] as? String))
-            let rooms = PostgresRoomRepository(database: harness.database, logger: .quiet)
             let sessionID = "parley-ingest-test-\(UUID().uuidString.prefix(8))"
             // What the handler publishes goes through a client of its own: the ingest's waits.
             let publisher = try await connected(try serverClient(broker))
             func startIngest() async throws -> (MQTTClient, ServiceGroup, Task<Void, any Error>) {
-                let client = try MQTTClient(
-                    configuration: MQTTConfiguration(
-                        port: broker.port, username: Self.server.username, password: Self.server.password,
-                        clientID: sessionID, acknowledgementTimeout: .seconds(3), sessionExpiry: .seconds(60)),
-                    logger: .quiet)
-                let handler = IngestHandler(
-                    rooms: RoomService(rooms: rooms), repository: rooms, publisher: publisher,
-                    limiter: RedisRateLimiter(pool: harness.redis, namespace: harness.namespace), logger: .quiet)
-                let consumer = IngestConsumer(
-                    client: client, logger: .quiet, lanes: 2, batchLimit: 256, keepsSubscription: true,
-                    handle: handler.handle)
-                // Connected after the consumer routes chat-in: the kept session's queue comes at once.
-                _ = try await connected(client)
-                let group = ServiceGroup(configuration: .init(services: [.init(service: consumer)], logger: .quiet))
-                return (client, group, Task { try await group.run() })
+                try await startKeptIngest(broker, harness, session: sessionID, publisher: publisher)
             }
             func send(_ id: String) async throws {
                 try await writer.publish(

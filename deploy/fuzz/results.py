@@ -118,7 +118,7 @@ def common_arguments(parser):
 
 
 if __name__ == "__main__":
-    # python3 common.py RESULT.json ...: the combined table of several fuzzers' results.
+    # python3 results.py RESULT.json ...: the combined table of several fuzzers' results.
     combined = [read_json(path) for path in sys.argv[1:]]
     print_table(combined)
     sys.exit(0 if all(r.ok for r in combined) else 1)

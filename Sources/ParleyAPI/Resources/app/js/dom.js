@@ -53,3 +53,24 @@ export function notify(text, kind = 'error') {
   clearTimeout(notify.timer);
   if (text) notify.timer = setTimeout(() => { bar.textContent = ''; bar.className = ''; }, 6000);
 }
+
+/// A search field: a moment after typing stops, `results` is emptied and, for two characters
+/// or more, `find(query)` fills it; a failure is shown as a notice.
+export function searchField(attributes, results, find) {
+  const input = h('input', { type: 'search', autocomplete: 'off', ...attributes });
+  let timer = null;
+  input.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(async () => {
+      const query = input.value.trim();
+      clear(results);
+      if (query.length < 2) return;
+      try {
+        await find(query);
+      } catch (error) {
+        notify(error.message);
+      }
+    }, 250);
+  });
+  return input;
+}

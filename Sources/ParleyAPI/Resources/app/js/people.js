@@ -1,4 +1,4 @@
-import { h, clear, fullName, notify } from './dom.js';
+import { h, clear, fullName, notify, searchField } from './dom.js';
 
 const ROLES = ['reader', 'writer', 'admin'];
 
@@ -17,26 +17,14 @@ export function dialog(title, ...content) {
 /// A search box over the user directory; `choose` gets the user picked.
 function userSearch(chat, choose, label = 'Find people') {
   const results = h('ul', { class: 'people', 'aria-label': 'People found' });
-  const input = h('input', { type: 'search', 'aria-label': label, placeholder: 'Name or e-mail', autocomplete: 'off' });
-  let timer = null;
-  input.addEventListener('input', () => {
-    clearTimeout(timer);
-    timer = setTimeout(async () => {
-      const query = input.value.trim();
-      clear(results);
-      if (query.length < 2) return;
-      try {
-        const page = await chat.api.get(`/v1/users?q=${encodeURIComponent(query)}&limit=20`);
-        for (const user of page.users.filter((user) => user.id !== chat.me.id)) {
-          chat.users.set(user.id, user);
-          results.append(h('li', {}, h('button', { type: 'button', class: 'person', onclick: () => choose(user) },
-            fullName(user), user.email ? h('small', {}, ` ${user.email}`) : '')));
-        }
-        if (!results.firstChild) results.append(h('li', { class: 'none' }, 'Nobody found'));
-      } catch (error) {
-        notify(error.message);
-      }
-    }, 250);
+  const input = searchField({ 'aria-label': label, placeholder: 'Name or e-mail' }, results, async (query) => {
+    const page = await chat.api.get(`/v1/users?q=${encodeURIComponent(query)}&limit=20`);
+    for (const user of page.users.filter((user) => user.id !== chat.me.id)) {
+      chat.users.set(user.id, user);
+      results.append(h('li', {}, h('button', { type: 'button', class: 'person', onclick: () => choose(user) },
+        fullName(user), user.email ? h('small', {}, ` ${user.email}`) : '')));
+    }
+    if (!results.firstChild) results.append(h('li', { class: 'none' }, 'Nobody found'));
   });
   return { element: h('div', { class: 'user-search' }, input, results), input };
 }

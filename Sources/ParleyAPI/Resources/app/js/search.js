@@ -1,36 +1,25 @@
-import { h, clear, shortTime, notify } from './dom.js';
+import { h, shortTime, searchField } from './dom.js';
 import { dialog } from './people.js';
 
 /// Message search across the rooms the user reads now; a result opens its room at the message.
 export function searchDialog(chat) {
   const results = h('ol', { class: 'search-results', 'aria-label': 'Messages found' });
-  const input = h('input', { type: 'search', 'aria-label': 'Search messages', placeholder: 'Words to find', minlength: '2', maxlength: '200' });
   let element;
-  let timer = null;
-  input.addEventListener('input', () => {
-    clearTimeout(timer);
-    timer = setTimeout(async () => {
-      const query = input.value.trim();
-      clear(results);
-      if (query.length < 2) return;
-      try {
-        const page = await chat.api.get(`/v1/search/messages?q=${encodeURIComponent(query)}&limit=20`);
-        for (const result of page.results) {
-          const room = chat.rooms.get(result.room.id);
-          results.append(h('li', {}, h('button', { type: 'button', class: 'search-result', onclick: async () => {
-            element.close();
-            await chat.open(result.room.id, { seq: result.message.seq });
-          } },
-          h('span', { class: 'meta' }, room ? chat.roomName(room) : result.room.name ?? 'Room', ' · ',
-            chat.userName(result.message.sentById), ' · ', shortTime(result.message.createdAt)),
-          h('span', { class: 'excerpt' }, highlighted(result.highlight)))));
-        }
-        if (!results.firstChild) results.append(h('li', { class: 'none' }, 'No messages found'));
-      } catch (error) {
-        notify(error.message);
+  const input = searchField({ 'aria-label': 'Search messages', placeholder: 'Words to find', maxlength: '200' }, results,
+    async (query) => {
+      const page = await chat.api.get(`/v1/search/messages?q=${encodeURIComponent(query)}&limit=20`);
+      for (const result of page.results) {
+        const room = chat.rooms.get(result.room.id);
+        results.append(h('li', {}, h('button', { type: 'button', class: 'search-result', onclick: async () => {
+          element.close();
+          await chat.open(result.room.id, { seq: result.message.seq });
+        } },
+        h('span', { class: 'meta' }, room ? chat.roomName(room) : result.room.name ?? 'Room', ' · ',
+          chat.userName(result.message.sentById), ' · ', shortTime(result.message.createdAt)),
+        h('span', { class: 'excerpt' }, highlighted(result.highlight)))));
       }
-    }, 300);
-  });
+      if (!results.firstChild) results.append(h('li', { class: 'none' }, 'No messages found'));
+    });
   element = dialog('Search messages', input, results);
   input.focus();
 }
