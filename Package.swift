@@ -35,13 +35,20 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", exact: "1.37.0"),
         .package(url: "https://github.com/vapor/multipart-kit.git", exact: "4.7.1"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", exact: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", exact: "1.7.3"),
+        // OTLP over HTTP only: the gRPC exporter's packages are resolved but not built.
+        .package(url: "https://github.com/swift-otel/swift-otel.git", exact: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         // Domain types, errors, token formats and the ports every other target implements.
         // Foundation and swift-crypto only (token hashing and signing are domain rules).
         .target(
             name: "ParleyCore",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                // The trace context a message carries through the pipeline (API only).
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ],
             swiftSettings: swiftSettings
         ),
 
@@ -58,6 +65,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -107,6 +115,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             resources: [.copy("Resources/openapi.yaml"), .copy("Resources/asyncapi.yaml"), .copy("Resources/app")],
             swiftSettings: swiftSettings
@@ -176,6 +185,7 @@ let package = Package(
                 "ParleyCore", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -195,6 +205,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -294,6 +306,9 @@ let package = Package(
             dependencies: [
                 "ParleyTestSupport", "ParleyPostgres", "ParleyMQTT", "ParleyCore", "ParleyRedis", "ParleyPushSimulator",
                 .product(name: "Crypto", package: "swift-crypto"),
+                // The OTLP/HTTP receiver the trace test sends spans to.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),

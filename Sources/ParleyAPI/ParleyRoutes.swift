@@ -1,3 +1,4 @@
+import HTTPTypes
 import Hummingbird
 import ParleyCore
 import Prometheus
@@ -31,7 +32,7 @@ public struct ParleyRoutes: Sendable {
 
     /// The router clients reach, over TLS and cleartext.
     public func publicRouter() -> Router<ParleyRequestContext> {
-        let router = Self.router()
+        let router = Self.router(traced: PipelineTrace.isOn)
         if !trustedProxies.networks.isEmpty {
             router.add(middleware: ForwardedClientMiddleware(proxies: trustedProxies))
         }
@@ -80,9 +81,17 @@ public struct ParleyRoutes: Sendable {
         return router
     }
 
-    /// Every request gets an id, is counted, fails as problem+json and has no NUL in its query.
-    private static func router() -> Router<ParleyRequestContext> {
+    /// Every request gets an id, is counted, fails as problem+json and has no NUL in its query;
+    /// with `traced`, each is a span (a send's is the root of its message's trace), which
+    /// records the request id and no credential or search text.
+    private static func router(traced: Bool = false) -> Router<ParleyRequestContext> {
         let router = Router(context: ParleyRequestContext.self)
+        if traced {
+            router.add(
+                middleware: TracingMiddleware(
+                    recordingHeaders: [HTTPField.Name.requestID],
+                    redactingQueryParameters: ["access_token", "signature", "q"]))
+        }
         router.add(middleware: RequestIDMiddleware())
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: ProblemMiddleware())

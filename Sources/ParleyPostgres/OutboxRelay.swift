@@ -136,21 +136,54 @@ public struct OutboxRelay: Service {
             unqueued.clear()
             return published
         }
+        let spans = RelaySpans(rows)
         // In commit order, with the copies the planner could make, acknowledged together; the
         // rest of the batch's fan-out as one job.
-        let entries = rows.compactMap(\.fanout)
+        let entries = spans.entries(of: rows)
         let plan = planner?.plan(entries) ?? FanoutPlan(queued: entries)
-        try await publish(rows.compactMap { row in row.event.map { (row.topic, $0) } } + plan.copies)
-        if !plan.queued.isEmpty {
-            let job = FanoutBatch.encode(plan.queued)
-            do {
-                try await fanout.enqueue(job)
-            } catch {
-                unqueued.remember(job, for: ids)
-                throw error
+        do {
+            try await publish(rows.compactMap { row in row.event.map { (row.topic, $0) } } + plan.copies)
+            if !plan.queued.isEmpty {
+                let job = FanoutBatch.encode(plan.queued)
+                do {
+                    try await fanout.enqueue(job)
+                } catch {
+                    unqueued.remember(job, for: ids)
+                    throw error
+                }
             }
+        } catch {
+            spans.end(failing: error)
+            throw error
         }
+        spans.end()
         return ids
+    }
+
+    /// The relay's span of each traced message in a batch (``ParleyCore/PipelineTrace``):
+    /// from its read until its event and fan-out are handed on. None when tracing is off.
+    struct RelaySpans {
+        let spans: [PipelineSpan?]
+
+        init(_ rows: [OutboxBatchStatement.Row]) {
+            spans =
+                PipelineTrace.isOn
+                ? rows.map { row in
+                    let span = PipelineTrace.continueTrace("outbox relay", from: row.traceparent, kind: .producer)
+                    span?.set("parley.batch.events", rows.count)
+                    return span
+                } : []
+        }
+
+        /// The rows' fan-out entries, each traced one's job continuing its relay span.
+        func entries(of rows: [OutboxBatchStatement.Row]) -> [FanoutBatch.Entry] {
+            guard !spans.isEmpty else { return rows.compactMap(\.fanout) }
+            return zip(rows, spans).compactMap { row, span in row.fanout?.continuing(span?.traceparent) }
+        }
+
+        func end(failing error: (any Error)? = nil) {
+            for span in spans { span?.end(failing: error) }
+        }
     }
 
     /// Publishes a batch's events. An event the broker refuses (not an outage: one larger than

@@ -83,7 +83,8 @@ struct InsertMessageStatement: PostgresPreparedStatement {
             SET message_id = excluded.message_id, seq = excluded.seq, updated_at = clock_timestamp()
             WHERE messenger.read_marker.seq < excluded.seq
         ), \(StoredBatchRecords.mentioned), outboxed AS (
-            INSERT INTO messenger.outbox (chat_room_id, message_id) SELECT m.chat_room_id, m.id FROM m RETURNING id
+            INSERT INTO messenger.outbox (chat_room_id, message_id, traceparent)
+            SELECT m.chat_room_id, m.id, $8::text FROM m RETURNING id
         )
         SELECT \(MessageColumns.list(
             roomUID: "room.uid", file: "(SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = m.file_id)",
@@ -99,6 +100,7 @@ struct InsertMessageStatement: PostgresPreparedStatement {
     let fileID: Int64?
     let replyToID: Int64?
     let mentions: [Int64]
+    let traceparent: String?
 
     init(_ submission: MessageSubmission) {
         roomID = submission.roomID
@@ -108,10 +110,11 @@ struct InsertMessageStatement: PostgresPreparedStatement {
         fileID = submission.message.fileId
         replyToID = submission.message.replyToId
         mentions = submission.message.mentions
+        traceparent = submission.traceparent
     }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 7)
+        var bindings = PostgresBindings(capacity: 8)
         try bindings.append(roomID)
         try bindings.append(senderID)
         try bindings.append(uid)
@@ -119,6 +122,7 @@ struct InsertMessageStatement: PostgresPreparedStatement {
         try bindings.append(fileID)
         try bindings.append(replyToID)
         try bindings.append(mentions)
+        try bindings.append(traceparent)
         return bindings
     }
 
@@ -163,7 +167,7 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
         WITH deleted AS (DELETE FROM messenger.outbox WHERE id = ANY($2::bigint[]))
         SELECT o.id, coalesce(o.topic, '\(Topic.roomPrefix)' || c.uid), o.event, o.fanout,
                coalesce(c.readers_version, 0), (SELECT version FROM notifications.push_token_version),
-               \(MessageColumns.list(fresh: true))
+               o.traceparent, \(MessageColumns.list(fresh: true))
         FROM messenger.outbox o
         LEFT JOIN messenger.chat_room c ON c.id = o.chat_room_id
         LEFT JOIN messenger.message m ON m.id = o.message_id
@@ -183,6 +187,8 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
         /// The event to publish on `topic`; nil when only a fan-out goes out.
         let event: String?
         let fanout: FanoutBatch.Entry?
+        /// The trace of the send that stored a new message (``ParleyCore/PipelineTrace``).
+        let traceparent: String?
     }
 
     func makeBindings() throws -> PostgresBindings {
@@ -193,23 +199,28 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row {
-        let (id, topic, event, fanout, readersVersion, tokensVersion) = try row.decode(
-            (Int64, String, String?, String?, Int64, Int64).self)
+        let (id, topic, event, fanout, readersVersion, tokensVersion, traceparent) = try row.decode(
+            (Int64, String, String?, String?, Int64, Int64, String?).self)
         let columns = row.makeRandomAccess()
         // The message's columns (``MessageColumns``), null when the row is not a new message's.
-        guard try columns[6].decode(Int64?.self) != nil else {
+        guard try columns[7].decode(Int64?.self) != nil else {
             // An event of its own, or a new message deleted since (its room's with it): the
             // row's event, if any, as it is.
-            return Row(id: id, topic: topic, event: event, fanout: fanout.map { .init(job: $0, event: event) })
+            return Row(
+                id: id, topic: topic, event: event, fanout: fanout.map { .init(job: $0, event: event) },
+                traceparent: nil)
         }
-        let message = try MessageColumns.decode(columns, from: 6, links: links).message
+        let message = try MessageColumns.decode(columns, from: 7, links: links).message
         // Encoded once: these bytes go to the room topic and to every reader's copy.
         let encoded = RoomEvent.newMessage(message).json()
         return Row(
             id: id, topic: topic, event: encoded,
             fanout: FanoutBatch.Entry(
-                FanoutJob.newMessage(message, readersVersion: readersVersion, pushTokensVersion: tokensVersion),
-                event: encoded))
+                FanoutJob.newMessage(
+                    message, readersVersion: readersVersion, pushTokensVersion: tokensVersion,
+                    traceparent: traceparent),
+                event: encoded),
+            traceparent: traceparent)
     }
 }
 

@@ -9,9 +9,7 @@ extension PostgresRoomRepository {
     func sendAlone(_ submission: MessageSubmission) async throws -> SentMessage {
         func attempt() async throws -> SentMessage {
             try await database.transaction(logger: logger) { connection in
-                let (message, created) = try await insertMessage(
-                    roomID: submission.roomID, senderID: submission.senderID, message: submission.message,
-                    on: connection)
+                let (message, created) = try await insertMessage(submission, on: connection)
                 return SentMessage(message: message, created: created)
             }
         }
@@ -66,9 +64,10 @@ extension PostgresRoomRepository {
     /// out in commit order with no gap. A retried uid skips the update and finds the stored
     /// message; two sends of one uid racing end in a unique violation for the later one,
     /// which ``sendAlone(_:)`` answers by finding the first.
-    func insertMessage(roomID: Int64, senderID: Int64, message: NewMessage, on connection: PostgresConnection)
+    func insertMessage(_ submission: MessageSubmission, on connection: PostgresConnection)
         async throws -> (message: Message, created: Bool)
     {
+        let (roomID, senderID, message) = (submission.roomID, submission.senderID, submission.message)
         if let fileID = message.fileId {
             let own = try await connection.query(
                 """
@@ -81,8 +80,7 @@ extension PostgresRoomRepository {
             }
         }
         let inserted = try await connection.execute(
-            InsertMessageStatement(MessageSubmission(roomID: roomID, senderID: senderID, message: message)),
-            logger: logger
+            InsertMessageStatement(submission), logger: logger
         ).allRows()
         if let stored = try await messages(from: inserted, viewer: senderID, on: connection).first {
             return (stored, true)

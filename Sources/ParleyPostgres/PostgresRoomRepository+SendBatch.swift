@@ -160,5 +160,6 @@ extension InsertMessagesStatement {
         fileIDs.append(submission.message.fileId ?? 0)
         replyToIDs.append(submission.message.replyToId ?? 0)
         mentions.append("{" + submission.message.mentions.map(String.init).joined(separator: ",") + "}")
+        traceparents.append(submission.traceparent ?? "")
     }
 }

@@ -134,7 +134,11 @@ public struct PostgresRoomRepository: RoomRepository {
                     push: firstMessage == nil ? PushIntent(reason: .added, actorID: creatorID) : nil),
                 on: connection, logger: logger)
             if let firstMessage {
-                _ = try await insertMessage(roomID: roomID, senderID: creatorID, message: firstMessage, on: connection)
+                _ = try await insertMessage(
+                    MessageSubmission(
+                        roomID: roomID, senderID: creatorID, message: firstMessage,
+                        traceparent: PipelineTrace.current()),
+                    on: connection)
             }
             return roomID
         }

@@ -116,8 +116,11 @@ enum StoredBatchRecords {
             ON CONFLICT DO NOTHING
         )
         """
-    /// - Parameter mentions: whether the messages may mention anyone (plain ones do not).
-    static func ctes(mentions: Bool) -> String {
+    /// - Parameters:
+    ///   - mentions: whether the messages may mention anyone (plain ones do not).
+    ///   - traceparent: each message's trace (``ParleyCore/PipelineTrace``), an expression
+    ///     over the row of `m`.
+    static func ctes(mentions: Bool, traceparent: String) -> String {
         """
         marker AS (
             INSERT INTO messenger.read_marker (chat_room_id, user_account_id, message_id, seq)
@@ -127,11 +130,24 @@ enum StoredBatchRecords {
             SET message_id = excluded.message_id, seq = excluded.seq, updated_at = clock_timestamp()
             WHERE messenger.read_marker.seq < excluded.seq
         ), \(mentions ? mentioned + ", " : "")outboxed AS (
-            INSERT INTO messenger.outbox (chat_room_id, message_id)
-            SELECT m.chat_room_id, m.id FROM m ORDER BY m.id
+            INSERT INTO messenger.outbox (chat_room_id, message_id, traceparent)
+            SELECT m.chat_room_id, m.id, \(traceparent) FROM m ORDER BY m.id
             RETURNING id
         )
         """
+    }
+
+    /// The traces of a batch's messages, `array` holding one per send in the batch's order (or
+    /// none at all when none is traced: then nothing is looked up).
+    static func traces(_ array: String, of send: String) -> String {
+        "CASE WHEN cardinality(\(array)) > 0 THEN (\(send)) END"
+    }
+
+    /// The array of traceparents a statement binds: empty when no send is traced, so that
+    /// tracing off costs the insert nothing.
+    static func traceparents(of submissions: [MessageSubmission]) -> [String] {
+        guard submissions.contains(where: { $0.traceparent != nil }) else { return [] }
+        return submissions.map { $0.traceparent ?? "" }
     }
 
     /// Joined into the final select: one `NOTIFY` to the relay when anything was recorded.
@@ -164,7 +180,15 @@ struct InsertMessagesStatement: PostgresPreparedStatement {
                   FROM m GROUP BY chat_room_id) x
             WHERE c.id = x.chat_room_id
             RETURNING c.id, c.uid
-        ), \(StoredBatchRecords.ctes(mentions: true))
+        ), \(StoredBatchRecords.ctes(
+            mentions: true,
+            traceparent: StoredBatchRecords.traces(
+                "$9::text[]",
+                of: """
+                    SELECT nullif(x.traceparent, '') FROM unnest($1::bigint[], $2::bigint[], $9::text[])
+                        AS x(room_id, seq, traceparent)
+                    WHERE x.room_id = m.chat_room_id AND x.seq = m.seq
+                    """)))
         SELECT \(MessageColumns.list(
             roomUID: "room.uid", file: "(SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = m.file_id)",
             fresh: true))
@@ -183,9 +207,11 @@ struct InsertMessagesStatement: PostgresPreparedStatement {
     var replyToIDs: [Int64] = []
     /// Each message's as an array literal (`{1,2}`): arrays of arrays must be rectangular.
     var mentions: [String] = []
+    /// One per message ("" for none); bound empty when none is traced.
+    var traceparents: [String] = []
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 8)
+        var bindings = PostgresBindings(capacity: 9)
         try bindings.append(roomIDs)
         try bindings.append(seqs)
         try bindings.append(senderIDs)
@@ -194,6 +220,7 @@ struct InsertMessagesStatement: PostgresPreparedStatement {
         try bindings.append(fileIDs)
         try bindings.append(replyToIDs)
         try bindings.append(mentions)
+        try bindings.append(traceparents.contains { !$0.isEmpty } ? traceparents : [])
         return bindings
     }
 
@@ -250,7 +277,14 @@ struct StoreNewMessagesStatement: PostgresPreparedStatement {
             FROM allowed f JOIN room ON room.id = f.room_id
             ORDER BY f.room_id, f.place
             RETURNING *
-        ), \(StoredBatchRecords.ctes(mentions: false))
+        ), \(StoredBatchRecords.ctes(
+            mentions: false,
+            traceparent: StoredBatchRecords.traces(
+                "$6::text[]",
+                of: """
+                    SELECT nullif(($6::text[])[f.place::integer], '') FROM allowed f
+                    WHERE f.room_id = m.chat_room_id AND f.sender_id = m.sent_by_id AND f.uid = m.uid
+                    """)))
         SELECT f.place, \(MessageColumns.list(roomUID: "room.uid", file: "NULL::text", fresh: true, plain: true))
         FROM m JOIN room ON room.id = m.chat_room_id
             JOIN allowed f ON f.room_id = m.chat_room_id AND f.sender_id = m.sent_by_id AND f.uid = m.uid
@@ -263,6 +297,8 @@ struct StoreNewMessagesStatement: PostgresPreparedStatement {
     var contents: [String] = []
     /// The lowest `cloud.role.rank` that may send.
     let minimumRank: Int32
+    /// Empty, or one per send ("" for none): ``StoredBatchRecords/traceparents(of:)``.
+    let traceparents: [String]
 
     /// - Parameter submissions: plain ones (``ParleyCore/NewMessage/isPlain``).
     init(_ submissions: [MessageSubmission], minimumRank: Int32) {
@@ -273,15 +309,17 @@ struct StoreNewMessagesStatement: PostgresPreparedStatement {
             contents.append(submission.message.content)
         }
         self.minimumRank = minimumRank
+        traceparents = StoredBatchRecords.traceparents(of: submissions)
     }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 5)
+        var bindings = PostgresBindings(capacity: 6)
         try bindings.append(roomIDs)
         try bindings.append(senderIDs)
         try bindings.append(uids)
         try bindings.append(contents)
         try bindings.append(minimumRank)
+        try bindings.append(traceparents)
         return bindings
     }
 

@@ -40,6 +40,9 @@ public final class PushHTTPClient: Sendable {
         let (seconds, attoseconds) = connectTimeout.components
         configuration.timeout.connect = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         configuration.httpVersion = .automatic
+        // No spans of its own: an APNs request's URL holds the device's token, which a trace
+        // must not carry. The push role's span (``ParleyCore/PipelineTrace``) times the send.
+        configuration.tracing.tracer = nil
         let counter = openedHTTP2
         configuration.http2ConnectionDebugInitializer = { channel in
             counter.increment()

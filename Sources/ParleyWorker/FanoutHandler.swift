@@ -40,6 +40,11 @@ public struct FanoutHandler: Sendable {
     private struct Delivery {
         let job: FanoutJob
         let users: [Int64]
+        /// This step's span of the job's message (``ParleyCore/PipelineTrace``).
+        let span: PipelineSpan?
+
+        /// What the jobs this one queues carry: this step's span, or what it was given.
+        var traceparent: String? { span?.traceparent ?? job.traceparent }
     }
 
     public func handle(_ payload: String) async throws {
@@ -52,8 +57,21 @@ public struct FanoutHandler: Sendable {
         }
         let readers = try await chunkReaders(of: jobs)
         let deliveries = jobs.map { job in
-            Delivery(job: job, users: job.audience == .users ? job.userIDs : readers[Self.chunk(job)] ?? [])
+            let users = job.audience == .users ? job.userIDs : readers[Self.chunk(job)] ?? []
+            let span = PipelineTrace.continueTrace("fan-out", from: job.traceparent, kind: .consumer)
+            span?.set("parley.recipients", users.count)
+            return Delivery(job: job, users: users, span: span)
         }
+        do {
+            try await deliver(deliveries)
+        } catch {
+            for delivery in deliveries { delivery.span?.end(failing: error) }
+            throw error
+        }
+        for delivery in deliveries { delivery.span?.end() }
+    }
+
+    private func deliver(_ deliveries: [Delivery]) async throws {
         let published = deliveries.filter { $0.job.pushesOnly != true }
         let copies = published.flatMap { delivery in
             delivery.users.map { (topic: Topic.notifications($0), payload: delivery.job.event) }
@@ -69,7 +87,7 @@ public struct FanoutHandler: Sendable {
             }
             return FanoutJob(
                 roomID: job.roomID, event: job.event, audience: .readers, afterUserID: last, push: job.push,
-                pushTokensVersion: job.pushTokensVersion
+                pushTokensVersion: job.pushTokensVersion, traceparent: delivery.traceparent
             )
             .json()
         }
@@ -113,7 +131,7 @@ public struct FanoutHandler: Sendable {
             delivery.job.push.map {
                 PushFanout.Request(
                     intent: $0, roomID: delivery.job.roomID, users: delivery.users,
-                    tokensVersion: delivery.job.pushTokensVersion)
+                    tokensVersion: delivery.job.pushTokensVersion, traceparent: delivery.traceparent)
             }
         }
         guard !requests.isEmpty else { return }
@@ -128,7 +146,7 @@ public struct FanoutHandler: Sendable {
             let jobs = requests.map { request in
                 FanoutJob(
                     roomID: request.roomID, event: "", audience: .users, userIDs: request.users, push: request.intent,
-                    pushesOnly: true, pushTokensVersion: request.tokensVersion)
+                    pushesOnly: true, pushTokensVersion: request.tokensVersion, traceparent: request.traceparent)
             }
             try await queue.enqueue(contentsOf: jobs.map { $0.json() })
         }

@@ -72,10 +72,14 @@ public struct IngestHandler: Sendable {
                     let message = try NewMessage(
                         content: decoded.data.content ?? "", uid: decoded.data.uid ?? "", fileId: decoded.data.fileId,
                         replyToId: decoded.data.replyToId, mentions: decoded.data.mentions)
+                    // Each message is a trace of its own, from here to its pushes.
+                    let span = PipelineTrace.startTrace("chat-in", kind: .consumer)
+                    span?.set("messaging.destination.name", input.topic)
                     sends.append(
                         PendingSend(
-                            submission: MessageSubmission(roomID: room, senderID: sender, message: message),
-                            roomUID: uid, envelope: decoded))
+                            submission: MessageSubmission(
+                                roomID: room, senderID: sender, message: message, traceparent: span?.traceparent),
+                            roomUID: uid, envelope: decoded, span: span))
                 } else {
                     if !sends.isEmpty {
                         await store(sends)
@@ -101,6 +105,8 @@ public struct IngestHandler: Sendable {
         }
         var retries: [(topic: String, payload: String, send: PendingSend)] = []
         for (send, outcome) in zip(sends, outcomes) {
+            send.span?.set("parley.batch.sends", sends.count)
+            send.span?.end(failing: outcome.failure)
             switch outcome {
             case .success(let sent):
                 if !sent.created {
@@ -188,6 +194,8 @@ public struct IngestHandler: Sendable {
         let submission: MessageSubmission
         let roomUID: String
         let envelope: ClientEnvelope
+        /// From its arrival to its batch's commit (``ParleyCore/PipelineTrace``).
+        let span: PipelineSpan?
     }
 
     /// A `message-rejected` code and reason, in the REST API's vocabulary.
@@ -225,5 +233,13 @@ final class RoomIDCache: Sendable {
                 entries[uid] = newValue
             }
         }
+    }
+}
+
+extension Result {
+    /// The error of a failure; nil for a success.
+    fileprivate var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
     }
 }

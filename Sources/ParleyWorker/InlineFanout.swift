@@ -37,7 +37,7 @@ public struct InlineFanout: FanoutPlanner {
             {
                 let pushes = FanoutJob(
                     roomID: job.roomID, event: "", audience: .users, userIDs: kept, push: push, pushesOnly: true,
-                    pushTokensVersion: job.pushTokensVersion)
+                    pushTokensVersion: job.pushTokensVersion, traceparent: job.traceparent)
                 plan.queued.append(FanoutBatch.Entry(pushes, event: nil))
             }
         }

@@ -34,6 +34,8 @@ public struct PushFanout: Sendable {
         let users: [Int64]
         /// The push tokens' version of the event's job (``ParleyCore/FanoutJob/pushTokensVersion``).
         var tokensVersion: Int64?
+        /// The fan-out's span of the event's message: each push job continues it.
+        var traceparent: String? = nil
     }
 
     /// Who of `users` an event by `intent`'s actor may push: never the actor, nobody known to
@@ -49,7 +51,7 @@ public struct PushFanout: Sendable {
             Request(
                 intent: request.intent, roomID: request.roomID,
                 users: candidates(of: request.intent, among: request.users, tokensVersion: request.tokensVersion),
-                tokensVersion: request.tokensVersion)
+                tokensVersion: request.tokensVersion, traceparent: request.traceparent)
         }.filter { !$0.users.isEmpty }
         guard !requests.isEmpty else { return }
         var rooms: [Int64: Set<Int64>] = [:]
@@ -86,7 +88,7 @@ public struct PushFanout: Sendable {
             }
             jobs += composer.jobs(
                 for: request.intent, roomID: request.roomID, context: context,
-                recipients: devices.filter { users.contains($0.userID) }, at: now)
+                recipients: devices.filter { users.contains($0.userID) }, at: now, traceparent: request.traceparent)
         }
         guard !jobs.isEmpty else { return }
         try await queue.enqueue(contentsOf: jobs.map { $0.json() })

@@ -26,10 +26,24 @@ public struct PushHandler: Sendable {
         } catch {
             throw PermanentJobFailure(reason: "malformed push job")
         }
+        let span = PipelineTrace.continueTrace("push", from: job.traceparent, kind: .client)
+        span?.set("parley.push.provider", job.provider.rawValue)
+        do {
+            let outcome = try await send(job)
+            span?.set("parley.push.outcome", outcome)
+            span?.end()
+        } catch {
+            span?.end(failing: error)
+            throw error
+        }
+    }
+
+    /// Sends the job; returns the outcome as counted.
+    private func send(_ job: PushJob) async throws -> String {
         guard let sender = senders[job.provider] else {
             count(job.provider, "unconfigured")
             logger.debug("push provider not configured", metadata: ["provider": "\(job.provider.rawValue)"])
-            return
+            return "unconfigured"
         }
         let outcome: PushOutcome
         do {
@@ -41,12 +55,14 @@ public struct PushHandler: Sendable {
         switch outcome {
         case .delivered:
             count(job.provider, "delivered")
+            return "delivered"
         case .deadToken(let reason):
             count(job.provider, "dead-token")
             logger.info(
                 "push token removed",
                 metadata: ["provider": "\(job.provider.rawValue)", "device": "\(job.deviceID)", "reason": "\(reason)"])
             try await tokens.removeToken(deviceID: job.deviceID, token: job.token)
+            return "dead-token"
         case .retry(let after, let reason):
             count(job.provider, "retry")
             throw RetryLater(after: after, reason: "\(job.provider.rawValue): \(reason)")

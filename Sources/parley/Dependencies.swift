@@ -42,8 +42,9 @@ struct Dependencies {
     var services: [any Service] { [postgres, redis, mqtt] + (ingestInput.map { [$0] } ?? []) }
 
     /// Runs `services` after the dependencies, until SIGTERM or SIGINT, then drains and stops.
-    func run(with services: [any Service], logger: Logger) async throws {
-        let all = self.services + services
+    /// - Parameter traces: the span exporter (``Traces``), started first and stopped last.
+    func run(with services: [any Service], traces: (any Service)? = nil, logger: Logger) async throws {
+        let all = (traces.map { [$0] } ?? []) + self.services + services
         var configuration = ServiceGroupConfiguration(
             services: all.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         // A request or job stuck on a dead connection must not keep a stopping process alive

@@ -59,6 +59,7 @@ struct Doctor {
     /// setting of every component is read, push credentials included.
     @Sendable private func settingsParse() async throws -> String {
         let dependencies = try Dependencies(settings: settings, role: "doctor", ingest: true)
+        _ = try Traces.configuration(settings: settings, process: "doctor")
         _ = try ServeGraph(settings: settings, dependencies: dependencies)
         let pushClient = try PushHTTPClient(caFile: settings.string(SettingKeys.Push.caFile))
         do {

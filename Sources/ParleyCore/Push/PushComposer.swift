@@ -23,7 +23,8 @@ public struct PushComposer: Sendable {
 
     /// Jobs for the recipients who should be pushed now (never the actor).
     public func jobs(
-        for intent: PushIntent, roomID: Int64, context: PushRoomContext, recipients: [PushRecipient], at now: Date
+        for intent: PushIntent, roomID: Int64, context: PushRoomContext, recipients: [PushRecipient], at now: Date,
+        traceparent: String? = nil
     ) -> [PushJob] {
         recipients.filter { $0.userID != intent.actorID }
             .filter {
@@ -38,7 +39,8 @@ public struct PushComposer: Sendable {
                     notification: PushNotification(
                         reason: intent.reason, roomID: roomID, roomUID: context.roomUID, title: title, body: body,
                         actorID: intent.actorID, messageID: intent.messageID, seq: intent.seq,
-                        badge: recipient.unread, mention: intent.mentions(recipient.userID)))
+                        badge: recipient.unread, mention: intent.mentions(recipient.userID)),
+                    traceparent: traceparent)
             }
     }
 

@@ -114,13 +114,19 @@ public struct PushJob: Codable, Sendable, Equatable {
     public let provider: PushProvider
     public let token: String
     public let notification: PushNotification
+    /// The fan-out's span of the message pushed (``PipelineTrace``).
+    public let traceparent: String?
 
-    public init(deviceID: Int64, userID: Int64, provider: PushProvider, token: String, notification: PushNotification) {
+    public init(
+        deviceID: Int64, userID: Int64, provider: PushProvider, token: String, notification: PushNotification,
+        traceparent: String? = nil
+    ) {
         self.deviceID = deviceID
         self.userID = userID
         self.provider = provider
         self.token = token
         self.notification = notification
+        self.traceparent = traceparent
     }
 
     public func json() -> String {

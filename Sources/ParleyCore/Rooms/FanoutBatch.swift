@@ -34,6 +34,14 @@ public enum FanoutBatch {
         public init(_ job: FanoutJob, event: String?) {
             self.init(job: job.json(), event: event, made: job)
         }
+
+        /// The entry with its job continuing the trace `traceparent` (the relay's span, when it
+        /// made one); a job the relay did not make keeps what it carries.
+        public func continuing(_ traceparent: String?) -> Entry {
+            guard var job = made, let traceparent, traceparent != job.traceparent else { return self }
+            job.traceparent = traceparent
+            return Entry(job, event: event)
+        }
     }
 
     public static func encode(_ entries: [Entry]) -> String {

@@ -3,11 +3,14 @@ public struct MessageSubmission: Sendable, Equatable {
     public let roomID: Int64
     public let senderID: Int64
     public let message: NewMessage
+    /// The trace the send belongs to (``PipelineTrace``), recorded with its outbox row.
+    public let traceparent: String?
 
-    public init(roomID: Int64, senderID: Int64, message: NewMessage) {
+    public init(roomID: Int64, senderID: Int64, message: NewMessage, traceparent: String? = nil) {
         self.roomID = roomID
         self.senderID = senderID
         self.message = message
+        self.traceparent = traceparent
     }
 
     /// Sends with one key are one message: a retry is answered with what the first stored.

@@ -98,10 +98,14 @@ public struct FanoutJob: Codable, Sendable, Equatable {
     /// removed): who had no token at this version or later has none for this event either.
     /// `nil`: ask.
     public let pushTokensVersion: Int64?
+    /// The trace of the message the event is about (``PipelineTrace``): the step that queued
+    /// the job's span.
+    public var traceparent: String?
 
     public init(
         roomID: Int64, event: String, audience: Audience, userIDs: [Int64] = [], afterUserID: Int64 = 0,
-        push: PushIntent? = nil, pushesOnly: Bool? = nil, readersVersion: Int64? = nil, pushTokensVersion: Int64? = nil
+        push: PushIntent? = nil, pushesOnly: Bool? = nil, readersVersion: Int64? = nil, pushTokensVersion: Int64? = nil,
+        traceparent: String? = nil
     ) {
         self.roomID = roomID
         self.event = event
@@ -112,6 +116,7 @@ public struct FanoutJob: Codable, Sendable, Equatable {
         self.pushesOnly = pushesOnly
         self.readersVersion = readersVersion
         self.pushTokensVersion = pushTokensVersion
+        self.traceparent = traceparent
     }
 
     public func json() -> String {
@@ -122,18 +127,19 @@ public struct FanoutJob: Codable, Sendable, Equatable {
     /// the job, as the relay's ``FanoutBatch`` carries it once. A message deleted before the
     /// relay read it pushes nobody.
     public static func newMessage(
-        _ message: Message, readersVersion: Int64? = nil, pushTokensVersion: Int64? = nil
+        _ message: Message, readersVersion: Int64? = nil, pushTokensVersion: Int64? = nil, traceparent: String? = nil
     ) -> FanoutJob {
         FanoutJob(
             roomID: message.chatRoomId, event: "", audience: .readers,
             push: message.deletedAt == nil ? .message(message) : nil,
-            readersVersion: readersVersion, pushTokensVersion: pushTokensVersion)
+            readersVersion: readersVersion, pushTokensVersion: pushTokensVersion, traceparent: traceparent)
     }
 
     /// The same job for `event` (a batch's job whose event is its outbox row's).
     public func with(event: String) -> FanoutJob {
         FanoutJob(
             roomID: roomID, event: event, audience: audience, userIDs: userIDs, afterUserID: afterUserID, push: push,
-            pushesOnly: pushesOnly, readersVersion: readersVersion, pushTokensVersion: pushTokensVersion)
+            pushesOnly: pushesOnly, readersVersion: readersVersion, pushTokensVersion: pushTokensVersion,
+            traceparent: traceparent)
     }
 }

@@ -198,7 +198,9 @@ public struct RoomService: Sendable {
         message: Message, created: Bool
     ) {
         let sent = try await sends.submit(
-            MessageSubmission(roomID: roomID, senderID: userID, message: message), key: roomID)
+            MessageSubmission(
+                roomID: roomID, senderID: userID, message: message, traceparent: PipelineTrace.current()),
+            key: roomID)
         return (sent.message, sent.created)
     }
 

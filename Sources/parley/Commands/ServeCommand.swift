@@ -12,6 +12,8 @@ struct ServeCommand: AsyncParsableCommand {
         let settings = try await options.settings()
         try await Runtime.verifySchema(settings)
         let logger = Runtime.logger("serve")
+        // Before the routes are built: they trace requests only when it is on.
+        let traces = try Traces.start(settings: settings, process: "serve")
         let dependencies = try Dependencies(settings: settings, role: "serve")
         let graph = try ServeGraph(settings: settings, dependencies: dependencies)
         let api = APIServer(configuration: try settings.http(), logger: Runtime.logger("http"))
@@ -26,6 +28,7 @@ struct ServeCommand: AsyncParsableCommand {
         // What a burst of requests freed goes back to the system (see MemoryTrimmer). systemd
         // hears of the stop first (the last service is the first to be told).
         try await dependencies.run(
-            with: [graph.revocationListener, MemoryTrimmer()] + listeners + [serviceManager], logger: logger)
+            with: [graph.revocationListener, MemoryTrimmer()] + listeners + [serviceManager], traces: traces,
+            logger: logger)
     }
 }

@@ -57,6 +57,7 @@ struct WorkerCommand: AsyncParsableCommand {
         let settings = try await options.settings()
         try await Runtime.verifySchema(settings)
         let logger = Runtime.logger("worker")
+        let traces = try Traces.start(settings: settings, process: "worker")
         let dependencies = try Dependencies(settings: settings, role: "worker", ingest: roles.contains(.ingest))
         var http = try settings.http(internalPortKey: SettingKeys.HTTP.workerInternalPort)
         http.port = nil
@@ -79,7 +80,8 @@ struct WorkerCommand: AsyncParsableCommand {
         serviceManager.expect(listeners: listeners.count)
         logger.notice("worker roles", metadata: ["roles": "\(roles.map(\.rawValue).sorted())"])
         do {
-            try await dependencies.run(with: graph.services + listeners + [serviceManager], logger: logger)
+            try await dependencies.run(
+                with: graph.services + listeners + [serviceManager], traces: traces, logger: logger)
         } catch {
             try? await pushClient.shutdown()
             throw error

@@ -15,6 +15,14 @@ enum SettingKeys {
         static let all = [logLevel, logFormat, migrationsDirectory]
     }
 
+    enum Traces {
+        static let endpoint = SettingKey(
+            "otel.endpoint",
+            "OpenTelemetry collector's OTLP/HTTP address (http://collector:4318): spans go to its /v1/traces "
+                + "as protobuf. Unset: no tracing.")
+        static let all = [endpoint]
+    }
+
     enum Postgres {
         static let host = SettingKey("postgres.host", default: "127.0.0.1", "PostgreSQL host.")
         static let port = SettingKey("postgres.port", default: "5432", "PostgreSQL port.")
@@ -250,7 +258,8 @@ enum SettingKeys {
     }
 
     static let all =
-        General.all + Postgres.all + Redis.all + MQTT.all + MQTTClients.all + HTTP.all + Accounts.all + Jobs.all
+        General.all + Traces.all + Postgres.all + Redis.all + MQTT.all + MQTTClients.all + HTTP.all + Accounts.all
+        + Jobs.all
         + Push.all + Files.all + Messages.all
 
     /// The key table for `--help`.

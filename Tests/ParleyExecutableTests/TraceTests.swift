@@ -1,0 +1,125 @@
+import Foundation
+import ParleyMQTT
+import ParleyTestSupport
+import Testing
+
+/// `PARLEY_OTEL_ENDPOINT`: a message sent over REST and one sent over MQTT are each one trace
+/// from the send to the push, across `serve` and `worker`, received by an OTLP/HTTP endpoint.
+struct TraceTests {
+    @Test func aMessageIsOneTraceFromItsSendThroughTheRelayAndFanOutToItsPush() async throws {
+        let services = try TestServices.shared()
+        let database = try await services.makeDatabase(migrated: true)
+        let receiver = try await OTLPReceiver.start()
+        let internalPort = try PluginBroker.freePort()
+        let broker = try await PluginBroker(
+            tokenKeyBase64: "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", serverUsername: "parley-server",
+            serverPassword: services.secret("MQTT"), aclURL: "http://127.0.0.1:\(internalPort)/internal/broker/acl")
+        do {
+            try await PushFixture.with { push in
+                let keyFile = TestScratch.path("parley-trace-apns", suffix: ".p8")
+                try push.apnsKey.pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
+                defer { try? FileManager.default.removeItem(atPath: keyFile) }
+                let parley = ParleyCommand(
+                    environment: ParleyCommand(database: database, services: services).environment.merging([
+                        "PARLEY_OTEL_ENDPOINT": receiver.endpoint,
+                        // The SDK's own setting: spans leave every 100 ms rather than every 5 s.
+                        "OTEL_BSP_SCHEDULE_DELAY": "100",
+                        "PARLEY_MQTT_PORT": String(broker.port), "PARLEY_INTERNAL_PORT": String(internalPort),
+                        "PARLEY_APNS_KEY_FILE": keyFile, "PARLEY_APNS_KEY_ID": PushFixture.apnsKeyID,
+                        "PARLEY_APNS_TEAM_ID": PushFixture.apnsTeamID, "PARLEY_APNS_TOPIC": PushFixture.apnsTopic,
+                        "PARLEY_APNS_URL": push.simulator.baseURL, "PARLEY_PUSH_CA_FILE": push.certificatePath,
+                        // Its jobs stay out of the shared Redis database other tests consume.
+                        "PARLEY_REDIS_DATABASE": "11",
+                    ]) { $1 })
+                let stack = try await LiveStack.start(parley)
+                do {
+                    try await exercise(stack, broker: broker, receiver: receiver)
+                } catch {
+                    Issue.record("serve: \(stack.log("serve.log"))\nworker: \(stack.log("worker.log"))")
+                    await stack.stop()
+                    throw error
+                }
+                await stack.stop()
+            }
+        } catch {
+            await receiver.stop()
+            _ = await broker.stop()
+            throw error
+        }
+        await receiver.stop()
+        #expect(await broker.stop() == 0)
+    }
+
+    private func exercise(_ stack: LiveStack, broker: PluginBroker, receiver: OTLPReceiver) async throws {
+        let alice = try await stack.signUp("alice")
+        let bob = try await stack.signUp("bob")
+        // Bob's phone, so that each message ends in a push.
+        let token = "trace-\(UUID().uuidString.prefix(8))"
+        let devices =
+            try await stack.request("GET", "/v1/devices", token: bob.token).json["devices"] as? [[String: Any]]
+        let device = try await stack.request(
+            "PUT", "/v1/devices/\(try #require(devices?.first?["id"] as? Int))/push",
+            body: ["pushToken": token, "pushProvider": "apns"], token: bob.token)
+        #expect(device.status == 204)
+        let room = try await stack.request("PUT", "/v1/rooms/direct/\(bob.id)", token: alice.token).json
+        let (roomID, uid) = (try #require(room["id"] as? Int), try #require(room["uid"] as? String))
+
+        let sent = try await stack.request(
+            "POST", "/v1/rooms/\(roomID)/messages", body: ["content": "over REST", "uid": "rest-1"], token: alice.token)
+        #expect(sent.status == 201)
+        let request = try await chain(
+            from: { span in
+                span.service == "parley-serve" && span.attributes["url.path"] == "/v1/rooms/\(roomID)/messages"
+            }, in: receiver)
+        #expect(request.root.attributes["http.response.status_code"] == "201")
+        #expect(request.root.attributes.keys.contains { $0.hasSuffix("x_request_id") })
+
+        let sender = try MQTTClient(
+            configuration: MQTTConfiguration(
+                port: broker.port, username: alice.mqtt["username"], password: alice.mqtt["password"],
+                clientID: alice.mqtt["clientId"] ?? "", acknowledgementTimeout: .seconds(5)),
+            logger: .quiet)
+        try sender.start()
+        defer { Task { await sender.shutdown() } }
+        try await sender.waitUntilConnected(timeout: .seconds(5))
+        try await sender.publish(
+            topic: "chat-in/\(uid)",
+            string: #"{"type":"new-message-notification","data":{"content":"over MQTT","uid":"mqtt-1"},"hash":"h1"}"#)
+        let published = try await chain(from: { $0.service == "parley-worker" && $0.name == "chat-in" }, in: receiver)
+        #expect(published.root.parentSpanID.isEmpty)
+        #expect(published.root.attributes["messaging.destination.name"] == "chat-in/\(uid)")
+        #expect(published.root.traceID != request.root.traceID)
+        // An APNs request's path holds the device's token: no span records it.
+        #expect(!receiver.received.contains { $0.attributes.values.contains { $0.contains(token) } })
+    }
+
+    /// The trace whose first span `root` picks: the relay's span is its child, the fan-out's
+    /// the relay's, the push's the fan-out's, each with the trace's id.
+    private func chain(from root: @escaping (OTLPReceiver.Span) -> Bool, in receiver: OTLPReceiver) async throws
+        -> TraceChain
+    {
+        for _ in 0..<200 {
+            let spans = receiver.received
+            if let first = spans.first(where: root),
+                let relay = spans.first(where: { $0.parentSpanID == first.spanID && $0.name == "outbox relay" }),
+                let fanout = spans.first(where: { $0.parentSpanID == relay.spanID && $0.name == "fan-out" }),
+                let push = spans.first(where: { $0.parentSpanID == fanout.spanID && $0.name == "push" })
+            {
+                let chain = TraceChain(root: first, relay: relay, fanout: fanout, push: push)
+                #expect(Set([first, relay, fanout, push].map(\.traceID)) == [first.traceID])
+                #expect([relay, fanout, push].allSatisfy { $0.service == "parley-worker" })
+                #expect(push.attributes["parley.push.outcome"] == "delivered")
+                return chain
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw TestEnvironmentError("no whole trace among the spans received: \(receiver.received)")
+    }
+
+    struct TraceChain {
+        let root: OTLPReceiver.Span
+        let relay: OTLPReceiver.Span
+        let fanout: OTLPReceiver.Span
+        let push: OTLPReceiver.Span
+    }
+}
