@@ -1,4 +1,3 @@
-import HTTPTypes
 import Hummingbird
 import ParleyCore
 import Prometheus
@@ -82,16 +81,10 @@ public struct ParleyRoutes: Sendable {
     }
 
     /// Every request gets an id, is counted, fails as problem+json and has no NUL in its query;
-    /// with `traced`, each is a span (a send's is the root of its message's trace), which
-    /// records the request id and no credential or search text.
+    /// with `traced`, each is a span (``RequestTracingMiddleware``).
     private static func router(traced: Bool = false) -> Router<ParleyRequestContext> {
         let router = Router(context: ParleyRequestContext.self)
-        if traced {
-            router.add(
-                middleware: TracingMiddleware(
-                    recordingHeaders: [HTTPField.Name.requestID],
-                    redactingQueryParameters: ["access_token", "signature", "q"]))
-        }
+        if traced { router.add(middleware: RequestTracingMiddleware()) }
         router.add(middleware: RequestIDMiddleware())
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: ProblemMiddleware())

@@ -68,10 +68,11 @@ struct LiveStack {
     /// One request through curl; status 0 when no answer came within `timeout`.
     func request(
         _ method: String, _ path: String, body: [String: Any]? = nil, token: String? = nil, on base: String? = nil,
-        timeout: Int = 10
+        headers: [String] = [], timeout: Int = 10
     ) async throws -> Response {
         var arguments = ["-s", "--max-time", String(timeout), "-X", method, "-w", "\n%{http_code}"]
         if let token { arguments += ["-H", "Authorization: Bearer \(token)"] }
+        for header in headers { arguments += ["-H", header] }
         if let body {
             let data = try JSONSerialization.data(withJSONObject: body)
             arguments += [
