@@ -12,13 +12,16 @@
  * - MESSAGE on user/{id}/online: rebuilt in the contract's shape from the claim `online`.
  * - MESSAGE on chat-in/...: stamps the MQTT 5 user property `parley-user` with the
  *   publisher's user id (a client-supplied one gets the message dropped), so the ingest
- *   knows who wrote without trusting the payload.
+ *   knows who wrote without trusting the payload. With `stamp_sender false` it stamps nothing
+ *   (as a broker without this plugin): Parley then reads the sender from the topic
+ *   `chat-in/{roomUid}/{userId}`, which the ACL lets only that user write.
  * - DISCONNECT: publishes the user's retained offline presence.
  *
  * Options (plugin_opt_*): token_key (base64, required), server_username, server_password,
  * acl_url (required), timeout_ms (500), cache_seconds (300), revocations_file (none: kept in
  * memory only, forgotten by a restart), revocation_seconds (86400: at least the MQTT token
- * lifetime), lookups_per_second (50: ACL questions one client may send Parley per second).
+ * lifetime), lookups_per_second (50: ACL questions one client may send Parley per second),
+ * stamp_sender (true).
  */
 #include <curl/curl.h>
 #include <mosquitto.h>
@@ -52,6 +55,7 @@ static char *revocations_file;
 /* At least the MQTT token lifetime (mqtt.tokenLifetime, 12 h by default). */
 static long revocation_seconds = 86400;
 static long lookups_per_second = 50;
+static bool stamp_sender = true;
 
 /* mosquitto 2.0.11's headers lack MOSQUITTO_PLUGIN_DECLARE_VERSION. */
 int mosquitto_plugin_version(int supported_version_count, const int *supported_versions)
@@ -255,7 +259,9 @@ static int on_message(int event, void *event_data, void *userdata)
     if (username == NULL) return MOSQ_ERR_ACL_DENIED;
     /* The ACL already let this client write this topic: it is the user's own presence. */
     if (is_presence_topic(ed->topic)) return restamp_presence(ed, username);
-    if (strncmp(ed->topic, TOPIC_CHAT_IN_PREFIX, strlen(TOPIC_CHAT_IN_PREFIX)) != 0) return MOSQ_ERR_SUCCESS;
+    if (!stamp_sender || strncmp(ed->topic, TOPIC_CHAT_IN_PREFIX, strlen(TOPIC_CHAT_IN_PREFIX)) != 0) {
+        return MOSQ_ERR_SUCCESS;
+    }
     char *name = NULL;
     const mosquitto_property *p = mosquitto_property_read_string_pair(
         ed->properties, MQTT_PROP_USER_PROPERTY, &name, NULL, false);
@@ -322,6 +328,8 @@ int mosquitto_plugin_init(mosquitto_plugin_id_t *identifier, void **userdata, st
             revocation_seconds = strtol(v, NULL, 10);
         } else if (strcmp(k, "lookups_per_second") == 0) {
             lookups_per_second = strtol(v, NULL, 10);
+        } else if (strcmp(k, "stamp_sender") == 0) {
+            stamp_sender = strcmp(v, "false") != 0;
         }
     }
     if (token_key_len < 32 || acl_url == NULL || timeout_ms <= 0 || cache_seconds <= 0 || revocation_seconds <= 0 ||

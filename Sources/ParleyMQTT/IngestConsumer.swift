@@ -2,8 +2,8 @@ import Logging
 import ParleyCore
 import ServiceLifecycle
 
-/// Feeds `chat-in` messages from the shared subscription `$share/parley-ingest/chat-in/+`
-/// to a handler; several ingest processes share the input.
+/// Feeds `chat-in` messages from the shared subscriptions `$share/parley-ingest/chat-in/+`
+/// and `…/chat-in/+/+` to a handler; several ingest processes share the input.
 ///
 /// Messages are handled in `lanes` concurrent lanes chosen by topic: one room's input stays
 /// in one lane, in arrival order, while different rooms are stored in parallel. Each lane
@@ -15,7 +15,7 @@ import ServiceLifecycle
 /// acknowledged none of it, and a kept session gets it again. So the client is the ingest's
 /// own: what the handler publishes goes through another client, or it would wait for itself.
 public struct IngestConsumer: Service {
-    public static let subscription = Topic.ingestSubscription
+    public static let subscriptions = Topic.ingestSubscriptions
     /// The Receive Maximum for the ingest's client: its acknowledgements wait for a batch's
     /// commit, and behind a full window the broker queues at most `max_queued_messages`
     /// (1,000) and drops the rest. 10,000 in flight is ten seconds of input at 1,000
@@ -85,7 +85,9 @@ public struct IngestConsumer: Service {
                 }
             } onGracefulShutdown: {
                 client.stopReading()
-                if !keepsSubscription { try? client.unsubscribe(Self.subscription) }
+                if !keepsSubscription {
+                    for filter in Self.subscriptions { try? client.unsubscribe(filter) }
+                }
             }
         }
     }
@@ -95,17 +97,28 @@ public struct IngestConsumer: Service {
     /// than the acknowledgement timeout. The filter is kept either way and the SUBSCRIBE goes
     /// out with the writes, so a late SUBACK is no failure.
     private func subscribe() async throws {
-        do {
-            try await client.subscribe(Self.subscription, qos: 1)
-        } catch let error as MQTTError where error == .timeout {
-            logger.notice("the ingest's subscription waits behind its backlog; it goes out with the acknowledgements")
+        for filter in Self.subscriptions {
+            do {
+                try await client.subscribe(filter, qos: 1)
+            } catch let error as MQTTError where error == .timeout {
+                logger.notice(
+                    "the ingest's subscription waits behind its backlog; it goes out with the acknowledgements")
+            }
         }
     }
 
-    /// A stable lane per topic (FNV-1a), so one room's messages keep their order.
+    /// A stable lane per room (FNV-1a of the topic up to its uid, whichever form names it), so
+    /// one room's messages keep their order.
     static func lane(of topic: String, among count: Int) -> Int {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in topic.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        var slashes = 0
+        for byte in topic.utf8 {
+            if byte == UInt8(ascii: "/") {
+                slashes += 1
+                if slashes == 2 { break }
+            }
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
         return Int(hash % UInt64(count))
     }
 }

@@ -6,8 +6,9 @@ import Synchronization
 /// The `ingest` role: client input from `chat-in/{roomUid}`, stored before anything reaches
 /// other members (persist before forward).
 ///
-/// The sender is the user id the broker plugin stamped on the message (`parley-user`),
-/// never a field of the payload. New messages go through the same service as the REST send;
+/// The sender is what the broker vouches for (``ParleyCore/ChatInSender``): the user id
+/// Parley's plugin stamped on the message (`parley-user`), or the topic's `{userId}` level
+/// that the broker's ACL lets only that user write; never a field of the payload. New messages go through the same service as the REST send;
 /// anything invalid is answered with `message-rejected` on the sender's notification topic.
 public struct IngestHandler: Sendable {
     let rooms: RoomService
@@ -17,13 +18,16 @@ public struct IngestHandler: Sendable {
     /// Larger payloads are answered with `too-large` (64 KiB by default).
     let payloadLimit: Int
     let logger: Logger
+    /// What vouches for a message's sender.
+    let senders: ChatInSender
     /// Room ids by uid: a uid never changes rooms, so every message need not look it up.
     let roomIDs = RoomIDCache(capacity: 10_000)
 
     public init(
         rooms: RoomService, repository: any RoomRepository, publisher: any EventPublisher, limiter: any RateLimiter,
-        payloadLimit: Int = 64 * 1024, logger: Logger
+        payloadLimit: Int = 64 * 1024, senders: ChatInSender = .plugin, logger: Logger
     ) {
+        self.senders = senders
         self.rooms = rooms
         self.repository = repository
         self.publisher = publisher
@@ -38,12 +42,21 @@ public struct IngestHandler: Sendable {
     public func handle(_ batch: [ChatInput]) async {
         var sends: [PendingSend] = []
         for input in batch {
-            guard let sender = input.sender.flatMap(Int64.init) else {
+            let topic = Topic.chatIn(parsing: input.topic)
+            let sender: Int64
+            switch senders.sender(of: input, topicSender: topic?.sender) {
+            case .sender(let vouched): sender = vouched
+            case .unknown:
                 logger.warning(
-                    "chat-in message without a stamped sender dropped", metadata: ["topic": "\(input.topic)"])
+                    "chat-in message without a vouched sender dropped", metadata: ["topic": "\(input.topic)"])
+                continue
+            case .mismatched(let stamped):
+                await reject(
+                    sender: stamped, roomID: nil, envelope: nil,
+                    Rejection(.forbidden, "The topic names another sender."))
                 continue
             }
-            guard let uid = Topic.chatInUID(input.topic) else {
+            guard let uid = topic?.uid else {
                 // The ACL lets nothing else through; a uid the ACL would refuse names no room.
                 await reject(sender: sender, roomID: nil, envelope: nil, Rejection(.forbidden, "No such room."))
                 continue

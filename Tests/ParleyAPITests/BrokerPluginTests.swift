@@ -37,6 +37,7 @@ struct BrokerPluginTests {
     /// As above, with the harness (its database) for the body too.
     func withBroker(
         valgrind: Bool = false, relay: Bool = false, ingest: Bool = false, brokerOptions: String = "",
+        senders: ChatInSender = .plugin,
         _ body: @escaping @Sendable (any TestClientProtocol, PluginBroker, AccountsHarness) async throws -> Void
     ) async throws -> PluginBroker {
         let harness = try await AccountsHarness.make()
@@ -79,7 +80,8 @@ struct BrokerPluginTests {
                 let rooms = PostgresRoomRepository(database: harness.database, logger: .quiet)
                 let handler = IngestHandler(
                     rooms: RoomService(rooms: rooms), repository: rooms, publisher: server,
-                    limiter: RedisRateLimiter(pool: harness.redis, namespace: harness.namespace), logger: .quiet)
+                    limiter: RedisRateLimiter(pool: harness.redis, namespace: harness.namespace), senders: senders,
+                    logger: .quiet)
                 workers.append(
                     .init(
                         service: IngestConsumer(

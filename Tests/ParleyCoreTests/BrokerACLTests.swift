@@ -29,6 +29,15 @@ struct BrokerACLTests {
         #expect(decide("$share/parley-ingest/chat-in/+", .subscribe) == .deny)
     }
 
+    @Test func aChatInTopicNamingItsSenderIsWrittenByThatUserOnly() {
+        #expect(decide("chat-in/\(uid)/7", .write) == .requiresRoomRole(roomUID: uid, minimum: .reader))
+        #expect(decide("chat-in/\(uid)/8", .write) == .deny)
+        #expect(decide("chat-in/\(uid)/7", .subscribe) == .deny)
+        #expect(decide("chat-in/\(uid)/7", .read) == .deny)
+        #expect(decide("chat-in/\(uid)/+", .subscribe) == .deny)
+        #expect(decide("$share/parley-ingest/chat-in/+/+", .subscribe, server: true) == .allow)
+    }
+
     @Test func notificationsAreForTheirUserOnly() {
         #expect(decide("messenger-notifications/7", .subscribe) == .allow)
         #expect(decide("messenger-notifications/7", .read) == .allow)

@@ -8,18 +8,24 @@ struct TopicTests {
     let uid = "AbCdEfGhIjKlMnOpQrStUv"
 
     @Test func eachTopicReadsBackAsItself() {
-        let topics: [Topic] = [.room(uid: uid), .chatIn(uid: uid), .notifications(userID: 42), .presence(userID: 42)]
+        let topics: [Topic] = [
+            .room(uid: uid), .chatIn(uid: uid), .chatInAs(uid: uid, userID: 42), .notifications(userID: 42),
+            .presence(userID: 42),
+        ]
         #expect(
             topics.map(\.name) == [
-                "chat-room/\(uid)", "chat-in/\(uid)", "messenger-notifications/42", "user/42/online",
+                "chat-room/\(uid)", "chat-in/\(uid)", "chat-in/\(uid)/42", "messenger-notifications/42",
+                "user/42/online",
             ])
         for topic in topics { #expect(Topic(topic.name) == topic) }
-        #expect(Topic.ingestSubscription == "$share/parley-ingest/chat-in/+")
+        #expect(
+            Topic.ingestSubscriptions == ["$share/parley-ingest/chat-in/+", "$share/parley-ingest/chat-in/+/+"])
     }
 
     @Test func anythingOutsideTheContractIsNoTopic() {
         for name in [
             "chat-room/short", "chat-room/\(uid)/extra", "chat-in/\(uid)/", "chat-in/+", "chat-room/#",
+            "chat-in/\(uid)/x", "chat-in/\(uid)/007", "chat-in/\(uid)/0", "chat-in/\(uid)/7/x", "chat-in/short/7",
             "messenger-notifications/007", "messenger-notifications/-1", "messenger-notifications/x",
             "user/42/offline", "user/42", "user/+7/online", "$SYS/broker", "/chat-room/\(uid)", "other/\(uid)", "",
             "chat-room/\(uid)\u{1}",
@@ -32,12 +38,21 @@ struct TopicTests {
         for name in [
             "chat-in/\(uid)", "chat-in/\(uid)/", "chat-in/\(uid)/x", "chat-in/+", "chat-in/#", "chat-in/short",
             "chat-in/\(uid)\u{1}", "chat-in/\(String(repeating: "a", count: 65))", "chat-in/", "chat-room/\(uid)",
-            "$share/parley-ingest/chat-in/\(uid)", "/chat-in/\(uid)", "chat-in/\(uid)é",
+            "$share/parley-ingest/chat-in/\(uid)", "/chat-in/\(uid)", "chat-in/\(uid)é", "chat-in/\(uid)/7",
+            "chat-in/\(uid)/07", "chat-in/\(uid)/-7", "chat-in/\(uid)/7/", "chat-in/\(uid)/7/8", "chat-in/short/7",
         ] {
-            let parsed: String? = if case .chatIn(let uid) = Topic(name) { uid } else { nil }
-            #expect(Topic.chatInUID(name) == parsed, "\(name)")
+            let parsed: String? =
+                switch Topic(name) {
+                case .chatIn(let uid): uid
+                case .chatInAs(let uid, let sender): "\(uid) \(sender)"
+                default: nil
+                }
+            let shortcut = Topic.chatIn(parsing: name).map { parts in
+                parts.sender.map { "\(parts.uid) \($0)" } ?? parts.uid
+            }
+            #expect(shortcut == parsed, "\(name)")
         }
-        #expect(Topic.chatInUID("chat-in/\(uid)") == uid)
+        #expect(Topic.chatIn(parsing: "chat-in/\(uid)/7")?.sender == 7)
     }
 
     @Test func theBrokerPluginAsksAboutExactlyTheContractsTopics() throws {

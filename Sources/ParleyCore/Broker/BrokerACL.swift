@@ -34,6 +34,10 @@ public enum BrokerACL {
             // Client input: members write (the ingest checks the type's role), only the
             // server's ingest reads.
             return access == .write ? .requiresRoomRole(roomUID: uid, minimum: .reader) : .deny
+        case .chatInAs(let uid, let sender):
+            // The same, as one user: only that user writes it (the ingest takes the sender
+            // from the topic when no plugin vouches for it).
+            return access == .write && sender == userID ? .requiresRoomRole(roomUID: uid, minimum: .reader) : .deny
         case .notifications(let owner):
             return access != .write && owner == userID ? .allow : .deny
         case .presence(let owner):

@@ -22,7 +22,12 @@ public struct BrokerControl: Encodable, Sendable, Equatable {
     /// A user lost a room: neither its events nor its input topic are theirs any more.
     public static func roomLost(roomUID: String, userIDs: [Int64]) -> BrokerControl {
         BrokerControl(
-            invalidate: userIDs.flatMap { ["\($0) \(Topic.room(roomUID))", "\($0) \(Topic.chatIn(roomUID))"] })
+            invalidate: userIDs.flatMap {
+                [
+                    "\($0) \(Topic.room(roomUID))", "\($0) \(Topic.chatIn(roomUID))",
+                    "\($0) \(Topic.chatInAs(uid: roomUID, userID: $0).name)",
+                ]
+            })
     }
 
     public func json() -> String {

@@ -4,8 +4,13 @@
 public enum Topic: Sendable, Equatable {
     /// `chat-room/{uid}`: a room's canonical events, written by the server only.
     case room(uid: String)
-    /// `chat-in/{uid}`: what members publish to a room, read by the ingest only.
+    /// `chat-in/{uid}`: what members publish to a room, read by the ingest only; the sender is
+    /// the user id Parley's broker plugin stamps on it.
     case chatIn(uid: String)
+    /// `chat-in/{uid}/{userId}`: the same, with the sender in the topic, which the ACL lets
+    /// only that user write: what a broker without Parley's plugin (EMQX, mosquitto-go-auth)
+    /// can vouch for.
+    case chatInAs(uid: String, userID: Int64)
     /// `messenger-notifications/{userId}`: one user's notices.
     case notifications(userID: Int64)
     /// `user/{userId}/online`: one user's retained presence.
@@ -21,13 +26,17 @@ public enum Topic: Sendable, Equatable {
     /// these and denies the rest without asking.
     public static let prefixes = [roomPrefix, chatInPrefix, notificationsPrefix, presencePrefix]
 
-    /// The ingest's shared subscription: every `chat-in` topic, each message to one ingest.
-    public static let ingestSubscription = "$share/parley-ingest/\(chatInPrefix)+"
+    /// The ingest's shared subscriptions: every `chat-in` topic of either form, each message to
+    /// one ingest. Two filters that no topic matches both, so no message comes twice.
+    public static let ingestSubscriptions = [
+        "$share/parley-ingest/\(chatInPrefix)+", "$share/parley-ingest/\(chatInPrefix)+/+",
+    ]
 
     public var name: String {
         switch self {
         case .room(let uid): Self.roomPrefix + uid
         case .chatIn(let uid): Self.chatInPrefix + uid
+        case .chatInAs(let uid, let userID): "\(Self.chatInPrefix)\(uid)/\(userID)"
         case .notifications(let userID): "\(Self.notificationsPrefix)\(userID)"
         case .presence(let userID): "\(Self.presencePrefix)\(userID)\(Self.presenceSuffix)"
         }
@@ -41,6 +50,9 @@ public enum Topic: Sendable, Equatable {
         switch (levels.first.map { $0 + "/" }, levels.count) {
         case (Self.roomPrefix, 2) where Self.isRoomUID(levels[1]): self = .room(uid: levels[1])
         case (Self.chatInPrefix, 2) where Self.isRoomUID(levels[1]): self = .chatIn(uid: levels[1])
+        case (Self.chatInPrefix, 3) where Self.isRoomUID(levels[1]):
+            guard let userID = Self.userID(levels[2]) else { return nil }
+            self = .chatInAs(uid: levels[1], userID: userID)
         case (Self.notificationsPrefix, 2):
             guard let userID = Self.userID(levels[1]) else { return nil }
             self = .notifications(userID: userID)
@@ -51,12 +63,18 @@ public enum Topic: Sendable, Equatable {
         }
     }
 
-    /// The room uid of a `chat-in` topic, or nil; what `Topic(name)` gives for one, without
-    /// splitting the name (the ingest asks this for every message).
-    public static func chatInUID(_ name: String) -> String? {
+    /// The room uid of a `chat-in` topic, and the sender it names (the second form), or nil;
+    /// what `Topic(name)` gives for one, cheaper (the ingest asks this for every message).
+    public static func chatIn(parsing name: String) -> (uid: String, sender: Int64?)? {
         guard name.hasPrefix(chatInPrefix) else { return nil }
-        let uid = String(name.utf8.dropFirst(chatInPrefix.utf8.count))!
-        return isRoomUID(uid) ? uid : nil
+        let rest = name.utf8.dropFirst(chatInPrefix.utf8.count)
+        guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else {
+            let uid = String(rest)!
+            return isRoomUID(uid) ? (uid, nil) : nil
+        }
+        let uid = String(rest[..<slash])!
+        guard isRoomUID(uid), let sender = userID(String(rest[rest.index(after: slash)...])!) else { return nil }
+        return (uid, sender)
     }
 
     public static func room(_ uid: String) -> String { Topic.room(uid: uid).name }

@@ -20,7 +20,7 @@ public struct ClientEnvelope: Decodable, Sendable {
     public let hash: String?
 }
 
-/// One publish on `chat-in/{roomUid}` as the ingest receives it.
+/// One publish on `chat-in/{roomUid}` or `chat-in/{roomUid}/{userId}` as the ingest receives it.
 public struct ChatInput: Sendable {
     public let topic: String
     public let payload: [UInt8]
@@ -32,6 +32,37 @@ public struct ChatInput: Sendable {
         self.payload = payload
         self.sender = sender
     }
+}
+
+/// What vouches for the sender of a `chat-in` message: never its payload.
+public enum ChatInSender: String, Sendable, CaseIterable {
+    /// Parley's mosquitto plugin, which stamps `parley-user` on every `chat-in` message (and
+    /// drops one a client stamped itself). A topic that names a sender must name that one.
+    case plugin
+    /// The topic's `{userId}` level, which the broker's ACL lets only that user write (any
+    /// broker calling Parley's HTTP authorisation). `parley-user` is then the client's own
+    /// and ignored; a topic without the level has no sender and is dropped.
+    case topic
+
+    /// The sender of `input` to the room `topicSender`'s topic names, or why there is none.
+    public func sender(of input: ChatInput, topicSender: Int64?) -> ChatInSenderDecision {
+        switch self {
+        case .plugin:
+            guard let stamped = input.sender.flatMap(Int64.init) else { return .unknown }
+            return topicSender == nil || topicSender == stamped ? .sender(stamped) : .mismatched(stamped)
+        case .topic:
+            return topicSender.map { .sender($0) } ?? .unknown
+        }
+    }
+}
+
+public enum ChatInSenderDecision: Sendable, Equatable {
+    case sender(Int64)
+    /// Nobody vouches for a sender: nobody to answer either.
+    case unknown
+    /// The plugin's sender published to another user's topic (the ACL refuses that; a
+    /// broker that did not is answered with `forbidden`).
+    case mismatched(Int64)
 }
 
 extension RoomEvent {

@@ -151,6 +151,11 @@ enum SettingKeys {
         static let ingestPayloadLimit = SettingKey(
             "ingest.payloadLimit", default: "65536",
             "Largest chat-in payload in bytes; larger ones are rejected as too-large.")
+        static let ingestSender = SettingKey(
+            "ingest.sender", default: "plugin",
+            "What vouches for a chat-in message's sender: plugin (Parley's mosquitto plugin stamps it) or topic "
+                + "(the chat-in/{roomUid}/{userId} level, for a broker that only calls Parley's HTTP ACL: EMQX, "
+                + "mosquitto-go-auth).")
         static let ingestSession = SettingKey(
             "ingest.session",
             "Client id of the ingest's kept MQTT session: the broker queues chat-in for it while the worker "
@@ -179,7 +184,8 @@ enum SettingKeys {
             "outbox.stallSeconds", default: "30",
             "Seconds the oldest unpublished room event may wait before the worker's readiness names the relay.")
         static let all = [
-            maxAttempts, visibilityTimeout, fanoutChunkSize, fanoutConsumers, ingestPayloadLimit, ingestSession,
+            maxAttempts, visibilityTimeout, fanoutChunkSize, fanoutConsumers, ingestPayloadLimit, ingestSender,
+            ingestSession,
             ingestConcurrency,
             batchLanes, batchLimit, batchWindow, outboxStall,
         ]

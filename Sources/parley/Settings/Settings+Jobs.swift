@@ -31,6 +31,14 @@ extension Settings {
         try required(
             int(SettingKeys.Jobs.ingestPayloadLimit, in: 256...16_777_216), SettingKeys.Jobs.ingestPayloadLimit)
     }
+
+    func ingestSender() throws -> ChatInSender {
+        let key = SettingKeys.Jobs.ingestSender
+        guard let sender = ChatInSender(rawValue: try required(string(key), key)) else {
+            throw SettingsError.invalid(key, expected: "plugin or topic")
+        }
+        return sender
+    }
 }
 
 extension Settings {
