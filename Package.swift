@@ -148,6 +148,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // EMQX 5's management API: what the mosquitto plugin's $CONTROL commands do, for a broker
+        // without the plugin.
+        .target(
+            name: "ParleyEMQX",
+            dependencies: [
+                "ParleyCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // HTTP/2 servers that speak APNs's and FCM's protocols, for the tests and `parley-load`
         // (Apple's and Google's services cannot be reached from here).
         .target(
@@ -195,7 +209,7 @@ let package = Package(
             name: "parley",
             dependencies: [
                 "ParleyCore", "ParleyPostgres", "ParleyRedis", "ParleyMQTT", "ParleyAPI", "ParleyWorker", "ParleyPush",
-                "ParleyMedia",
+                "ParleyMedia", "ParleyEMQX",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -237,6 +251,15 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             path: "Tests/ParleyTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ParleyEMQXTests",
+            dependencies: [
+                "ParleyEMQX", "ParleyCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

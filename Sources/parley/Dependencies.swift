@@ -1,5 +1,6 @@
 import Logging
 import ParleyCore
+import ParleyEMQX
 import ParleyMQTT
 import ParleyPostgres
 import ParleyRedis
@@ -16,6 +17,9 @@ struct Dependencies {
     /// only once stored (``MQTTClient/acknowledgementGate``); what the ingest publishes goes
     /// through ``mqtt``, whose writes never wait.
     let ingestInput: MQTTClient?
+    /// EMQX's management API, where the broker has no Parley plugin to take `$CONTROL`
+    /// commands (`broker.control emqx`); nil: the plugin.
+    let emqx: EMQXBrokerControl?
 
     /// - Parameter ingest: the process runs the ingest role; its input client keeps the
     ///   session named by `ingest.session`, if set.
@@ -30,6 +34,20 @@ struct Dependencies {
                     role: "ingest", keptSession: settings.string(SettingKeys.Jobs.ingestSession),
                     receiveMaximum: IngestConsumer.receiveMaximum),
                 logger: Runtime.logger("mqtt")) : nil
+        emqx = try settings.emqxAPI().map {
+            EMQXBrokerControl(api: EMQXManagementAPI($0), logger: Runtime.logger("broker"))
+        }
+    }
+
+    /// Ends sessions' clients at the broker.
+    var brokerSessions: any BrokerSessionControl {
+        emqx ?? MQTTBrokerSessionControl(client: mqtt, logger: Runtime.logger("broker"))
+    }
+
+    /// What the outbox relay publishes through: the broker, with the plugin's commands taken
+    /// to EMQX's API where there is no plugin.
+    var relayPublisher: any EventPublisher {
+        emqx.map { EMQXControlPublisher(publishing: mqtt, control: $0) } ?? mqtt
     }
 
     /// What `/health/ready` checks.

@@ -43,7 +43,7 @@ struct ServeGraph {
         let mqttKey = try settings.mqttTokenKey()
         let parts = Parts(
             postgres: dependencies.postgres, redis: dependencies.redis,
-            broker: MQTTBrokerSessionControl(client: dependencies.mqtt, logger: Runtime.logger("broker")),
+            broker: dependencies.brokerSessions,
             mqttKey: mqttKey, endpoint: try settings.mqttEndpoint(), accountPolicy: try settings.accountPolicy(),
             bcryptCost: try settings.bcryptCost(), fileLinks: try settings.fileLinks(),
             sendBatching: try settings.sendBatching(), editWindow: try settings.messageEditWindow(),

@@ -68,7 +68,7 @@ struct WorkerGraph {
         let logger = Runtime.logger("outbox")
         services.append(
             OutboxRelay(
-                database: dependencies.postgres, publisher: dependencies.mqtt, fanout: try fanoutQueue(),
+                database: dependencies.postgres, publisher: dependencies.relayPublisher, fanout: try fanoutQueue(),
                 planner: fanoutHandler.map { InlineFanout(sharing: $0) }, fileLinks: try settings.fileLinks(),
                 logger: logger))
         services.append(OutboxMonitor(database: dependencies.postgres, logger: logger))

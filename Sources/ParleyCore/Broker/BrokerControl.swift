@@ -2,7 +2,7 @@ import Foundation
 
 /// Commands for Parley's broker plugin on `$CONTROL/parley-auth/v1` (server only): a JSON
 /// object of string arrays, applied in this order.
-public struct BrokerControl: Encodable, Sendable, Equatable {
+public struct BrokerControl: Codable, Sendable, Equatable {
     public static let topic = "$CONTROL/parley-auth/v1"
 
     /// `"<userId> <topic>"`: drop the user's cached decisions for the topic, so deliveries of

@@ -63,7 +63,18 @@ enum SettingKeys {
         static let tlsInsecure = SettingKey(
             "mqtt.tlsInsecure", default: "false", "Skip the broker certificate's host name check (local setups only).")
         static let keepAlive = SettingKey("mqtt.keepAlive", default: "30", "MQTT keep-alive in seconds.")
-        static let all = [host, port, username, password, tls, caFile, tlsInsecure, keepAlive]
+        static let control = SettingKey(
+            "broker.control", default: "plugin",
+            "How Parley ends clients and takes lost rooms from them: plugin (commands on the mosquitto plugin's "
+                + "$CONTROL topic) or emqx (EMQX 5's management API at emqx.apiUrl).")
+        static let emqxAPIURL = SettingKey(
+            "emqx.apiUrl", "EMQX's dashboard listener for its REST API (http://emqx:18083), with broker.control emqx.")
+        static let emqxAPIKey = SettingKey("emqx.apiKey", "EMQX API key (System → API Keys).")
+        static let emqxAPISecret = SettingKey("emqx.apiSecret", secret: true, "The EMQX API key's secret.")
+        static let all = [
+            host, port, username, password, tls, caFile, tlsInsecure, keepAlive, control, emqxAPIURL, emqxAPIKey,
+            emqxAPISecret,
+        ]
     }
 
     enum HTTP {

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ParleyAPI
+import ParleyEMQX
 import ParleyMQTT
 import ParleyPostgres
 import ParleyRedis
@@ -54,6 +55,23 @@ extension Settings {
             caFile: string(K.caFile),
             tlsInsecure: try bool(K.tlsInsecure),
             sessionExpiry: keptSession == nil ? nil : .seconds(86_400), receiveMaximum: receiveMaximum)
+    }
+
+    /// EMQX's management API when `broker.control` is `emqx`; nil for the plugin's `$CONTROL`.
+    func emqxAPI() throws -> EMQXManagementAPI.Configuration? {
+        typealias K = SettingKeys.MQTT
+        switch try required(string(K.control), K.control) {
+        case "plugin": return nil
+        case "emqx":
+            let url = try required(string(K.emqxAPIURL), K.emqxAPIURL)
+            guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme), parsed.host != nil else {
+                throw SettingsError.invalid(K.emqxAPIURL, expected: "an http:// or https:// address")
+            }
+            return EMQXManagementAPI.Configuration(
+                baseURL: url, key: try required(string(K.emqxAPIKey), K.emqxAPIKey),
+                secret: try required(string(K.emqxAPISecret), K.emqxAPISecret))
+        default: throw SettingsError.invalid(K.control, expected: "plugin or emqx")
+        }
     }
 
     /// - Parameter internalPortKey: `internal.port` for `serve`, `worker.internalPort` for `worker`.
