@@ -132,10 +132,13 @@ struct BrokerAuthTests {
             #expect(allowed.0 == .ok)
             #expect(allowed.1["result"] as? String == "allow")
             #expect(allowed.1["is_superuser"] as? Bool == false)
+            // The connection ends when the MQTT password does.
+            #expect(allowed.1["expire_at"] as? Int == Int(login.mqtt.expiresAt.timeIntervalSince1970))
             let server = try await post(
                 broker, "/internal/broker/emqx/authn",
                 #"{"clientid":"s","username":"parley-server","password":"server-secret"}"#)
             #expect(server.1["is_superuser"] as? Bool == true)
+            #expect(server.1["expire_at"] == nil)
             let denied = try await post(
                 broker, "/internal/broker/emqx/authn",
                 #"{"clientid":"\#(client)","username":"\#(user)","password":"x"}"#)

@@ -42,6 +42,9 @@ public struct BrokerAuthController: Sendable {
     struct EMQXAnswer: Encodable, Sendable {
         let result: String
         let is_superuser: Bool?
+        /// A user's connection ends when its MQTT password expires (EMQX 5.3 and later; Unix
+        /// seconds), as the plugin refuses an expired token at its next check.
+        var expire_at: Int64? = nil
     }
 
     public func addRoutes(to router: Router<ParleyRequestContext>) {
@@ -68,9 +71,12 @@ public struct BrokerAuthController: Sendable {
             let body = try await JSONBody.decode(EMQXAuthn.self, from: request, context: context)
             let identity = try await authority.authenticate(
                 username: body.username, password: body.password, clientID: body.clientid)
+            let expiry = identity.flatMap { $0 == .server ? nil : authority.expiry(ofPassword: body.password) }
             return JSONResponse(
                 .ok,
-                EMQXAnswer(result: identity == nil ? "deny" : "allow", is_superuser: identity.map { $0 == .server }))
+                EMQXAnswer(
+                    result: identity == nil ? "deny" : "allow", is_superuser: identity.map { $0 == .server },
+                    expire_at: expiry))
         }
         broker.post("emqx/authz") { request, context in
             let body = try await JSONBody.decode(EMQXAuthz.self, from: request, context: context)

@@ -48,6 +48,12 @@ public struct BrokerAuthority: Sendable {
         return .user(userID)
     }
 
+    /// When an accepted user's MQTT password stops being valid (Unix seconds), for a broker
+    /// that can end the connection then (EMQX's `expire_at`); nil for the server's password.
+    public func expiry(ofPassword password: String) -> Int64? {
+        (try? MQTTToken.verify(password, key: key))?.expiresAt
+    }
+
     public func isSuperuser(username: String) -> Bool {
         server?.username == username
     }
