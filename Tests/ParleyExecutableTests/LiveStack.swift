@@ -38,14 +38,20 @@ struct LiveStack {
     }
 
     private func port(in log: String, listener: String) async throws -> Int {
+        try await Self.port(inFile: "\(directory)/\(log)", listener: listener)
+    }
+
+    /// The port a process logged for `listener` (`cleartext`, `internal`), once it has.
+    static func port(inFile path: String, listener: String) async throws -> Int {
         let pattern = try Regex("listener=\(listener) port=(\\d+)")
+        func text() -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
         for _ in 0..<300 {
-            if let match = self.log(log).firstMatch(of: pattern), let port = Int(match.output[1].substring ?? "") {
+            if let match = text().firstMatch(of: pattern), let port = Int(match.output[1].substring ?? "") {
                 return port
             }
             try await Task.sleep(for: .milliseconds(50))
         }
-        throw TestEnvironmentError("no \(listener) listener in \(log): \(self.log(log))")
+        throw TestEnvironmentError("no \(listener) listener in \(path): \(text())")
     }
 
     func log(_ name: String) -> String {
