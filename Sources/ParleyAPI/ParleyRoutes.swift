@@ -52,6 +52,8 @@ public struct ParleyRoutes: Sendable {
         let signedIn = v1.group()
             .add(middleware: BearerAuthenticationMiddleware(sessions: features.sessions, cache: features.cache))
             .group(context: AuthenticatedRequestContext.self)
+        // With PostgreSQL replicas: reads of users who wrote nothing lately may use them.
+        if let writers = features.recentWriters { signedIn.add(middleware: ReplicaReadsMiddleware(writers: writers)) }
         features.auth.addSignedInRoutes(to: signedIn)
         features.profile.addRoutes(to: signedIn)
         features.blocks.addRoutes(to: signedIn)
@@ -112,6 +114,8 @@ extension ParleyRoutes {
         let webClient: WebClientController
         let sessions: any SessionRepository
         let cache: SessionCache
+        /// Who wrote lately, when reads may use PostgreSQL replicas; nil: no replicas.
+        let recentWriters: (any RecentWriters)?
 
         public init(
             accounts: AccountService, users: any UserRepository, sessions: any SessionRepository,
@@ -121,8 +125,10 @@ extension ParleyRoutes {
             reports: any ReportRepository, messageActionRepository: any MessageActionRepository,
             notificationSettings: any NotificationSettingsRepository,
             files: any FileRepository, store: any BlobStore, links: FileLinks, mediaJobs: (any JobQueue)?,
-            uploadLimit: Int64, erasure: ErasureService, avatars: any AvatarRepository, search: any SearchRepository
+            uploadLimit: Int64, erasure: ErasureService, avatars: any AvatarRepository, search: any SearchRepository,
+            recentWriters: (any RecentWriters)? = nil
         ) {
+            self.recentWriters = recentWriters
             auth = AuthController(accounts: accounts, endpoint: endpoint)
             profile = ProfileController(accounts: accounts, users: users, sessions: sessions)
             self.blocks = BlocksController(service: BlockService(blocks: blocks))

@@ -30,7 +30,7 @@ public struct PostgresFileRepository: FileRepository {
     }
 
     public func find(id: Int64) async throws -> StoredFile? {
-        let text = try await database.client.query(
+        let text = try await database.reads.query(
             "SELECT \(unescaped: FileRecord.json) FROM cloud.file f WHERE f.id = \(id)", logger: logger
         ).first(String.self)
         return try text.map(FileRecord.decode)
@@ -48,7 +48,7 @@ public struct PostgresFileRepository: FileRepository {
     }
 
     public func roomFiles(roomID: Int64, before: Int64?, limit: Int) async throws -> [StoredFile] {
-        let rows = try await database.client.query(
+        let rows = try await database.reads.query(
             """
             SELECT \(unescaped: FileRecord.json) FROM cloud.file f
             WHERE f.id IN (SELECT file_id FROM messenger.message

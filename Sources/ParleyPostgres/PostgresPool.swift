@@ -7,20 +7,35 @@ import ServiceLifecycle
 ///
 /// Repositories take this type; the pool's connections live as long as `run()` does.
 public struct PostgresPool: Service {
+    /// The primary: every write, and every read not allowed to be stale.
     public let client: BoundedPostgresClient
     public let configuration: PostgresConfiguration
+    /// Streaming replicas for reads that may be a little stale; nil: none.
+    public let replicas: ReadReplicas?
     let logger: Logger
 
-    public init(configuration: PostgresConfiguration, logger: Logger) {
+    public init(configuration: PostgresConfiguration, logger: Logger, replicas: ReadReplicas? = nil) {
         self.configuration = configuration
         self.logger = logger
+        self.replicas = replicas
         self.client = BoundedPostgresClient(
             pool: PostgresClient(configuration: configuration.clientConfiguration, backgroundLogger: logger),
             answerTimeout: configuration.answerTimeout)
     }
 
+    /// Where a read that may be a little stale goes: a current replica when the task allows
+    /// it (``ParleyCore/ReplicaReads``), else the primary. History, room lists, search, user
+    /// search and file metadata read here.
+    public var reads: BoundedPostgresClient {
+        guard ReplicaReads.allowed, let replica = replicas?.pick() else { return client }
+        return replica
+    }
+
     public func run() async throws {
-        await client.pool.run()
+        await withDiscardingTaskGroup { group in
+            group.addTask { await client.pool.run() }
+            if let replicas { group.addTask { await replicas.run(primary: client) } }
+        }
     }
 
     /// Runs `body` with the pool running, for commands that do one job and exit

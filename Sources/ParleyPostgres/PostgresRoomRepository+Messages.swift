@@ -103,7 +103,7 @@ extension PostgresRoomRepository {
         // Without a lower bound the page is the newest one below the upper bound, read
         // backwards; with `after` or `since` it reads forwards. Either way the answer ascends.
         let backwards = query.after == nil && query.since == nil
-        let rows = try await database.client.query(
+        let rows = try await database.reads.query(
             """
             SELECT \(unescaped: MessageColumns.list()) FROM \(unescaped: MessageColumns.source)
             WHERE m.chat_room_id = \(roomID)
@@ -122,7 +122,7 @@ extension PostgresRoomRepository {
 
     public func latestMessages(roomIDs: [Int64], count: Int, viewer: Int64) async throws -> [Int64: [Message]] {
         guard count > 0, !roomIDs.isEmpty else { return [:] }
-        let rows = try await database.client.query(
+        let rows = try await database.reads.query(
             """
             SELECT \(unescaped: MessageColumns.list())
             FROM unnest(\(roomIDs)::bigint[]) AS room(id)

@@ -12,7 +12,7 @@ extension PostgresRoomRepository: SearchRepository {
     public func searchMessages(terms: [String], userID: Int64, roomID: Int64?, before: Int64?, limit: Int)
         async throws -> [SearchHit]
     {
-        let rows = try await database.client.query(
+        let rows = try await database.reads.query(
             """
             SELECT \(unescaped: MessageColumns.list()), c.name, c.type
             FROM \(unescaped: MessageColumns.source)
@@ -42,7 +42,7 @@ extension PostgresRoomRepository: SearchRepository {
         rooms: [RoomView], nextCursor: String?
     ) {
         // A user's rooms are few enough to match without an index.
-        let matching = try await database.client.query(
+        let matching = try await database.reads.query(
             """
             SELECT c.id
             FROM (SELECT DISTINCT chat_room_id FROM messenger.room_membership WHERE user_account_id = \(userID)) r

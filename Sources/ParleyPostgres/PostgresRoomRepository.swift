@@ -79,7 +79,7 @@ public struct PostgresRoomRepository: RoomRepository {
         room: RoomView, activity: Int64
     )] {
         let cursor = try page.cursor.map(RoomCursor.decode)
-        let rows = try await database.client.execute(
+        let rows = try await database.reads.execute(
             RoomViewsStatement(
                 userID: userID, roomID: roomID, since: page.since, cursor: cursor, limit: page.limit, only: only),
             logger: logger)

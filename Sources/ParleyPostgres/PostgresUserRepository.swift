@@ -96,7 +96,7 @@ public struct PostgresUserRepository: UserRepository {
             text.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
                 .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
         }
-        let rows = try await database.client.query(
+        let rows = try await database.reads.query(
             """
             SELECT \(unescaped: UserRecord.columns("u")) FROM cloud.user_account u
             WHERE u.id > \(cursor ?? 0) AND u.deleted_at IS NULL

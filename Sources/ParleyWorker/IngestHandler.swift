@@ -20,14 +20,19 @@ public struct IngestHandler: Sendable {
     let logger: Logger
     /// What vouches for a message's sender.
     let senders: ChatInSender
+    /// Who wrote lately, when REST reads may use PostgreSQL replicas: a sender's own reads then
+    /// go to the primary for a while. Nil: no replicas.
+    let writers: (any RecentWriters)?
     /// Room ids by uid: a uid never changes rooms, so every message need not look it up.
     let roomIDs = RoomIDCache(capacity: 10_000)
 
     public init(
         rooms: RoomService, repository: any RoomRepository, publisher: any EventPublisher, limiter: any RateLimiter,
-        payloadLimit: Int = 64 * 1024, senders: ChatInSender = .plugin, logger: Logger
+        payloadLimit: Int = 64 * 1024, senders: ChatInSender = .plugin, writers: (any RecentWriters)? = nil,
+        logger: Logger
     ) {
         self.senders = senders
+        self.writers = writers
         self.rooms = rooms
         self.repository = repository
         self.publisher = publisher
@@ -110,6 +115,14 @@ public struct IngestHandler: Sendable {
     /// Stores the batch's new messages in one transaction; a retry is answered with the
     /// canonical event (the outbox sent it once), a refused message alone with `message-rejected`.
     private func store(_ sends: [PendingSend]) async {
+        if let writers {
+            // Before the commit: the canonical event, and a read after it, may come at once.
+            do {
+                try await writers.wrote(Array(Set(sends.map(\.submission.senderID))))
+            } catch {
+                logger.warning("could not mark the batch's senders as writers", metadata: ["error": "\(error)"])
+            }
+        }
         let outcomes: [SendOutcome]
         do {
             outcomes = try await rooms.send(sends.map(\.submission))

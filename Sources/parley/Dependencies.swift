@@ -20,12 +20,20 @@ struct Dependencies {
     /// EMQX's management API, where the broker has no Parley plugin to take `$CONTROL`
     /// commands (`broker.control emqx`); nil: the plugin.
     let emqx: EMQXBrokerControl?
+    /// Who wrote lately, when reads may use PostgreSQL replicas (`postgres.replicas`); nil: none.
+    let recentWriters: (any RecentWriters)?
 
     /// - Parameter ingest: the process runs the ingest role; its input client keeps the
     ///   session named by `ingest.session`, if set.
     init(settings: Settings, role: String, ingest: Bool = false) throws {
-        postgres = PostgresPool(configuration: try settings.postgres(), logger: Runtime.logger("postgres"))
+        let replicas = try settings.postgresReplicas()
+        postgres = PostgresPool(
+            configuration: try settings.postgres(), logger: Runtime.logger("postgres"),
+            replicas: replicas.map {
+                ReadReplicas(configurations: $0.replicas, maxLag: $0.maxLag, logger: Runtime.logger("postgres"))
+            })
         redis = RedisConnectionPool(configuration: try settings.redis(), logger: Runtime.logger("redis"))
+        recentWriters = replicas.map { [redis] in RedisRecentWriters(pool: redis, window: $0.window) }
         mqtt = try MQTTClient(configuration: try settings.mqtt(role: role), logger: Runtime.logger("mqtt"))
         ingestInput =
             ingest

@@ -36,6 +36,8 @@ struct ServeGraph {
         /// Erasure and export jobs; nil queues none (the maintenance sweep finds them).
         var maintenanceJobs: (any JobQueue)?
         var uploadLimit: Int64
+        /// Who wrote lately, when reads may use PostgreSQL replicas; nil: no replicas.
+        var recentWriters: (any RecentWriters)?
         var logger: @Sendable (String) -> Logger = { Runtime.logger($0) }
     }
 
@@ -52,7 +54,7 @@ struct ServeGraph {
                 name: QueueName.media, pool: dependencies.redis, configuration: try settings.jobQueue()),
             maintenanceJobs: RedisJobQueue(
                 name: QueueName.maintenance, pool: dependencies.redis, configuration: try settings.jobQueue()),
-            uploadLimit: try settings.uploadLimit())
+            uploadLimit: try settings.uploadLimit(), recentWriters: dependencies.recentWriters)
         let cache = SessionCache(lifetime: try settings.sessionCacheLifetime())
 
         // The broker's questions (may this client connect, publish, subscribe) are answered
@@ -111,6 +113,6 @@ struct ServeGraph {
                 erasure: PostgresErasureRepository(rooms: roomRepository),
                 exports: PostgresExportRepository(database: postgres, logger: logger("exports")), accounts: accounts,
                 rooms: rooms, jobs: parts.maintenanceJobs),
-            avatars: roomRepository, search: roomRepository)
+            avatars: roomRepository, search: roomRepository, recentWriters: parts.recentWriters)
     }
 }

@@ -86,7 +86,7 @@ struct WorkerGraph {
         let handler = IngestHandler(
             rooms: RoomService(rooms: rooms), repository: rooms, publisher: dependencies.mqtt,
             limiter: RedisRateLimiter(pool: dependencies.redis), payloadLimit: try settings.ingestPayloadLimit(),
-            senders: try settings.ingestSender(), logger: Runtime.logger("ingest"))
+            senders: try settings.ingestSender(), writers: dependencies.recentWriters, logger: Runtime.logger("ingest"))
         services.append(
             IngestConsumer(
                 client: input, logger: Runtime.logger("ingest"), lanes: try settings.ingestConcurrency(),

@@ -88,13 +88,21 @@ public struct TestServices: Sendable {
     public func start(_ service: String) async throws { try await Self.runScript(["start", directory, service]) }
     public func shutdown() async throws { try await Self.runScript(["stop", directory]) }
 
-    static func runScript(_ arguments: [String]) async throws {
-        guard let script = ProcessInfo.processInfo.environment["PARLEY_TEST_SERVICES_SCRIPT"] else {
+    /// Starts a streaming replica of this instance's PostgreSQL on `port`
+    /// (`deploy/local/replica`); ``shutdown()`` stops it too.
+    public func startReplica(port: Int) async throws {
+        try await Self.runScript(["start", directory, String(port)], script: "replica")
+    }
+
+    /// Runs `deploy/local/services`, or another script beside it.
+    static func runScript(_ arguments: [String], script name: String = "services") async throws {
+        guard let services = ProcessInfo.processInfo.environment["PARLEY_TEST_SERVICES_SCRIPT"] else {
             throw TestEnvironmentError("PARLEY_TEST_SERVICES_SCRIPT is not set: run the tests with deploy/local/test")
         }
+        let script = URL(fileURLWithPath: services).deletingLastPathComponent().appendingPathComponent(name).path
         let result = try await Subprocess.run(script, arguments)
         guard result.status == 0 else {
-            throw TestEnvironmentError("services \(arguments.joined(separator: " ")) failed: \(result.standardError)")
+            throw TestEnvironmentError("\(name) \(arguments.joined(separator: " ")) failed: \(result.standardError)")
         }
     }
 }

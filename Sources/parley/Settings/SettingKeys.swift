@@ -37,7 +37,21 @@ enum SettingKeys {
         static let answerTimeout = SettingKey(
             "postgres.answerTimeout", default: "30",
             "Seconds a statement may take to start answering before its request or job fails.")
-        static let all = [host, port, user, password, database, tls, maxConnections, connectTimeout, answerTimeout]
+        static let replicas = SettingKey(
+            "postgres.replicas",
+            "Streaming replicas (host:port, comma-separated; the primary's user, password, database and TLS): "
+                + "history, room lists, search, user search and file metadata read from them. Unset: none.")
+        static let replicaMaxLag = SettingKey(
+            "postgres.replicaMaxLag", default: "5",
+            "Seconds a replica may be behind the primary; one further behind, or not answering, is skipped.")
+        static let readYourWrites = SettingKey(
+            "postgres.readYourWrites", default: "10",
+            "Seconds after a user's last write during which their reads go to the primary (at least "
+                + "postgres.replicaMaxLag), so a client always sees its own writes.")
+        static let all = [
+            host, port, user, password, database, tls, maxConnections, connectTimeout, answerTimeout, replicas,
+            replicaMaxLag, readYourWrites,
+        ]
     }
 
     enum Redis {

@@ -25,6 +25,30 @@ extension Settings {
             answerTimeout: try required(seconds(K.answerTimeout), K.answerTimeout))
     }
 
+    /// The replicas' settings (the primary's but for the address), with the lag bound and the
+    /// read-your-writes window; nil when none is configured.
+    func postgresReplicas() throws -> (replicas: [PostgresConfiguration], maxLag: Duration, window: Duration)? {
+        typealias K = SettingKeys.Postgres
+        guard let list = string(K.replicas) else { return nil }
+        let primary = try postgres()
+        let replicas = try list.split(separator: ",").map { entry in
+            let parts = entry.trimmingCharacters(in: .whitespaces).split(separator: ":")
+            guard parts.count == 2, !parts[0].isEmpty, let port = Int(parts[1]), (1...65535).contains(port) else {
+                throw SettingsError.invalid(K.replicas, expected: "host:port entries separated by commas")
+            }
+            var replica = primary
+            replica.host = String(parts[0])
+            replica.port = port
+            return replica
+        }
+        let maxLag = try required(seconds(K.replicaMaxLag), K.replicaMaxLag)
+        let window = try required(seconds(K.readYourWrites), K.readYourWrites)
+        guard window >= maxLag else {
+            throw SettingsError.invalid(K.readYourWrites, expected: "at least PARLEY_POSTGRES_REPLICA_MAX_LAG")
+        }
+        return (replicas, maxLag, window)
+    }
+
     func redis() throws -> RedisConfiguration {
         typealias K = SettingKeys.Redis
         return RedisConfiguration(
