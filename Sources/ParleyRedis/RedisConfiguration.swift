@@ -12,6 +12,16 @@ public struct RedisConfiguration: Sendable {
     /// How long a command may take before its connection is declared broken. Blocking
     /// commands (`XREADGROUP BLOCK`) must block for less than this.
     public var commandTimeout: Duration
+    /// Redis Sentinels to ask where the primary is (``masterName``); empty: `host` and `port`
+    /// are the primary. Every new connection asks, so the pool follows a failover.
+    public var sentinels: [(host: String, port: Int)] = []
+    public var masterName = "parley"
+    /// Secret. `AUTH` to the Sentinels, when they require it.
+    public var sentinelPassword: String?
+    /// Replicas that must hold a queued job before its enqueue succeeds (`WAIT`), so a
+    /// failover does not lose it; 0: the primary alone.
+    public var waitReplicas = 0
+    public var waitTimeout: Duration = .seconds(1)
 
     public init(
         host: String = "127.0.0.1",

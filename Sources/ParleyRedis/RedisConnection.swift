@@ -28,6 +28,20 @@ public final class RedisConnection: @unchecked Sendable {
     /// - Parameter blocking: no read timeout (a subscriber waits for messages indefinitely and
     ///   is stopped with ``interrupt()``).
     static func connect(_ configuration: RedisConfiguration, blocking: Bool = false) async throws -> RedisConnection {
+        guard !configuration.sentinels.isEmpty else { return try await open(configuration, blocking: blocking) }
+        var primary = configuration
+        (primary.host, primary.port) = try await RedisSentinels.primary(of: configuration)
+        primary.sentinels = []
+        let connection = try await open(primary, blocking: blocking)
+        // A Sentinel may not know of a failover yet: only the primary itself is taken.
+        guard (try await connection.send(["ROLE"])).array?.first?.string == "master" else {
+            connection.discard()
+            throw RedisError.connection("\(primary.host):\(primary.port) is no longer the primary")
+        }
+        return connection
+    }
+
+    static func open(_ configuration: RedisConfiguration, blocking: Bool = false) async throws -> RedisConnection {
         let queue = DispatchQueue(label: "parley.redis.connection")
         let connection: RedisConnection = try await onQueue(queue) {
             guard
@@ -100,7 +114,18 @@ public final class RedisConnection: @unchecked Sendable {
             throw RedisError.connection(Self.errorString(context))
         }
         defer { freeReplyObject(raw) }
-        return try Self.value(of: reply)
+        return try demoted { try Self.value(of: reply) }
+    }
+
+    /// A primary demoted by a failover answers writes with `READONLY`: the connection is of no
+    /// more use, and the failure is an outage to retry (on a new connection, to the new primary).
+    private func demoted<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch RedisError.server(let message) where message.hasPrefix("READONLY") {
+            isBroken = true
+            throw RedisError.connection("the server became a replica: \(message)")
+        }
     }
 
     private func executePipeline(_ commands: [[[UInt8]]]) throws -> [Result<RedisValue, RedisError>] {
@@ -123,7 +148,9 @@ public final class RedisConnection: @unchecked Sendable {
                 throw RedisError.connection(Self.errorString(context))
             }
             defer { freeReplyObject(raw) }
-            return Result { try Self.value(of: reply) }.mapError { $0 as? RedisError ?? .connection("\($0)") }
+            return Result { try demoted { try Self.value(of: reply) } }.mapError {
+                $0 as? RedisError ?? .connection("\($0)")
+            }
         }
     }
 

@@ -55,13 +55,24 @@ public struct RedisJobQueue: JobQueue {
     public var delayedSet: String { "\(stream):delayed" }
 
     public func enqueue(_ job: String) async throws {
-        _ = try await pool.send("XADD", stream, "*", "job", job)
+        try await enqueue(contentsOf: [job])
     }
 
-    /// Adds jobs in one round trip (pipelined `XADD`s); fails if any was refused.
+    /// Adds jobs in one round trip (pipelined `XADD`s); fails if any was refused. With
+    /// `waitReplicas`, succeeds only once that many replicas hold them (`WAIT`): a job that
+    /// counts as queued then survives the primary's loss to a Sentinel failover.
     public func enqueue(contentsOf jobs: [String]) async throws {
-        for result in try await pool.pipeline(jobs.map { ["XADD", stream, "*", "job", $0] }) {
-            _ = try result.get()
+        let replicas = pool.configuration.waitReplicas
+        var commands = jobs.map { ["XADD", stream, "*", "job", $0] }
+        if replicas > 0 {
+            commands.append(["WAIT", String(replicas), String(Int(pool.configuration.waitTimeout / .milliseconds(1)))])
+        }
+        let results = try await pool.pipeline(commands)
+        for result in results { _ = try result.get() }
+        if replicas > 0, let acknowledged = try results.last?.get().integer, acknowledged < replicas {
+            throw RedisError.connection(
+                "\(acknowledged) of \(replicas) replicas acknowledged the jobs within \(pool.configuration.waitTimeout)"
+            )
         }
     }
 

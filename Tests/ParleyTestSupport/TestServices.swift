@@ -88,6 +88,13 @@ public struct TestServices: Sendable {
     public func start(_ service: String) async throws { try await Self.runScript(["start", directory, service]) }
     public func shutdown() async throws { try await Self.runScript(["stop", directory]) }
 
+    /// Starts a replica of this instance's Redis and three Sentinels watching it as
+    /// `parley` (`deploy/local/sentinel`); ``shutdown()`` stops them too.
+    public func startSentinels(replicaPort: Int, sentinelPorts: [Int]) async throws {
+        try await Self.runScript(
+            ["start", directory, String(replicaPort)] + sentinelPorts.map(String.init), script: "sentinel")
+    }
+
     /// Starts a streaming replica of this instance's PostgreSQL on `port`
     /// (`deploy/local/replica`); ``shutdown()`` stops it too.
     public func startReplica(port: Int) async throws {

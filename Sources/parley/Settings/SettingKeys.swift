@@ -63,7 +63,22 @@ enum SettingKeys {
             "redis.maxConnections", default: "16", "Most Redis connections per process.")
         static let commandTimeout = SettingKey(
             "redis.commandTimeout", default: "10", "Seconds a Redis command may take before its connection is dropped.")
-        static let all = [host, port, password, database, maxConnections, commandTimeout]
+        static let sentinels = SettingKey(
+            "redis.sentinels",
+            "Redis Sentinels (host:port, comma-separated) to ask where the primary is; every new connection asks, "
+                + "so Parley follows a failover. Unset: redis.host and redis.port are the primary.")
+        static let masterName = SettingKey(
+            "redis.masterName", default: "parley", "The primary's name in the Sentinels' configuration.")
+        static let sentinelPassword = SettingKey(
+            "redis.sentinelPassword", secret: true, "Password of the Sentinels (their requirepass), if any.")
+        static let waitReplicas = SettingKey(
+            "redis.waitReplicas", default: "0",
+            "Replicas that must hold a queued job before it counts as queued (WAIT), so a failover loses none; "
+                + "1 with Sentinel and one replica.")
+        static let all = [
+            host, port, password, database, maxConnections, commandTimeout, sentinels, masterName, sentinelPassword,
+            waitReplicas,
+        ]
     }
 
     enum MQTT {

@@ -29,16 +29,11 @@ extension Settings {
     /// read-your-writes window; nil when none is configured.
     func postgresReplicas() throws -> (replicas: [PostgresConfiguration], maxLag: Duration, window: Duration)? {
         typealias K = SettingKeys.Postgres
-        guard let list = string(K.replicas) else { return nil }
+        guard string(K.replicas) != nil else { return nil }
         let primary = try postgres()
-        let replicas = try list.split(separator: ",").map { entry in
-            let parts = entry.trimmingCharacters(in: .whitespaces).split(separator: ":")
-            guard parts.count == 2, !parts[0].isEmpty, let port = Int(parts[1]), (1...65535).contains(port) else {
-                throw SettingsError.invalid(K.replicas, expected: "host:port entries separated by commas")
-            }
+        let replicas = try addresses(K.replicas).map { address in
             var replica = primary
-            replica.host = String(parts[0])
-            replica.port = port
+            (replica.host, replica.port) = address
             return replica
         }
         let maxLag = try required(seconds(K.replicaMaxLag), K.replicaMaxLag)
@@ -51,13 +46,30 @@ extension Settings {
 
     func redis() throws -> RedisConfiguration {
         typealias K = SettingKeys.Redis
-        return RedisConfiguration(
+        var configuration = RedisConfiguration(
             host: try required(string(K.host), K.host),
             port: try required(port(K.port), K.port),
             password: string(K.password),
             database: try required(int(K.database, in: 0...15), K.database),
             maximumConnections: try required(int(K.maxConnections, in: 1...1000), K.maxConnections),
             commandTimeout: try required(seconds(K.commandTimeout), K.commandTimeout))
+        configuration.sentinels = try addresses(K.sentinels)
+        configuration.masterName = try required(string(K.masterName), K.masterName)
+        configuration.sentinelPassword = string(K.sentinelPassword)
+        configuration.waitReplicas = try required(int(K.waitReplicas, in: 0...16), K.waitReplicas)
+        return configuration
+    }
+
+    /// A `host:port` list, comma-separated; empty when unset.
+    func addresses(_ key: SettingKey) throws -> [(host: String, port: Int)] {
+        guard let list = string(key) else { return [] }
+        return try list.split(separator: ",").map { entry in
+            let parts = entry.trimmingCharacters(in: .whitespaces).split(separator: ":")
+            guard parts.count == 2, !parts[0].isEmpty, let port = Int(parts[1]), (1...65535).contains(port) else {
+                throw SettingsError.invalid(key, expected: "host:port entries separated by commas")
+            }
+            return (String(parts[0]), port)
+        }
     }
 
     /// - Parameters:
