@@ -43,11 +43,13 @@ public struct EMQXBrokerControl: BrokerSessionControl {
         }
         for user in users {
             for clientID in try await api.clientIDs(username: user) {
+                // The cached answers first: a SUBSCRIBE between the two would otherwise be
+                // allowed from the cache, and never asked again.
+                try await api.cleanAuthorizationCache(clientID: clientID)
                 // Only topics a client subscribes to: chat-in is written, never subscribed.
                 for topic in lost[user] ?? [] where !topic.hasPrefix(Topic.chatInPrefix) {
                     try await api.unsubscribe(clientID: clientID, topic: topic)
                 }
-                try await api.cleanAuthorizationCache(clientID: clientID)
             }
         }
         for clientID in command.kickClients { try await api.kick(clientID: clientID) }

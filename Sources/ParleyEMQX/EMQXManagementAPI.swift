@@ -106,8 +106,9 @@ public struct EMQXManagementAPI: Sendable {
     }
 
     static func escaped(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
+        // RFC 3986's unreserved characters, ASCII only.
+        let allowed = CharacterSet(
+            charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
     }
 
@@ -120,12 +121,14 @@ public struct EMQXManagementAPI: Sendable {
     }
 }
 
-/// EMQX's API failed: unreachable or answering 5xx or 429 (unavailable: retried), or refusing
-/// (a wrong key, say: not retried).
+/// EMQX's API failed: unreachable, answering 5xx or 429, or refusing Parley's key (401, 403:
+/// unavailable, retried until an operator mends it, and the outbox's stall alarm says so,
+/// rather than a lost room's members silently kept subscribed), or refusing the request itself
+/// (other 4xx: not retried).
 public struct EMQXAPIError: DependencyError, CustomStringConvertible {
     public let status: Int?
     public let detail: String
 
-    public var isUnavailability: Bool { status.map { $0 >= 500 || $0 == 429 } ?? true }
+    public var isUnavailability: Bool { status.map { $0 >= 500 || [401, 403, 429].contains($0) } ?? true }
     public var description: String { detail }
 }

@@ -1,6 +1,7 @@
 import Logging
 import ParleyCore
 import PostgresNIO
+import ServiceLifecycle
 import Synchronization
 
 /// PostgreSQL streaming replicas that reads allowed to be a little stale may use
@@ -60,16 +61,18 @@ public final class ReadReplicas: Sendable {
     /// Whether each replica is in use now, by `host:port`.
     public var status: [String: Bool] { state.withLock { Dictionary(uniqueKeysWithValues: zip(names, $0.current)) } }
 
-    /// Runs the replicas' pools and the monitor until cancelled.
+    /// Runs the replicas' pools and the monitor until the process stops.
     func run(primary: BoundedPostgresClient) async {
         await withDiscardingTaskGroup { group in
             for replica in replicas { group.addTask { await replica.pool.run() } }
-            group.addTask { await self.monitor(primary: primary) }
+            group.addTask { try? await cancelWhenGracefulShutdown { await self.monitor(primary: primary) } }
         }
     }
 
     private func monitor(primary: BoundedPostgresClient) async {
         while !Task.isCancelled {
+            var current = Array(repeating: false, count: replicas.count)
+            // Without the primary's position nothing can be judged: every replica is skipped.
             if let lsn = try? await position(of: primary, "pg_current_wal_lsn()") {
                 let now = ContinuousClock.now
                 let required = state.withLock { state in
@@ -78,23 +81,22 @@ public final class ReadReplicas: Sendable {
                     while state.positions.count > 1, state.positions[1].at <= now - maxLag {
                         state.positions.removeFirst()
                     }
-                    let old = state.positions[0]
-                    return old.at <= now - maxLag ? old.lsn : 0
+                    // Younger than maxLag, the oldest position is a stricter bar: still safe.
+                    return state.positions[0].lsn
                 }
-                var current: [Bool] = []
-                for replica in replicas {
+                for (index, replica) in replicas.enumerated() {
                     let replayed = try? await position(of: replica, "pg_last_wal_replay_lsn()")
-                    current.append(replayed.map { $0 >= required } ?? false)
+                    current[index] = replayed.map { $0 >= required } ?? false
                 }
-                let changed = state.withLock { state in
-                    defer { state.current = current }
-                    return state.current != current
-                }
-                if changed {
-                    logger.notice(
-                        "PostgreSQL replicas in use changed",
-                        metadata: ["replicas": "\(zip(names, current).map { "\($0)=\($1 ? "current" : "skipped")" })"])
-                }
+            }
+            let changed = state.withLock { state in
+                defer { state.current = current }
+                return state.current != current
+            }
+            if changed {
+                logger.notice(
+                    "PostgreSQL replicas in use changed",
+                    metadata: ["replicas": "\(zip(names, current).map { "\($0)=\($1 ? "current" : "skipped")" })"])
             }
             try? await Task.sleep(for: interval)
         }

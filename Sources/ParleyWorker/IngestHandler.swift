@@ -46,11 +46,14 @@ public struct IngestHandler: Sendable {
     /// messages before it, so a room's events keep the order they arrived in.
     public func handle(_ batch: [ChatInput]) async {
         var sends: [PendingSend] = []
+        var writers = Set<Int64>()
         for input in batch {
             let topic = Topic.chatIn(parsing: input.topic)
             let sender: Int64
             switch senders.sender(of: input, topicSender: topic?.sender) {
-            case .sender(let vouched): sender = vouched
+            case .sender(let vouched):
+                sender = vouched
+                writers.insert(vouched)
             case .unknown:
                 logger.warning(
                     "chat-in message without a vouched sender dropped", metadata: ["topic": "\(input.topic)"])
@@ -110,19 +113,15 @@ public struct IngestHandler: Sendable {
             }
         }
         if !sends.isEmpty { await store(sends) }
+        // Read markers and messages alike: their senders read from the primary for a while.
+        await mark(writers)
     }
 
     /// Stores the batch's new messages in one transaction; a retry is answered with the
     /// canonical event (the outbox sent it once), a refused message alone with `message-rejected`.
     private func store(_ sends: [PendingSend]) async {
-        if let writers {
-            // Before the commit: the canonical event, and a read after it, may come at once.
-            do {
-                try await writers.wrote(Array(Set(sends.map(\.submission.senderID))))
-            } catch {
-                logger.warning("could not mark the batch's senders as writers", metadata: ["error": "\(error)"])
-            }
-        }
+        // Before the commit too: the canonical event, and a read after it, may come at once.
+        await mark(Set(sends.map(\.submission.senderID)))
         let outcomes: [SendOutcome]
         do {
             outcomes = try await rooms.send(sends.map(\.submission))
@@ -156,6 +155,16 @@ public struct IngestHandler: Sendable {
                     envelope: retry.send.envelope,
                     Rejection(.unavailable, "The server could not store this now; publish it again."))
             }
+        }
+    }
+
+    /// Marks users as having written (``ParleyCore/RecentWriters``), when reads may use replicas.
+    private func mark(_ users: Set<Int64>) async {
+        guard let writers, !users.isEmpty else { return }
+        do {
+            try await writers.wrote(Array(users))
+        } catch {
+            logger.warning("could not mark chat-in's senders as writers", metadata: ["error": "\(error)"])
         }
     }
 

@@ -64,7 +64,8 @@ struct ServeGraph {
                 key: mqttKey, server: try settings.serverIdentity(),
                 sessions: PostgresSessionRepository(database: parts.postgres, logger: Runtime.logger("sessions")),
                 rooms: PostgresRoomRepository(
-                    database: parts.postgres, logger: Runtime.logger("rooms"), fileLinks: parts.fileLinks)))
+                    database: parts.postgres, logger: Runtime.logger("rooms"), fileLinks: parts.fileLinks),
+                senders: try settings.ingestSender()))
         routes = ParleyRoutes(
             probes: dependencies.probes, readinessTimeout: try settings.http().readinessTimeout,
             registry: Runtime.metrics, features: Self.features(parts, cache: cache), broker: broker,

@@ -44,7 +44,7 @@ struct BrokerPluginTests {
         let authority = BrokerAuthority(
             key: AccountsHarness.mqttKey, server: Self.server,
             sessions: PostgresSessionRepository(database: harness.database, logger: .quiet),
-            rooms: PostgresRoomRepository(database: harness.database, logger: .quiet))
+            rooms: PostgresRoomRepository(database: harness.database, logger: .quiet), senders: senders)
         let internalServer = APIServer(
             configuration: HTTPConfiguration(port: nil, tlsPort: nil, internalPort: 0), logger: .quiet)
         let ports = PortBook()

@@ -24,4 +24,13 @@ struct BrokerControlSettingsTests {
         }
         #expect(throws: SettingsError.self) { try Settings(environment: ["PARLEY_BROKER_CONTROL": "hivemq"]).emqxAPI() }
     }
+
+    @Test func onEMQXTheSenderMustBeTheTopicsAsEMQXStampsNone() throws {
+        #expect(try Settings(environment: [:]).ingestSender() == .plugin)
+        #expect(throws: SettingsError.self) {
+            try Settings(environment: ["PARLEY_BROKER_CONTROL": "emqx"]).ingestSender()
+        }
+        let topic = ["PARLEY_BROKER_CONTROL": "emqx", "PARLEY_INGEST_SENDER": "topic"]
+        #expect(try Settings(environment: topic).ingestSender() == .topic)
+    }
 }

@@ -24,7 +24,7 @@ struct ReplicaSettingsTests {
         }
         #expect(throws: SettingsError.self) {
             try Settings(environment: [
-                "PARLEY_POSTGRES_REPLICAS": "r:5432", "PARLEY_POSTGRES_REPLICA_MAX_LAG": "20",
+                "PARLEY_POSTGRES_REPLICAS": "r:5432", "PARLEY_POSTGRES_REPLICA_MAX_LAG": "9",
             ]).postgresReplicas()
         }
     }

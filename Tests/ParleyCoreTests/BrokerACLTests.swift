@@ -36,6 +36,12 @@ struct BrokerACLTests {
         #expect(decide("chat-in/\(uid)/7", .read) == .deny)
         #expect(decide("chat-in/\(uid)/+", .subscribe) == .deny)
         #expect(decide("$share/parley-ingest/chat-in/+/+", .subscribe, server: true) == .allow)
+        // Where the topic vouches for the sender, the topic naming nobody is not written.
+        let topicMode = { (topic: String) in
+            BrokerACL.decide(topic: topic, access: .write, userID: 7, isServer: false, senders: .topic)
+        }
+        #expect(topicMode("chat-in/\(uid)") == .deny)
+        #expect(topicMode("chat-in/\(uid)/7") == .requiresRoomRole(roomUID: uid, minimum: .reader))
     }
 
     @Test func notificationsAreForTheirUserOnly() {

@@ -21,7 +21,7 @@ struct ReplicaReadsTests {
             let parley = ParleyCommand(
                 environment: ParleyCommand(database: primary, services: services).environment.merging([
                     "PARLEY_POSTGRES_REPLICAS": "127.0.0.1:\(replicaPort)", "PARLEY_POSTGRES_REPLICA_MAX_LAG": "3",
-                    "PARLEY_POSTGRES_READ_YOUR_WRITES": "4",
+                    "PARLEY_POSTGRES_READ_YOUR_WRITES": "5",
                 ]) { $1 })
             let migrated = try await parley.run("migrate", "up")
             #expect(migrated.status == 0, "\(migrated.standardError)")
@@ -61,7 +61,9 @@ struct ReplicaReadsTests {
             #expect(answer.status == 200, "\(answer.json)")
             return (answer.json["messages"] as? [[String: Any]] ?? []).compactMap { $0["uid"] as? String }
         }
-        for _ in 0..<50 where try await stack.request("GET", "/v1/rooms", token: bob.token).json["rooms"] == nil {
+        for _ in 0..<50
+        where (try await stack.request("GET", "/v1/rooms", token: bob.token).json["rooms"] as? [Any])?.isEmpty != false
+        {
             try await Task.sleep(for: .milliseconds(100))
         }
 

@@ -23,7 +23,11 @@ public enum BrokerACL {
     /// - Parameters:
     ///   - userID: the client's user (its MQTT user name); nil for an unknown identity.
     ///   - isServer: the server's own identity, which may do anything.
-    public static func decide(topic: String, access: Access, userID: Int64?, isServer: Bool) -> Decision {
+    ///   - senders: what vouches for chat-in's sender; with `.topic` only the topic naming it may
+    ///     be written (on `chat-in/{uid}` a message would name nobody and be dropped unseen).
+    public static func decide(
+        topic: String, access: Access, userID: Int64?, isServer: Bool, senders: ChatInSender = .plugin
+    ) -> Decision {
         if isServer { return .allow }
         guard let userID, let topic = Topic(topic) else { return .deny }
         switch topic {
@@ -33,6 +37,7 @@ public enum BrokerACL {
         case .chatIn(let uid):
             // Client input: members write (the ingest checks the type's role), only the
             // server's ingest reads.
+            guard senders == .plugin else { return .deny }
             return access == .write ? .requiresRoomRole(roomUID: uid, minimum: .reader) : .deny
         case .chatInAs(let uid, let sender):
             // The same, as one user: only that user writes it (the ingest takes the sender

@@ -24,13 +24,18 @@ public struct BrokerAuthority: Sendable {
     let server: ServerIdentity?
     let sessions: any SessionRepository
     let rooms: any RoomRepository
+    /// What vouches for chat-in's sender (``ChatInSender``): the topics a user may write follow.
+    let senders: ChatInSender
 
-    public init(key: MQTTTokenKey, server: ServerIdentity?, sessions: any SessionRepository, rooms: any RoomRepository)
-    {
+    public init(
+        key: MQTTTokenKey, server: ServerIdentity?, sessions: any SessionRepository, rooms: any RoomRepository,
+        senders: ChatInSender = .plugin
+    ) {
         self.key = key
         self.server = server
         self.sessions = sessions
         self.rooms = rooms
+        self.senders = senders
     }
 
     /// CONNECT: the server's credentials, or a user's MQTT token naming exactly this user
@@ -60,7 +65,8 @@ public struct BrokerAuthority: Sendable {
 
     public func authorize(username: String, topic: String, access: BrokerACL.Access) async throws -> Bool {
         let decision = BrokerACL.decide(
-            topic: topic, access: access, userID: Int64(username), isServer: isSuperuser(username: username))
+            topic: topic, access: access, userID: Int64(username), isServer: isSuperuser(username: username),
+            senders: senders)
         switch decision {
         case .allow: return true
         case .deny: return false

@@ -47,7 +47,7 @@ enum SettingKeys {
         static let readYourWrites = SettingKey(
             "postgres.readYourWrites", default: "10",
             "Seconds after a user's last write during which their reads go to the primary (at least "
-                + "postgres.replicaMaxLag), so a client always sees its own writes.")
+                + "postgres.replicaMaxLag plus 2), so a client always sees its own writes.")
         static let all = [
             host, port, user, password, database, tls, maxConnections, connectTimeout, answerTimeout, replicas,
             replicaMaxLag, readYourWrites,

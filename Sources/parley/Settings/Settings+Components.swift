@@ -38,8 +38,11 @@ extension Settings {
         }
         let maxLag = try required(seconds(K.replicaMaxLag), K.replicaMaxLag)
         let window = try required(seconds(K.readYourWrites), K.readYourWrites)
-        guard window >= maxLag else {
-            throw SettingsError.invalid(K.readYourWrites, expected: "at least PARLEY_POSTGRES_REPLICA_MAX_LAG")
+        // A replica in use may be up to maxLag behind, judged once per monitor pass (500 ms) from
+        // a position up to a pass old: the window covers that with room to spare.
+        guard window >= maxLag + .seconds(2) else {
+            throw SettingsError.invalid(
+                K.readYourWrites, expected: "at least PARLEY_POSTGRES_REPLICA_MAX_LAG plus 2 seconds")
         }
         return (replicas, maxLag, window)
     }

@@ -37,6 +37,11 @@ extension Settings {
         guard let sender = ChatInSender(rawValue: try required(string(key), key)) else {
             throw SettingsError.invalid(key, expected: "plugin or topic")
         }
+        // EMQX stamps nothing: a `parley-user` there is whatever the client wrote.
+        if sender == .plugin, string(SettingKeys.MQTT.control) == "emqx" {
+            throw SettingsError.invalid(
+                key, expected: "topic with PARLEY_BROKER_CONTROL=emqx (EMQX vouches for no sender)")
+        }
         return sender
     }
 }
