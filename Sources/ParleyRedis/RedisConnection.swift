@@ -29,16 +29,18 @@ public final class RedisConnection: @unchecked Sendable {
     ///   is stopped with ``interrupt()``).
     static func connect(_ configuration: RedisConfiguration, blocking: Bool = false) async throws -> RedisConnection {
         guard !configuration.sentinels.isEmpty else { return try await open(configuration, blocking: blocking) }
-        var primary = configuration
-        (primary.host, primary.port) = try await RedisSentinels.primary(of: configuration)
-        primary.sentinels = []
-        let connection = try await open(primary, blocking: blocking)
-        // A Sentinel may not know of a failover yet: only the primary itself is taken.
-        guard (try await connection.send(["ROLE"])).array?.first?.string == "master" else {
-            connection.discard()
-            throw RedisError.connection("\(primary.host):\(primary.port) is no longer the primary")
+        return try await RedisSentinels.connectToPrimary(of: configuration) { address in
+            var primary = configuration
+            (primary.host, primary.port) = address
+            primary.sentinels = []
+            let connection = try await open(primary, blocking: blocking)
+            // A Sentinel may not know of a failover yet: only the primary itself is taken.
+            guard (try await connection.send(["ROLE"])).array?.first?.string == "master" else {
+                connection.discard()
+                throw RedisError.connection("\(address.host):\(address.port) is not the primary")
+            }
+            return connection
         }
-        return connection
     }
 
     static func open(_ configuration: RedisConfiguration, blocking: Bool = false) async throws -> RedisConnection {

@@ -51,9 +51,7 @@ public struct IngestHandler: Sendable {
             let topic = Topic.chatIn(parsing: input.topic)
             let sender: Int64
             switch senders.sender(of: input, topicSender: topic?.sender) {
-            case .sender(let vouched):
-                sender = vouched
-                writers.insert(vouched)
+            case .sender(let vouched): sender = vouched
             case .unknown:
                 logger.warning(
                     "chat-in message without a vouched sender dropped", metadata: ["topic": "\(input.topic)"])
@@ -96,6 +94,7 @@ public struct IngestHandler: Sendable {
                     // Each message is a trace of its own, from here to its pushes.
                     let span = PipelineTrace.startTrace("chat-in", kind: .consumer)
                     span?.set("messaging.destination.name", input.topic)
+                    writers.insert(sender)
                     sends.append(
                         PendingSend(
                             submission: MessageSubmission(
@@ -113,7 +112,7 @@ public struct IngestHandler: Sendable {
             }
         }
         if !sends.isEmpty { await store(sends) }
-        // Read markers and messages alike: their senders read from the primary for a while.
+        // After the writes too (messages were marked before theirs, read markers before each).
         await mark(writers)
     }
 
@@ -172,6 +171,7 @@ public struct IngestHandler: Sendable {
         switch envelope.type {
         case "read-message-notification":
             let target = try ReadMarker.Target(messageId: envelope.data.messageId, seq: envelope.data.seq)
+            await mark([sender])
             try await rooms.markRead(roomID: roomID, target: target, by: sender)
         case "creating-message-info":
             try await rooms.requireWriter(roomID: roomID, userID: sender)

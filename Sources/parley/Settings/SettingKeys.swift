@@ -73,8 +73,8 @@ enum SettingKeys {
             "redis.sentinelPassword", secret: true, "Password of the Sentinels (their requirepass), if any.")
         static let waitReplicas = SettingKey(
             "redis.waitReplicas", default: "0",
-            "Replicas that must hold a queued job before it counts as queued (WAIT), so a failover loses none; "
-                + "1 with Sentinel and one replica.")
+            "Replicas a queued job waits for (WAIT, 1 s) before it counts as queued, so a failover loses none; "
+                + "fewer within the wait are counted (parley_jobs_unreplicated_total), not failed. 1 with Sentinel.")
         static let all = [
             host, port, password, database, maxConnections, commandTimeout, sentinels, masterName, sentinelPassword,
             waitReplicas,
