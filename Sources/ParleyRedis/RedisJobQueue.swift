@@ -50,9 +50,13 @@ public struct RedisJobQueue: JobQueue {
         self.configuration = configuration
     }
 
-    public var stream: String { "parley:jobs:\(name)" }
+    /// A queue's keys share the hash tag `{name}`: one Redis Cluster slot, so the scripts that
+    /// use several of them work on a cluster as they are, with no data to move.
+    public var stream: String { "parley:jobs:{\(name)}" }
     public var deadLetterStream: String { "\(stream):dead" }
     public var delayedSet: String { "\(stream):delayed" }
+    /// The keys before the hash tag, moved into the tagged ones by the first consumer to start.
+    var legacyKeys: [String] { ["parley:jobs:\(name)", "parley:jobs:\(name):dead", "parley:jobs:\(name):delayed"] }
 
     public func enqueue(_ job: String) async throws {
         try await enqueue(contentsOf: [job])
@@ -109,6 +113,23 @@ public struct RedisJobQueue: JobQueue {
             String(configuration.batchSize))
     }
 
+    static let migrateScript = """
+        for i = 1, 2 do
+            if redis.call('TYPE', KEYS[i])['ok'] == 'stream' then
+                for _, entry in ipairs(redis.call('XRANGE', KEYS[i], '-', '+')) do
+                    redis.call('XADD', KEYS[i + 3], '*', unpack(entry[2]))
+                end
+                redis.call('DEL', KEYS[i])
+            end
+        end
+        if redis.call('TYPE', KEYS[3])['ok'] == 'zset' then
+            local members = redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES')
+            for j = 1, #members, 2 do redis.call('ZADD', KEYS[6], members[j + 1], members[j]) end
+            redis.call('DEL', KEYS[3])
+        end
+        return 0
+        """
+
     static let promoteScript = """
         local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
         for _, member in ipairs(due) do
@@ -126,6 +147,11 @@ public struct RedisJobQueue: JobQueue {
         """
 
     func ensureGroup() async throws {
+        // Before the hash tag: what an older version queued moves into the tagged keys. Its
+        // consumer-group state does not: a job read and not yet acknowledged then is delivered
+        // again (at least once, as always). One script, so two consumers never both move a job.
+        _ = try await pool.send(
+            ["EVAL", Self.migrateScript, "6"] + legacyKeys + [stream, deadLetterStream, delayedSet])
         do {
             _ = try await pool.send("XGROUP", "CREATE", stream, Self.group, "0", "MKSTREAM")
         } catch RedisError.server(let message) where message.hasPrefix("BUSYGROUP") {}

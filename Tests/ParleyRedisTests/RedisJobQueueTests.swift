@@ -32,6 +32,24 @@ struct RedisJobQueueTests {
         try await running.value
     }
 
+    @Test func aQueuesKeysShareAHashTagAndWhatAnOlderVersionQueuedIsStillHandled() async throws {
+        let queue = try queue()
+        #expect(
+            [queue.stream, queue.deadLetterStream, queue.delayedSet].allSatisfy { $0.contains("{\(queue.name)}") })
+        // Queued under the keys without the tag, before an upgrade.
+        _ = try await queue.pool.send("XADD", queue.legacyKeys[0], "*", "job", "old-1")
+        _ = try await queue.pool.send("XADD", queue.legacyKeys[1], "*", "job", "old-dead", "reason", "r")
+        _ = try await queue.pool.send("ZADD", queue.legacyKeys[2], "1", "1|0-1|old-later")
+        try await queue.enqueue("new-1")
+        let seen = Recorder()
+        try await consume(
+            queue, consumers: [JobConsumer(queue: queue, consumer: "c0", logger: .quiet) { seen.add($0) }],
+            until: { seen.values.count >= 3 })
+        #expect(Set(seen.values) == ["old-1", "new-1", "old-later"])
+        #expect(try await queue.deadLetters().count == 1)
+        for key in queue.legacyKeys { #expect(try await queue.pool.send("EXISTS", key).integer == 0, "\(key)") }
+    }
+
     @Test func jobsAddedTogetherAreAllQueuedInOrder() async throws {
         let queue = try queue()
         try await queue.enqueue(contentsOf: (0..<50).map { "batch-\($0)" })

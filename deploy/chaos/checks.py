@@ -86,7 +86,7 @@ class Checks:
         while True:
             state = {}
             for q in QUEUES:
-                stream = f"parley:jobs:{q}"
+                stream = f"parley:jobs:{{{q}}}"
                 pending = self.store.redis_int("XPENDING", stream, "parley")
                 state[q] = {
                     "waiting or in flight": self.store.redis_int("XLEN", stream),
@@ -105,7 +105,7 @@ class Checks:
                 if n and what != "dead":
                     self.fail(f"queue {q}: {n} job(s) {what} after {self.args.jobs_wait} s")
             if s["dead"]:
-                reasons = self.store.redis("XRANGE", f"parley:jobs:{q}:dead", "-", "+", "COUNT", "3")
+                reasons = self.store.redis("XRANGE", f"parley:jobs:{{{q}}}:dead", "-", "+", "COUNT", "3")
                 self.fail(f"queue {q}: {s['dead']} job(s) in the dead-letter stream, e.g. {reasons[:8]}")
         if outbox:
             self.fail(f"{outbox} outbox row(s) not relayed after {self.args.jobs_wait} s")
