@@ -246,6 +246,9 @@ let package = Package(
             name: "ParleyTestSupport",
             dependencies: [
                 "ParleyCore", "ParleyPostgres", "ParleyRedis", "ParleyMQTT", "ParleyPush", "ParleyPushSimulator",
+                // Loopback stand-ins for other parties' HTTP servers.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -256,9 +259,7 @@ let package = Package(
         .testTarget(
             name: "ParleyEMQXTests",
             dependencies: [
-                "ParleyEMQX", "ParleyCore",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                "ParleyEMQX", "ParleyCore", "ParleyTestSupport", .product(name: "Hummingbird", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -331,7 +332,6 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 // The OTLP/HTTP receiver the trace test sends spans to.
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),

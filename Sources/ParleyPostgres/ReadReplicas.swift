@@ -58,9 +58,6 @@ public final class ReadReplicas: Sendable {
         }
     }
 
-    /// Whether each replica is in use now, by `host:port`.
-    public var status: [String: Bool] { state.withLock { Dictionary(uniqueKeysWithValues: zip(names, $0.current)) } }
-
     /// Runs the replicas' pools and the monitor until the process stops.
     func run(primary: BoundedPostgresClient) async {
         await withDiscardingTaskGroup { group in

@@ -46,7 +46,7 @@ public struct IngestHandler: Sendable {
     /// messages before it, so a room's events keep the order they arrived in.
     public func handle(_ batch: [ChatInput]) async {
         var sends: [PendingSend] = []
-        var writers = Set<Int64>()
+        var wrote = Set<Int64>()
         for input in batch {
             let topic = Topic.chatIn(parsing: input.topic)
             let sender: Int64
@@ -94,7 +94,7 @@ public struct IngestHandler: Sendable {
                     // Each message is a trace of its own, from here to its pushes.
                     let span = PipelineTrace.startTrace("chat-in", kind: .consumer)
                     span?.set("messaging.destination.name", input.topic)
-                    writers.insert(sender)
+                    wrote.insert(sender)
                     sends.append(
                         PendingSend(
                             submission: MessageSubmission(
@@ -113,7 +113,7 @@ public struct IngestHandler: Sendable {
         }
         if !sends.isEmpty { await store(sends) }
         // After the writes too (messages were marked before theirs, read markers before each).
-        await mark(writers)
+        await mark(wrote)
     }
 
     /// Stores the batch's new messages in one transaction; a retry is answered with the

@@ -1,8 +1,7 @@
 import Foundation
 import Hummingbird
-import Logging
 import NIOCore
-import ServiceLifecycle
+import ParleyTestSupport
 import Synchronization
 
 /// EMQX 5's management API on loopback, as much as Parley calls: the requests exactly as they
@@ -22,51 +21,26 @@ final class EMQXAPIServer: Sendable {
     /// Answers every request with this status instead, when set.
     let failing = Mutex<Int?>(nil)
     let requests = Mutex<[Request]>([])
-    private let group: ServiceGroup
-    private let running: Task<Void, any Error>
-    let port: Int
+    /// Set once, right after the server starts, before a request can come.
+    private let server = Mutex<LoopbackHTTPServer?>(nil)
 
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    var baseURL: String { server.withLock { $0?.baseURL ?? "" } }
     var received: [Request] { requests.withLock { $0 } }
 
     static func start(clients: [String: [String]]) async throws -> EMQXAPIServer {
-        let logger = Logger(label: "emqx-api", factory: { _ in SwiftLogNoOpLogHandler() })
+        let api = EMQXAPIServer(clients: clients)
         let router = Router()
-        let box = Box()
-        router.on("**", method: .get) { request, _ in try await box.value!.answer(request) }
-        router.on("**", method: .post) { request, _ in try await box.value!.answer(request) }
-        router.on("**", method: .delete) { request, _ in try await box.value!.answer(request) }
-        let ready = AsyncStream<Int>.makeStream()
-        let application = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { ready.continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
-        let group = ServiceGroup(
-            configuration: .init(services: [.init(service: application)], gracefulShutdownSignals: [], logger: logger))
-        let running = Task {
-            defer { ready.continuation.finish() }
-            try await group.run()
+        for method in [HTTPRequest.Method.get, .post, .delete] {
+            router.on("**", method: method) { [api] request, _ in try await api.answer(request) }
         }
-        var port = 0
-        for await value in ready.stream {
-            port = value
-            break
-        }
-        let server = EMQXAPIServer(clients: clients, group: group, running: running, port: port)
-        box.value = server
-        return server
+        let server = try await LoopbackHTTPServer.start(router)
+        api.server.withLock { $0 = server }
+        return api
     }
 
-    private init(clients: [String: [String]], group: ServiceGroup, running: Task<Void, any Error>, port: Int) {
-        self.clients = clients
-        self.group = group
-        self.running = running
-        self.port = port
-    }
+    private init(clients: [String: [String]]) { self.clients = clients }
 
-    func stop() async {
-        await group.triggerGracefulShutdown()
-        _ = try? await running.value
-    }
+    func stop() async { await server.withLock { $0 }?.stop() }
 
     private func answer(_ request: Hummingbird.Request) async throws -> Response {
         let body = try await request.body.collect(upTo: 1 << 20)
@@ -89,10 +63,5 @@ final class EMQXAPIServer: Sendable {
         ])
         return Response(
             status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(data: json)))
-    }
-
-    private final class Box: @unchecked Sendable {
-        // Set once, before the first request can come.
-        var value: EMQXAPIServer?
     }
 }

@@ -17,9 +17,7 @@ struct IngestKillTests {
         let services = try TestServices.shared()
         let database = try await services.makeDatabase(migrated: true)
         let internalPort = try PluginBroker.freePort()
-        let broker = try await PluginBroker(
-            tokenKeyBase64: "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", serverUsername: "parley-server",
-            serverPassword: services.secret("MQTT"), aclURL: "http://127.0.0.1:\(internalPort)/internal/broker/acl")
+        let broker = try await PluginBroker.forParley(services, internalPort: internalPort)
         let parley = ParleyCommand(
             environment: ParleyCommand(database: database, services: services).environment.merging([
                 "PARLEY_MQTT_PORT": String(broker.port), "PARLEY_INTERNAL_PORT": String(internalPort),
@@ -58,7 +56,7 @@ struct IngestKillTests {
         let bob = try await stack.signUp("bob")
         let room = try await stack.request("PUT", "/v1/rooms/direct/\(bob.id)", token: alice.token).json
         let (roomID, uid) = (try #require(room["id"] as? Int), try #require(room["uid"] as? String))
-        let sender = try await mqttClient(broker: broker, login: alice.mqtt)
+        let sender = try await broker.connectedClient(alice.mqtt)
         func send(_ id: String) async throws {
             try await sender.publish(
                 topic: "chat-in/\(uid)",
@@ -105,17 +103,5 @@ struct IngestKillTests {
         for _ in 0..<100 where try await stored("killed-1") == 0 { try await Task.sleep(for: .milliseconds(100)) }
         #expect(try await stored("killed-1") == 1, "the message acknowledged to its sender was lost with the ingest")
         await sender.shutdown()
-    }
-
-    /// A user's MQTT client, logged in with the credentials the login answered.
-    private func mqttClient(broker: PluginBroker, login: [String: String]) async throws -> MQTTClient {
-        let client = try MQTTClient(
-            configuration: MQTTConfiguration(
-                port: broker.port, username: login["username"], password: login["password"],
-                clientID: login["clientId"] ?? "", acknowledgementTimeout: .seconds(5)),
-            logger: .quiet)
-        try client.start()
-        try await client.waitUntilConnected(timeout: .seconds(5))
-        return client
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import ParleyMQTT
-import ParleyRedis
 import ParleyTestSupport
 import Testing
 
@@ -13,15 +12,9 @@ struct MultiProcessTests {
     @Test func twoServesAndTwoWorkersDeliverEveryMessageOnceThroughAWorkersStop() async throws {
         let services = try TestServices.shared()
         let database = try await services.makeDatabase(migrated: true)
-        var redis = services.redis()
-        redis.database = Self.redisDatabase
-        let pool = RedisConnectionPool(configuration: redis, logger: .quiet)
-        _ = try await pool.send("FLUSHDB")
-        await pool.close()
+        try await services.emptyRedis(database: Self.redisDatabase)
         let internalPort = try PluginBroker.freePort()
-        let broker = try await PluginBroker(
-            tokenKeyBase64: "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", serverUsername: "parley-server",
-            serverPassword: services.secret("MQTT"), aclURL: "http://127.0.0.1:\(internalPort)/internal/broker/acl")
+        let broker = try await PluginBroker.forParley(services, internalPort: internalPort)
         let directory = TestScratch.path("parley-multi")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let base = ParleyCommand(database: database, services: services).environment.merging([
@@ -81,8 +74,8 @@ struct MultiProcessTests {
                 "members": [["userId": bob.id, "role": "writer"], ["userId": carol.id, "role": "writer"]],
             ], token: alice.token)
         let (roomID, uid) = (try #require(room.json["id"] as? Int), try #require(room.json["uid"] as? String))
-        let bobClient = try await connectedClient(broker, bob.mqtt)
-        let carolClient = try await connectedClient(broker, carol.mqtt)
+        let bobClient = try await broker.connectedClient(bob.mqtt)
+        let carolClient = try await broker.connectedClient(carol.mqtt)
         for client in [bobClient, carolClient] { try await client.subscribe("chat-room/\(uid)") }
 
         var expected = Set<String>()
@@ -116,17 +109,6 @@ struct MultiProcessTests {
             #expect(history.compactMap { $0["uid"] as? String }.sorted() == expected.sorted())
             #expect(history.compactMap { $0["seq"] as? Int } == Array(1...expected.count))
         }
-    }
-
-    private func connectedClient(_ broker: PluginBroker, _ login: [String: String]) async throws -> MQTTClient {
-        let client = try MQTTClient(
-            configuration: MQTTConfiguration(
-                port: broker.port, username: login["username"], password: login["password"],
-                clientID: login["clientId"] ?? "", acknowledgementTimeout: .seconds(5)),
-            logger: .quiet)
-        try client.start()
-        try await client.waitUntilConnected(timeout: .seconds(5))
-        return client
     }
 
     /// The uids of the new messages a client receives, until it has all of `expected` or

@@ -1,8 +1,6 @@
 import Foundation
 import Hummingbird
-import Logging
-import NIOCore
-import ServiceLifecycle
+import ParleyTestSupport
 import Synchronization
 
 /// An OpenTelemetry collector's OTLP/HTTP trace endpoint on loopback (`POST /v1/traces`,
@@ -27,15 +25,12 @@ struct OTLPReceiver: Sendable {
     }
 
     private let store: Store
-    private let group: ServiceGroup
-    private let running: Task<Void, any Error>
-    let port: Int
+    private let server: LoopbackHTTPServer
 
     var received: [Span] { store.spans.withLock { $0 } }
-    var endpoint: String { "http://127.0.0.1:\(port)" }
+    var endpoint: String { server.baseURL }
 
     static func start() async throws -> OTLPReceiver {
-        let logger = Logger(label: "otlp-receiver", factory: { _ in SwiftLogNoOpLogHandler() })
         let store = Store()
         let router = Router()
         router.post("v1/traces") { request, _ -> Response in
@@ -45,42 +40,11 @@ struct OTLPReceiver: Sendable {
             // An empty ExportTraceServiceResponse: everything accepted.
             return Response(status: .ok, headers: [.contentType: "application/x-protobuf"])
         }
-        let ready = AsyncStream<Int>.makeStream()
-        let application = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in ready.continuation.yield(channel.localAddress?.port ?? 0) }, logger: logger)
-        let group = ServiceGroup(
-            configuration: .init(services: [.init(service: application)], gracefulShutdownSignals: [], logger: logger))
-        let running = Task {
-            defer { ready.continuation.finish() }
-            try await group.run()
-        }
-        var port = 0
-        for await value in ready.stream {
-            port = value
-            break
-        }
-        guard port != 0 else {
-            try await running.value
-            throw TestReceiverError()
-        }
-        return OTLPReceiver(store: store, group: group, running: running, port: port)
+        return OTLPReceiver(store: store, server: try await LoopbackHTTPServer.start(router))
     }
 
-    private init(store: Store, group: ServiceGroup, running: Task<Void, any Error>, port: Int) {
-        self.store = store
-        self.group = group
-        self.running = running
-        self.port = port
-    }
-
-    func stop() async {
-        await group.triggerGracefulShutdown()
-        _ = try? await running.value
-    }
+    func stop() async { await server.stop() }
 }
-
-struct TestReceiverError: Error {}
 
 /// The fields of `ExportTraceServiceRequest` (opentelemetry-proto's trace/v1) a test reads,
 /// decoded from protobuf's wire format.

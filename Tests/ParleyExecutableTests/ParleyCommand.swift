@@ -5,6 +5,8 @@ import ParleyTestSupport
 /// The built `parley` executable, configured through the environment as an operator would.
 struct ParleyCommand {
     let environment: [String: String]
+    /// The MQTT token key every process gets (`PARLEY_MQTT_TOKEN_KEY`), and a plugin broker too.
+    static let tokenKey = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
 
     static var binary: String {
         get throws {
@@ -37,7 +39,7 @@ struct ParleyCommand {
             "PARLEY_WORKER_INTERNAL_PORT": "0",
             "PARLEY_MIGRATIONS_DIRECTORY": TestServices.migrationsDirectory.path,
             "PARLEY_BCRYPT_COST": "4",
-            "PARLEY_MQTT_TOKEN_KEY": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
+            "PARLEY_MQTT_TOKEN_KEY": Self.tokenKey,
             // Uploads and media work files in the test's own directory, never the checkout.
             "PARLEY_FILES_DIRECTORY": TestScratch.path("parley-files"),
         ]) { $1 }

@@ -1,6 +1,5 @@
 import Foundation
 import ParleyMQTT
-import ParleyRedis
 import ParleyTestSupport
 import Testing
 
@@ -11,16 +10,10 @@ struct TraceTests {
         let services = try TestServices.shared()
         let database = try await services.makeDatabase(migrated: true)
         // The jobs of an earlier run that ended midway must not be taken for this one's.
-        var redis = services.redis()
-        redis.database = Self.redisDatabase
-        let pool = RedisConnectionPool(configuration: redis, logger: .quiet)
-        _ = try await pool.send("FLUSHDB")
-        await pool.close()
+        try await services.emptyRedis(database: Self.redisDatabase)
         let receiver = try await OTLPReceiver.start()
         let internalPort = try PluginBroker.freePort()
-        let broker = try await PluginBroker(
-            tokenKeyBase64: "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", serverUsername: "parley-server",
-            serverPassword: services.secret("MQTT"), aclURL: "http://127.0.0.1:\(internalPort)/internal/broker/acl")
+        let broker = try await PluginBroker.forParley(services, internalPort: internalPort)
         do {
             try await PushFixture.with { push in
                 let keyFile = TestScratch.path("parley-trace-apns", suffix: ".p8")
@@ -88,14 +81,8 @@ struct TraceTests {
         #expect(request.root.attributes["http.response.status_code"] == "201")
         #expect(request.root.attributes["parley.request_id"]?.isEmpty == false)
 
-        let sender = try MQTTClient(
-            configuration: MQTTConfiguration(
-                port: broker.port, username: alice.mqtt["username"], password: alice.mqtt["password"],
-                clientID: alice.mqtt["clientId"] ?? "", acknowledgementTimeout: .seconds(5)),
-            logger: .quiet)
-        try sender.start()
+        let sender = try await broker.connectedClient(alice.mqtt)
         defer { Task { await sender.shutdown() } }
-        try await sender.waitUntilConnected(timeout: .seconds(5))
         try await sender.publish(
             topic: "chat-in/\(uid)",
             string: #"{"type":"new-message-notification","data":{"content":"over MQTT","uid":"mqtt-1"},"hash":"h1"}"#)

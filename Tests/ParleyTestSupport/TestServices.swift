@@ -88,6 +88,16 @@ public struct TestServices: Sendable {
     public func start(_ service: String) async throws { try await Self.runScript(["start", directory, service]) }
     public func shutdown() async throws { try await Self.runScript(["stop", directory]) }
 
+    /// Empties one Redis logical database: a test whose processes use one of their own starts
+    /// without the jobs an earlier run that ended midway left there.
+    public func emptyRedis(database: Int) async throws {
+        var configuration = redis()
+        configuration.database = database
+        let pool = RedisConnectionPool(configuration: configuration, logger: .quiet)
+        _ = try await pool.send("FLUSHDB")
+        await pool.close()
+    }
+
     /// Starts a replica of this instance's Redis and three Sentinels watching it as
     /// `parley` (`deploy/local/sentinel`); ``shutdown()`` stops them too.
     public func startSentinels(replicaPort: Int, sentinelPorts: [Int]) async throws {
