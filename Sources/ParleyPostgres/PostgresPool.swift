@@ -24,11 +24,13 @@ public struct PostgresPool: Service {
     }
 
     /// Where a read that may be a little stale goes: a current replica when the task allows
-    /// it (``ParleyCore/ReplicaReads``), else the primary. History, room lists, search, user
-    /// search and file metadata read here.
-    public var reads: BoundedPostgresClient {
-        guard ReplicaReads.allowed, let replica = replicas?.pick() else { return client }
-        return replica
+    /// it (``ParleyCore/ReplicaReads``), else the primary; a read the replica fails goes to
+    /// the primary. History, room lists, search, user search and file metadata read here.
+    public var reads: StaleReads {
+        guard ReplicaReads.allowed, let replicas, let (index, replica) = replicas.pick() else {
+            return StaleReads(primary: client, replica: nil)
+        }
+        return StaleReads(primary: client, replica: (replica, { replicas.skip(index, because: $0) }))
     }
 
     public func run() async throws {

@@ -44,18 +44,41 @@ public final class ReadReplicas: Sendable {
         state = Mutex(State(current: Array(repeating: false, count: configurations.count)))
     }
 
-    /// A current replica, in turn; nil when none is.
-    func pick() -> BoundedPostgresClient? {
+    /// A current replica, in turn, with its index; nil when none is.
+    func pick() -> (index: Int, client: BoundedPostgresClient)? {
         state.withLock { state in
             for offset in 0..<replicas.count {
                 let index = (state.next + offset) % replicas.count
                 if state.current[index] {
                     state.next = index + 1
-                    return replicas[index]
+                    return (index, replicas[index].answering(within: Self.answerTimeout))
                 }
             }
             return nil
         }
+    }
+
+    /// How long a replica may take to start answering a read before the read goes to the
+    /// primary: far above a healthy read's time, far below the 30 s a primary is given, so a
+    /// replica that died unseen costs its readers a pause, not a failure.
+    static let answerTimeout: Duration = .seconds(2)
+
+    /// Skips the replica until the monitor sees it current again: a read on it failed.
+    func skip(_ index: Int, because error: any Error) {
+        let wasCurrent = state.withLock { state in
+            defer { state.current[index] = false }
+            return state.current[index]
+        }
+        guard wasCurrent else { return }
+        logger.warning(
+            "A read failed on a PostgreSQL replica; it is skipped until it keeps up again",
+            metadata: ["replica": "\(names[index])", "error": "\(String(reflecting: error).prefix(300))"])
+    }
+
+    /// Marks every replica current, as the monitor would; for tests of what a read does when
+    /// one is not.
+    func assumeCurrent() {
+        state.withLock { $0.current = Array(repeating: true, count: replicas.count) }
     }
 
     /// Runs the replicas' pools and the monitor until the process stops.
