@@ -13,8 +13,9 @@ struct ChatBenchmark: AsyncParsableCommand {
 
     @OptionGroup var target: TargetOptions
     @OptionGroup var health: HealthOptions
-    @Option(help: "Port of a plugin-less mosquitto for the baseline (anonymous; the same host).")
-    var baselinePort: Int
+    @Option(
+        help: "Port of a plugin-less mosquitto for the baseline (anonymous; the same host); not with --skip-baseline.")
+    var baselinePort: Int?
     @Option(help: "Members per room.") var members = 2
     @Option(help: "Rooms; senders take turns over all rooms.") var rooms = 50
     @Option(help: "Offered rates to step through, messages/s.")
@@ -28,6 +29,9 @@ struct ChatBenchmark: AsyncParsableCommand {
     func validate() throws {
         guard members >= 2, rooms >= 1, stepSeconds >= 1 else {
             throw ValidationError("members must be at least 2, rooms and step-seconds positive")
+        }
+        guard skipBaseline || baselinePort != nil else {
+            throw ValidationError("--baseline-port is needed unless --skip-baseline")
         }
     }
 
@@ -49,7 +53,7 @@ struct ChatBenchmark: AsyncParsableCommand {
         // One side's clients at a time, so each side is measured without the other's idle
         // connections and threads.
         var base = Measurement(label: "baseline", unit: unit, p99Limit: p99Limit, steps: [])
-        if !skipBaseline {
+        if !skipBaseline, let baselinePort {
             let baselineClients = try await ChatClients(
                 host: target.mqttHost, port: baselinePort,
                 credentials: users.map { ("load-\(tag)-\($0.index)", nil, nil) },

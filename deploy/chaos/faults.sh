@@ -8,14 +8,6 @@ pg_restart() {
         -l "$data/postgres/postgres.log" -s -w -t 90 -m "$1" restart
 }
 
-kill9() {
-    local name=$1 pid=${pid_of[$1]}
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-    killed_of[$name]="${killed_of[$name]:-} $pid"
-}
-
-record() { printf '%s\n' "$1" >> "$2"; }
 # Captured first: grep -q would end the pipe early, and pipefail count that as a failure.
 service_running() {
     local state

@@ -1,5 +1,6 @@
 # The chaos run's processes (sourced by deploy/chaos/run, whose settings they use): waiting
-# for and stopping them, starting the proxies and Parley's processes, asking their readiness.
+# for, stopping and killing them, starting the proxies and Parley's processes, asking their
+# readiness (deploy/cluster/run uses the first and replaces the rest).
 # shellcheck shell=bash
 
 alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null && ! grep -qs '^State:[[:space:]]*Z' "/proc/$1/status"; }
@@ -79,4 +80,32 @@ http_status() { curl -s -o /dev/null -w '%{http_code}' --max-time 3 "$1" 2>/dev/
 all_ready() {
     local name
     for name in "${parley_names[@]}"; do [ "$(http_status "$(ready_url "$name")")" = 200 ] || return 1; done
+}
+
+# kill -9 of the process this script runs as NAME, recorded as killed on purpose.
+kill9() {
+    local name=$1 pid=${pid_of[$1]}
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    killed_of[$name]="${killed_of[$name]:-} $pid"
+}
+
+record() { printf '%s\n' "$1" >> "$2"; }
+
+# A free port below the kernel's ephemeral range (as deploy/local/services chooses): a service
+# restarted on its port must not find it taken as the source port of some outgoing connection.
+# Called as $(free_port), in a subshell: the ports chosen so far are kept in a file.
+free_port() {
+    local low p
+    low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+    [ "$low" -gt 10001 ] 2>/dev/null || low=32768
+    for _ in $(seq 200); do
+        p=$((10000 + RANDOM % (low - 10000)))
+        if ! grep -qx "$p" "$work/chosen-ports" 2>/dev/null && ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+            echo "$p" >> "$work/chosen-ports"
+            echo "$p"
+            return
+        fi
+    done
+    die "no free port found"
 }

@@ -66,6 +66,8 @@ class Window:
         self.name, self.start, self.end, self.fault = name, start, end, fault
         self.acknowledged = self.stored = self.lost = self.duplicated = 0
         self.delivered = self.duplicate_deliveries = self.failed_attempts = 0
+        self.reads = self.failed_reads = 0
+        self.longest_pause = None
         self.recover_ack = self.recover_ready = None
         self.recover_via = None
         self.readiness = "–"
@@ -204,6 +206,12 @@ class Verification(Checks):
         for e in errors:
             if "t" in e:
                 self.window_of(e["t"]).failed_attempts += 1
+        self.has_reads = os.path.exists(os.path.join(load, "reads.jsonl")) and \
+            os.path.getsize(os.path.join(load, "reads.jsonl")) > 0
+        for r in read_jsonl(os.path.join(load, "reads.jsonl")):
+            w = self.window_of(r["t"])
+            w.reads += 1
+            w.failed_reads += r.get("status") != 200
 
         acknowledged_uids = {(room, uid) for room, _, uid in acknowledged}
         unacknowledged = [key for key in stored if key[1].startswith("c-") and key not in acknowledged_uids]
@@ -222,6 +230,15 @@ class Verification(Checks):
         for via in times:
             times[via].sort()
         for w in self.windows[1:]:
+            # The longest time without an acknowledgement on one path, from the fault's start
+            # to the first acknowledgement after its end: how long senders waited through it.
+            pauses = []
+            for ts in times.values():
+                i = bisect.bisect_left(ts, w.fault["start"])
+                j = bisect.bisect_left(ts, w.fault["end"])
+                points = [w.fault["start"]] + ts[i:j + 1]
+                pauses += [b - a for a, b in zip(points, points[1:])]
+            w.longest_pause = max(pauses) if pauses else None
             delays = {}
             for via, ts in times.items():
                 i = bisect.bisect_left(ts, w.fault["end"])
@@ -250,7 +267,11 @@ class Verification(Checks):
         with_load = not self.args.no_load
         header = ["fault", "recover: ack", "recover: ready", "readiness"]
         if with_load:
-            header += ["acknowledged", "stored", "lost", "dup in store", "delivered", "dup deliveries", "failed attempts"]
+            header += ["longest pause", "acknowledged", "stored", "lost", "dup in store", "delivered",
+                       "dup deliveries", "failed attempts"]
+        reads = with_load and getattr(self, "has_reads", False)
+        if reads:
+            header += ["reads", "failed reads"]
         rows = []
         for w in self.windows:
             ack = "–"
@@ -259,11 +280,13 @@ class Verification(Checks):
             row = [w.name, ack,
                    seconds(w.recover_ready) if w.fault else "–", w.readiness]
             if with_load:
-                row += [w.acknowledged, w.stored, w.lost, w.duplicated, w.delivered, w.duplicate_deliveries,
-                        w.failed_attempts]
+                row += [seconds(w.longest_pause) if w.fault else "–", w.acknowledged, w.stored, w.lost,
+                        w.duplicated, w.delivered, w.duplicate_deliveries, w.failed_attempts]
+            if reads:
+                row += [w.reads, w.failed_reads]
             rows.append(row)
         if with_load:
-            total = ["total", "", "", ""] + [sum(r[i] for r in rows) for i in range(4, len(header))]
+            total = ["total", "", "", "", ""] + [sum(r[i] for r in rows) for i in range(5, len(header))]
             rows.append(total)
         lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
         lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
@@ -284,9 +307,11 @@ class Verification(Checks):
         print("recover: from the fault's end (process started again, service back, partition healed) to the "
               "first acknowledged send on the path (rest, mqtt) that took longest, and to the last return of "
               "its readiness to 200 (the killed worker's own for a worker, serve's otherwise); readiness: what "
-              "it answered instead of 200 meanwhile; dup in store: acknowledged sends stored more than once; "
+              "it answered instead of 200 meanwhile; longest pause: the longest time without an acknowledged "
+              "send on one path from the fault's start to the first one after its end; dup in store: acknowledged sends stored more than once; "
               "delivered: stored messages that reached every other member on the room topic; dup deliveries: "
-              "copies beyond the first (same hash); failed attempts: sends that failed and were retried.")
+              "copies beyond the first (same hash); failed attempts: sends that failed and were retried; "
+              "reads: history and room-list reads made, and those not answered 200 (not retried).")
         if getattr(self, "summary", None):
             print(f"\nload summary: {json.dumps(self.summary)}")
         print("\njob queues at the end: " + "; ".join(

@@ -23,9 +23,10 @@ struct ChaosLoad: AsyncParsableCommand {
     @Option(help: "Rooms of two.") var pairs = 10
     @Option(help: "Members of the one large room.") var groupSize = 50
     @Option(help: "Seconds to wait for outstanding deliveries after the stop.") var drain = 60
+    @Option(help: "Reads per second (history and the room list, alternately), each recorded.") var readRate = 0.0
 
     func validate() throws {
-        guard rate > 0, pairs >= 1, groupSize >= 3, drain >= 0 else {
+        guard rate > 0, readRate >= 0, pairs >= 1, groupSize >= 3, drain >= 0 else {
             throw ValidationError("rate positive, at least one pair, a group of three or more")
         }
     }
@@ -53,7 +54,7 @@ struct ChaosLoad: AsyncParsableCommand {
             rooms: rooms, users: users, tag: tag, api: api, target: target, log: log)
         FileManager.default.createFile(atPath: "\(out)/ready", contents: nil)
         print("chaos: sending \(rate) messages/s until \(out)/stop exists")
-        await traffic.send(rate: rate) { FileManager.default.fileExists(atPath: "\(out)/stop") }
+        await traffic.send(rate: rate, readRate: readRate) { FileManager.default.fileExists(atPath: "\(out)/stop") }
         print("chaos: stopped; waiting up to \(drain) s for outstanding deliveries")
         let missing = await traffic.drain(within: .seconds(drain))
         await traffic.shutdown()
@@ -61,7 +62,7 @@ struct ChaosLoad: AsyncParsableCommand {
         log.flush()
         let summary: [String: Int] = [
             "acknowledged": log.count("sent"), "attempts": traffic.attempts, "received": log.count("received"),
-            "missing_deliveries": missing,
+            "missing_deliveries": missing, "reads": log.count("reads"),
         ]
         try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
             .write(to: URL(fileURLWithPath: "\(out)/summary.json"))

@@ -3,7 +3,8 @@ import Synchronization
 
 /// The chaos load's record, as JSON lines a verifier reads afterwards: `sent.jsonl` (every
 /// acknowledged send), `received.jsonl` (every delivery of one of its messages on a room
-/// topic), `errors.jsonl` (failed attempts).
+/// topic), `errors.jsonl` (failed attempts), `reads.jsonl` (every read of history or the
+/// room list, with its status: 0 when no answer came).
 ///
 /// Lines are written on a serial queue of their own, not on the concurrency pool's threads;
 /// each is written whole as it happens, so a verifier can also read a run cut short.
@@ -14,7 +15,7 @@ final class ChaosLog: Sendable {
 
     init(directory: String) throws {
         var files: [String: FileHandle] = [:]
-        for name in ["sent", "received", "errors"] {
+        for name in ["sent", "received", "errors", "reads"] {
             let path = "\(directory)/\(name).jsonl"
             guard FileManager.default.createFile(atPath: path, contents: nil),
                 let handle = FileHandle(forWritingAtPath: path)
@@ -38,6 +39,10 @@ final class ChaosLog: Sendable {
 
     func error(uid: String, via: String, _ error: String) {
         write("errors", ["uid": uid, "via": via, "error": String(error.prefix(300)), "t": Self.now()])
+    }
+
+    func read(_ what: String, status: Int) {
+        write("reads", ["what": what, "status": status, "t": Self.now()])
     }
 
     func count(_ name: String) -> Int { counts.withLock { $0[name] ?? 0 } }

@@ -66,10 +66,11 @@ final class ChaosTraffic: Sendable {
         }
     }
 
-    /// Sends `rate` messages a second, alternating MQTT and REST, until `stop` says so; then
-    /// waits for the sends still being retried to give up.
-    func send(rate: Double, until stop: @escaping @Sendable () -> Bool) async {
+    /// Sends `rate` messages a second, alternating MQTT and REST, and makes `readRate` reads a
+    /// second, until `stop` says so; then waits for the sends still being retried to give up.
+    func send(rate: Double, readRate: Double, until stop: @escaping @Sendable () -> Bool) async {
         await withTaskGroup(of: Void.self) { group in
+            if readRate > 0 { group.addTask { await self.reads(rate: readRate, until: stop) } }
             let clock = ContinuousClock()
             let start = clock.now
             var index = 0
@@ -218,6 +219,34 @@ final class ChaosTraffic: Sendable {
         _ = try? await api.send(
             .POST, "/v1/auth/login",
             body: try? JSONSerialization.data(withJSONObject: ["email": email, "password": password]))
+    }
+
+    // MARK: Reads
+
+    /// History and the room list, alternately, by a member of each room in turn; each read's
+    /// status is recorded, none is retried.
+    private func reads(rate: Double, until stop: @escaping @Sendable () -> Bool) async {
+        await withTaskGroup(of: Void.self) { group in
+            let clock = ContinuousClock()
+            let start = clock.now
+            var index = 0
+            while !stop() {
+                try? await Task.sleep(until: start + .seconds(Double(index) / rate), clock: clock)
+                let current = index
+                group.addTask { await self.read(current) }
+                index += 1
+            }
+        }
+    }
+
+    private func read(_ index: Int) async {
+        let room = rooms[index % rooms.count]
+        let member = room.members[(index / rooms.count) % room.members.count]
+        let (what, path) =
+            index % 2 == 0 ? ("history", "/v1/rooms/\(room.id)/messages?limit=20") : ("rooms", "/v1/rooms?limit=20")
+        let token = tokens.withLock { $0[member.id] }
+        let status = (try? await api.send(.GET, path, token: token, body: nil))?.status ?? 0
+        log.read(what, status: status)
     }
 
     // MARK: Deliveries

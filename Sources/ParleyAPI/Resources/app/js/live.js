@@ -73,7 +73,9 @@ export class Live {
     if (this.connected) this.client.subscribe(roomTopic(room.uid), { qos: 1 });
   }
 
-  /// Publishes client input on the room's chat-in topic; resolves on the broker's PUBACK.
+  /// Publishes client input on the room's chat-in topic that names its sender
+  /// (`chat-in/{roomUid}/{userId}`: the broker's ACL lets only that user write it, so it works
+  /// with Parley's broker plugin and without); resolves on the broker's PUBACK.
   /// A PUBACK saying no subscriber took it (0x10: no ingest runs) is a failure: nobody will
   /// store it.
   publish(room, envelope) {
@@ -82,7 +84,7 @@ export class Live {
         reject(new Error('not connected'));
         return;
       }
-      this.client.publish(`chat-in/${room.uid}`, JSON.stringify(envelope), { qos: 1 }, (error, packet) => {
+      this.client.publish(`chat-in/${room.uid}/${this.api.user.id}`, JSON.stringify(envelope), { qos: 1 }, (error, packet) => {
         const reason = packet?.reasonCode ?? 0;
         if (error || reason >= 0x80 || reason === 0x10) reject(error ?? new Error(`not taken (${reason})`));
         else resolve();
