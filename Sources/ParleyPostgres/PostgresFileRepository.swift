@@ -56,7 +56,7 @@ public struct PostgresFileRepository: FileRepository {
               AND (\(before)::bigint IS NULL OR f.id < \(before))
             ORDER BY f.id DESC LIMIT \(limit)
             """, logger: logger)
-        return try await rows.all(String.self).map(FileRecord.decode)
+        return try rows.all(String.self).map(FileRecord.decode)
     }
 
     public func setMedia(fileID: Int64, _ details: MediaDetails) async throws {

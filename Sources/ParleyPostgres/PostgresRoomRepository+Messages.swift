@@ -114,7 +114,7 @@ extension PostgresRoomRepository {
             ORDER BY m.seq \(unescaped: backwards ? "DESC" : "ASC")
             LIMIT \(query.limit + 1)
             """, logger: logger)
-        var messages = try await self.messages(from: try await rows.collect(), viewer: viewer)
+        var messages = try await self.messages(from: rows, viewer: viewer)
         let hasMore = messages.count > query.limit
         messages = Array(messages.prefix(query.limit))
         return (backwards ? messages.reversed() : messages, hasMore)
@@ -135,7 +135,7 @@ extension PostgresRoomRepository {
             ORDER BY m.chat_room_id, m.seq
             """, logger: logger)
         var byRoom: [Int64: [Message]] = [:]
-        for message in try await messages(from: try await rows.collect(), viewer: viewer) {
+        for message in try await messages(from: rows, viewer: viewer) {
             byRoom[message.chatRoomId, default: []].append(message)
         }
         return byRoom

@@ -24,7 +24,7 @@ extension PostgresRoomRepository: SearchRepository {
               AND m.id < \(before ?? Int64.max)
             ORDER BY m.id DESC LIMIT \(limit)
             """, logger: logger
-        ).collect()
+        )
         let messages = try await self.messages(from: rows, viewer: userID)
         return try zip(messages, rows).map { message, row in
             let cells = row.makeRandomAccess()

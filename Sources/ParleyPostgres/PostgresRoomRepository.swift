@@ -84,7 +84,7 @@ public struct PostgresRoomRepository: RoomRepository {
                 userID: userID, roomID: roomID, since: page.since, cursor: cursor, limit: page.limit, only: only),
             logger: logger)
         var rooms: [(room: RoomView, activity: Int64)] = []
-        for try await row in rows {
+        for row in rows {
             var peer: User?
             if let id = row.10, let email = row.11, let first = row.12, let last = row.13, let created = row.15 {
                 peer = try UserRecord.user((id, email, first, last, row.14 ?? false, created, row.21), links: fileLinks)

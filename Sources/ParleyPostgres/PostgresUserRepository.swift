@@ -107,7 +107,7 @@ public struct PostgresUserRepository: UserRepository {
             logger: logger
         )
         var users: [User] = []
-        for try await row in rows.decode(UserRecord.Row.self) {
+        for row in try rows.map({ try $0.decode(UserRecord.Row.self) }) {
             users.append(try UserRecord.user(row, links: fileLinks))
         }
         return users

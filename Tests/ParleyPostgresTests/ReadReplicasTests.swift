@@ -42,6 +42,14 @@ struct ReadReplicasTests {
         }
     }
 
+    /// Only the replica's own failures send a read to the primary; a statement's own error
+    /// would fail there too, and the replica is not to blame for it.
+    @Test func onlyTheReplicasOwnFailuresAreRetriedOnThePrimary() {
+        #expect(StaleReads.isReplicasOwn(ConnectionLostError(description: "no answer")))
+        #expect(!StaleReads.isReplicasOwn(CancellationError()))
+        #expect(!StaleReads.isReplicasOwn(POSIXError(.EINVAL)))
+    }
+
     /// A port nothing listens on: bound, then closed.
     static func closedPort() throws -> Int {
         let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -4,7 +4,7 @@
     verify.py --dir DIR --pg-port PORT --redis-port PORT [options]
 
 DIR holds the run's records: load/ (parley-load chaos: rooms.json, sent.jsonl, received.jsonl,
-errors.jsonl, summary.json), faults.jsonl, readiness.jsonl, processes.jsonl, incidents.jsonl.
+errors.jsonl, reads.jsonl, summary.json), faults.jsonl, readiness.jsonl, processes.jsonl, incidents.jsonl.
 PostgreSQL is read with psql (PGPASSWORD), Redis with redis-cli (REDISCLI_AUTH), both directly,
 not through the run's proxies.
 
@@ -236,7 +236,8 @@ class Verification(Checks):
             for ts in times.values():
                 i = bisect.bisect_left(ts, w.fault["start"])
                 j = bisect.bisect_left(ts, w.fault["end"])
-                points = [w.fault["start"]] + ts[i:j + 1]
+                # A path with no acknowledgement after the fault paused until the window's end.
+                points = [w.fault["start"]] + ts[i:j + 1] + ([w.end] if j == len(ts) else [])
                 pauses += [b - a for a, b in zip(points, points[1:])]
             w.longest_pause = max(pauses) if pauses else None
             delays = {}

@@ -33,7 +33,7 @@ inject() {
                 [ -n "$new" ] && [ "$new" != "$old" ] && break
                 sleep 0.1
             done
-            [ "$new" != "$old" ] || die "the Sentinels did not promote the replica within 30 s"
+            [ -n "$new" ] && [ "$new" != "$old" ] || die "the Sentinels did not promote the replica within 30 s"
             failover_ms=$(( $(now_ms) - fault_start ))
             say "Sentinel promoted :$new in ${failover_ms} ms; starting :$old again"
             start_redis "$old"

@@ -75,6 +75,14 @@ def main():
     print()
     print(throughput(args.out))
     print()
+    if os.path.exists(f"{args.out}/wait-cost.md"):
+        print("## What `PARLEY_REDIS_WAIT_REPLICAS=1` costs (2,000 writes on one connection, ms)")
+        print()
+        print("| write | alone p50 | alone p99 | with WAIT 1 p50 | with WAIT 1 p99 | added p50 | replica short |")
+        print("|---|---|---|---|---|---|---|")
+        with open(f"{args.out}/wait-cost.md") as f:
+            print(f.read().rstrip())
+        print()
     print("## Faults under load")
     print()
     faults = []
@@ -85,6 +93,12 @@ def main():
         if "failover_ms" in fault:
             print(f"- {fault['fault']}: the Sentinels promoted the replica {fault['failover_ms'] / 1000:.1f} s "
                   "after the kill")
+    if os.path.exists(f"{args.out}/after.md"):
+        print()
+        print("After the faults:")
+        print()
+        with open(f"{args.out}/after.md") as f:
+            print(f.read().rstrip())
     if os.path.exists(f"{args.out}/verify.md"):
         with open(f"{args.out}/verify.md") as f:
             print()

@@ -52,13 +52,15 @@ ready_url() {
 # too (the internal frontend). A serve is in the rotation while /health/live answers: the
 # serves share their dependencies, so checking /health/ready would take both out together
 # when PostgreSQL or Redis falters, and turn a 503 with a reason into HAProxy's own.
-# A request whose serve refused the connection or died before answering is sent to the other
-# (a message send is idempotent by its uid).
+# A request whose serve refused the connection is sent to the other; one whose serve died
+# before answering too, if it is a read or a message send (idempotent by its uid): another
+# POST might have been carried out.
 write_haproxy_config() {
     cat "$data/tls/server.crt" "$data/tls/server.key" > "$work/haproxy.pem"
     chmod 600 "$work/haproxy.pem"
     # Two descriptors a connection (client and server side), within this shell's limit.
     local maxconn=$(( ($(ulimit -n) - 100) / 2 ))
+    [ "$maxconn" -le 100000 ] || maxconn=100000
     cat > "$work/haproxy.cfg" <<CONF
 global
     maxconn $maxconn
@@ -86,6 +88,7 @@ frontend public
 
 backend serves
     balance leastconn
+    http-request disable-l7-retry if !METH_GET !METH_HEAD !{ path_reg ^/v1/rooms/[0-9]+/messages\$ }
     option httpchk GET /health/live
     http-check expect status 200
     server serve-1 127.0.0.1:${serve_https[1]} ssl verify required ca-file $data/tls/server.crt verifyhost localhost alpn h2 check port ${serve_internal[1]} no-check-ssl
@@ -109,7 +112,7 @@ start_haproxy() {
     haproxy -c -q -f "$work/haproxy.cfg" || die "HAProxy refuses its configuration ($work/haproxy.cfg)"
     haproxy -db -f "$work/haproxy.cfg" >> "$data/logs/haproxy.log" 2>&1 &
     pid_of[haproxy]=$!
-    pids_of[haproxy]=" $!"
+    pids_of[haproxy]="${pids_of[haproxy]:-} $!"
     for _ in $(seq 100); do
         [ "$(http_status "http://127.0.0.1:$lb_internal_port/health/live")" = 200 ] && return 0
         alive "${pid_of[haproxy]}" || break

@@ -27,7 +27,7 @@ struct ChaosLoad: AsyncParsableCommand {
 
     func validate() throws {
         guard rate > 0, readRate >= 0, pairs >= 1, groupSize >= 3, drain >= 0 else {
-            throw ValidationError("rate positive, at least one pair, a group of three or more")
+            throw ValidationError("rate positive, read rate not negative, at least one pair, a group of three or more")
         }
     }
 
@@ -35,9 +35,18 @@ struct ChaosLoad: AsyncParsableCommand {
         let tag = BenchUsers.newTag()
         let api = ParleyRESTClient(baseURL: target.api, caFile: target.caFile)
         print("chaos: \(pairs) rooms of 2 and one of \(groupSize); setting up \(pairs * 2 + groupSize) users...")
-        let users = try await BenchUsers.create(pairs * 2 + groupSize, tag: tag, api: api)
+        // Reads are made by three users in a room of their own who never write during the load:
+        // a user who wrote lately reads from the primary (read-your-writes), and the reads are
+        // to show what a replica's failure does to its readers.
+        let readerCount = readRate > 0 ? 3 : 0
+        let users = try await BenchUsers.create(pairs * 2 + groupSize + readerCount, tag: tag, api: api)
         let pairUsers = Array(users.prefix(pairs * 2))
-        let groupUsers = Array(users.suffix(groupSize))
+        let groupUsers = Array(users.dropFirst(pairs * 2).prefix(groupSize))
+        let readerUsers = Array(users.suffix(readerCount))
+        let readerRoom =
+            readerCount > 0
+            ? try await BenchRooms.create(users: readerUsers, members: readerCount, rooms: 1, tag: tag, api: api)[0].id
+            : 0
         let pairRooms = try await BenchRooms.create(users: pairUsers, members: 2, rooms: pairs, tag: tag, api: api)
         let groupRoom = try await BenchRooms.create(
             users: groupUsers, members: groupSize, rooms: 1, tag: tag, api: api)
@@ -51,7 +60,8 @@ struct ChaosLoad: AsyncParsableCommand {
 
         let log = try ChaosLog(directory: out)
         let traffic = try await ChaosTraffic(
-            rooms: rooms, users: users, tag: tag, api: api, target: target, log: log)
+            rooms: rooms, users: pairUsers + groupUsers, readers: (readerUsers, readerRoom), tag: tag, api: api,
+            target: target, log: log)
         FileManager.default.createFile(atPath: "\(out)/ready", contents: nil)
         print("chaos: sending \(rate) messages/s until \(out)/stop exists")
         await traffic.send(rate: rate, readRate: readRate) { FileManager.default.fileExists(atPath: "\(out)/stop") }

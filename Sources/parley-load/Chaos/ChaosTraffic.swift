@@ -11,6 +11,8 @@ final class ChaosTraffic: Sendable {
     private let roomsByUID: [String: ChaosRoom]
     private let clients: [Int64: MQTTClient]
     private let users: [Int64: BenchUser]
+    /// Who reads, and the room whose history they read: users who write nothing meanwhile.
+    private let readers: (users: [BenchUser], room: Int64)
     private let tokens: Mutex<[Int64: String]>
     private let tag: String
     private let api: ParleyRESTClient
@@ -29,10 +31,11 @@ final class ChaosTraffic: Sendable {
     var attempts: Int { attemptCount.load(ordering: .relaxed) }
 
     init(
-        rooms: [ChaosRoom], users: [BenchUser], tag: String, api: ParleyRESTClient, target: TargetOptions,
-        log: ChaosLog
+        rooms: [ChaosRoom], users: [BenchUser], readers: (users: [BenchUser], room: Int64), tag: String,
+        api: ParleyRESTClient, target: TargetOptions, log: ChaosLog
     ) async throws {
         self.rooms = rooms
+        self.readers = readers
         roomsByUID = Dictionary(uniqueKeysWithValues: rooms.map { ($0.uid, $0) })
         self.users = Dictionary(uniqueKeysWithValues: users.map { ($0.id, $0) })
         tokens = Mutex(Dictionary(uniqueKeysWithValues: users.map { ($0.id, $0.login.accessToken) }))
@@ -70,7 +73,7 @@ final class ChaosTraffic: Sendable {
     /// second, until `stop` says so; then waits for the sends still being retried to give up.
     func send(rate: Double, readRate: Double, until stop: @escaping @Sendable () -> Bool) async {
         await withTaskGroup(of: Void.self) { group in
-            if readRate > 0 { group.addTask { await self.reads(rate: readRate, until: stop) } }
+            if readRate > 0, !readers.users.isEmpty { group.addTask { await self.reads(rate: readRate, until: stop) } }
             let clock = ContinuousClock()
             let start = clock.now
             var index = 0
@@ -223,15 +226,20 @@ final class ChaosTraffic: Sendable {
 
     // MARK: Reads
 
-    /// History and the room list, alternately, by a member of each room in turn; each read's
-    /// status is recorded, none is retried.
+    /// History and the room list, alternately, by each reader in turn; each read's status is
+    /// recorded, none is retried.
     private func reads(rate: Double, until stop: @escaping @Sendable () -> Bool) async {
         await withTaskGroup(of: Void.self) { group in
             let clock = ContinuousClock()
             let start = clock.now
             var index = 0
             while !stop() {
-                try? await Task.sleep(until: start + .seconds(Double(index) / rate), clock: clock)
+                let due = start + .seconds(Double(index) / rate)
+                let now = clock.now
+                guard due <= now else {
+                    try? await Task.sleep(until: min(due, now + .milliseconds(200)), clock: clock)
+                    continue
+                }
                 let current = index
                 group.addTask { await self.read(current) }
                 index += 1
@@ -240,12 +248,12 @@ final class ChaosTraffic: Sendable {
     }
 
     private func read(_ index: Int) async {
-        let room = rooms[index % rooms.count]
-        let member = room.members[(index / rooms.count) % room.members.count]
+        let reader = readers.users[(index / 2) % readers.users.count]
         let (what, path) =
-            index % 2 == 0 ? ("history", "/v1/rooms/\(room.id)/messages?limit=20") : ("rooms", "/v1/rooms?limit=20")
-        let token = tokens.withLock { $0[member.id] }
-        let status = (try? await api.send(.GET, path, token: token, body: nil))?.status ?? 0
+            index % 2 == 0
+            ? ("history", "/v1/rooms/\(readers.room)/messages?limit=20") : ("rooms", "/v1/rooms?limit=20")
+        let status =
+            (try? await api.send(.GET, path, token: reader.login.accessToken, body: nil))?.status ?? 0
         log.read(what, status: status)
     }
 
