@@ -56,7 +56,7 @@ let package = Package(
         .target(
             name: "ParleyPostgres",
             dependencies: [
-                "ParleyCore",
+                "ParleyCore", "CLibpq",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 // Only to mark the pool's own errors (ConnectionPoolError) as unavailability.
                 .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
@@ -72,6 +72,8 @@ let package = Package(
 
         // Redis over hiredis (Debian's libhiredis-dev).
         .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
+        // libpq (Debian's libpq-dev): migrations, sent whole as psql sends them.
+        .systemLibrary(name: "CLibpq", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .target(
             name: "ParleyRedis",
             dependencies: [

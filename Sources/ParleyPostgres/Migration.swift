@@ -9,6 +9,11 @@ public struct Migration: Sendable, Equatable {
     /// SHA-256 of the file's bytes, hex: an applied migration must never change.
     public let checksum: String
 
+    /// The file's name, `NNNN_description.sql`.
+    public var fileName: String {
+        "\(String(repeating: "0", count: max(0, 4 - String(version).count)))\(version)_\(name).sql"
+    }
+
     public init(version: Int, name: String, sql: String) {
         self.version = version
         self.name = name
@@ -47,6 +52,9 @@ public enum MigrationError: Error, Equatable, CustomStringConvertible {
     case modified(version: Int, name: String)
     /// Migrations exist that the database has not applied.
     case pending([Int])
+    /// PostgreSQL refused a migration (nothing of this run was applied): the file, the line
+    /// of the error when PostgreSQL gave its position, and what PostgreSQL said.
+    case failed(file: String, line: Int?, LibpqError)
 
     public var description: String {
         switch self {
@@ -61,6 +69,8 @@ public enum MigrationError: Error, Equatable, CustomStringConvertible {
         case .pending(let versions):
             "the database schema is stale: migrations \(versions.map(String.init).joined(separator: ", ")) "
                 + "are not applied (run: parley migrate up)"
+        case .failed(let file, let line, let error):
+            "\(file)\(line.map { ":\($0)" } ?? ""): \(error)\nnothing was applied"
         }
     }
 }

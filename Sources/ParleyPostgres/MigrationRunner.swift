@@ -1,29 +1,24 @@
 import Logging
-import PostgresNIO
 
-/// Applies `Migrations/` to PostgreSQL and reports what is applied.
+/// Applies `Migrations/` to PostgreSQL, and lists what is applied, through libpq: each pending
+/// file is sent whole (`PQexec`), as `psql -f` sends it, so a migration is whatever psql
+/// accepts (dollar-quoted bodies, `DO` blocks, comments anywhere) and costs one round trip.
 ///
 /// All pending migrations run in one transaction holding an advisory lock, so concurrent
-/// runners (several nodes deploying at once) apply each migration exactly once, and a
-/// failing migration leaves the schema as it was.
+/// runners (several nodes deploying at once) apply each migration exactly once, and a failing
+/// migration leaves the schema as it was.
 public struct MigrationRunner: Sendable {
-    /// A migration's state in the database.
-    public struct Status: Sendable, Equatable {
-        public enum State: String, Sendable { case applied, pending, modified, unknown }
-        public let version: Int
-        public let name: String
-        public let state: State
-    }
+    public typealias Status = SchemaState.Status
 
     /// Key of the transaction-level advisory lock; any constant shared by all runners.
     static let lockKey: Int64 = 0x7061_726c_6579  // "parley"
 
-    let database: PostgresPool
+    let configuration: PostgresConfiguration
     let migrations: [Migration]
     let logger: Logger
 
-    public init(database: PostgresPool, migrations: [Migration], logger: Logger) {
-        self.database = database
+    public init(configuration: PostgresConfiguration, migrations: [Migration], logger: Logger) {
+        self.configuration = configuration
         self.migrations = migrations
         self.logger = logger
     }
@@ -31,96 +26,68 @@ public struct MigrationRunner: Sendable {
     /// Applies every pending migration; returns those applied by this call (empty when current).
     @discardableResult
     public func apply() async throws -> [Migration] {
-        do {
-            return try await applyPending()
-        } catch let error as PostgresTransactionError {
-            // Report what went wrong inside (an edited migration, a failing statement).
-            throw error.closureError ?? error
-        }
-    }
-
-    private func applyPending() async throws -> [Migration] {
-        try await database.client.pool.withTransaction(logger: logger) { connection in
-            _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.lockKey))", logger: logger)
-            try await connection.query(
+        try await withConnection { connection in
+            try await connection.execute("BEGIN")
+            try await connection.execute("SELECT pg_advisory_xact_lock(\(Self.lockKey))")
+            try await connection.execute(
                 """
-                CREATE TABLE IF NOT EXISTS public.parley_schema_migrations (
+                CREATE TABLE IF NOT EXISTS \(SchemaState.table) (
                     version integer PRIMARY KEY,
                     name text NOT NULL,
                     checksum text NOT NULL,
                     applied_at timestamptz NOT NULL DEFAULT now()
                 )
-                """,
-                logger: logger
-            )
-            let applied = try await appliedChecksums(on: connection)
-            try verifyUnmodified(applied)
-            let pending = migrations.filter { applied[$0.version] == nil }
+                """)
+            let state = try await Self.state(on: connection)
+            try state.verifyUnmodified(migrations)
+            let pending = migrations.filter { state.applied[$0.version] == nil }
             for migration in pending {
                 logger.info(
                     "applying migration", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
-                for statement in SQLScript.statements(in: migration.sql) {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                do {
+                    try await connection.execute(migration.sql)
+                } catch let error as LibpqError {
+                    throw MigrationError.failed(file: migration.fileName, line: error.line(in: migration.sql), error)
                 }
-                try await connection.query(
-                    "INSERT INTO public.parley_schema_migrations (version, name, checksum) VALUES (\(migration.version), \(migration.name), \(migration.checksum))",
-                    logger: logger
-                )
+                try await connection.execute(
+                    "INSERT INTO \(SchemaState.table) (version, name, checksum) VALUES ($1, $2, $3)",
+                    parameters: [String(migration.version), migration.name, migration.checksum])
             }
+            try await connection.execute("COMMIT")
             return pending
         }
     }
 
     /// Every known migration and every applied one, in version order.
     public func status() async throws -> [Status] {
-        let applied = try await database.client.withConnection { try await appliedChecksums(on: $0) }
-        var statuses = migrations.map { migration in
-            let state: Status.State =
-                switch applied[migration.version] {
-                case nil: .pending
-                case migration.checksum: .applied
-                default: .modified
-                }
-            return Status(version: migration.version, name: migration.name, state: state)
-        }
-        let known = Set(migrations.map(\.version))
-        for version in applied.keys where !known.contains(version) {
-            statuses.append(Status(version: version, name: "(no file)", state: .unknown))
-        }
-        return statuses.sorted { $0.version < $1.version }
+        try await withConnection { try await Self.state(on: $0).statuses(of: migrations) }
     }
 
-    /// Throws unless every migration is applied unmodified: `serve` and `worker` call this
-    /// at start so they never run against a schema they were not built for.
-    public func verifyCurrent() async throws {
-        let statuses = try await status()
-        if let modified = statuses.first(where: { $0.state == .modified }) {
-            throw MigrationError.modified(version: modified.version, name: modified.name)
+    /// Runs `body` on a connection of its own, closed after it (which rolls back what `body`
+    /// left uncommitted, a failed migration's transaction included).
+    private func withConnection<Value: Sendable>(_ body: (LibpqConnection) async throws -> Value) async throws
+        -> Value
+    {
+        let connection = try await LibpqConnection.connect(configuration, applicationName: "parley migrate")
+        do {
+            let value = try await body(connection)
+            await connection.close()
+            return value
+        } catch {
+            await connection.close()
+            throw error
         }
-        let pending = statuses.filter { $0.state == .pending }.map(\.version)
-        if !pending.isEmpty { throw MigrationError.pending(pending) }
     }
 
-    private func appliedChecksums(on connection: PostgresConnection) async throws -> [Int: String] {
-        let exists =
-            try await connection.query(
-                "SELECT to_regclass('public.parley_schema_migrations') IS NOT NULL", logger: logger
-            ).collect().first?.decode(Bool.self) ?? false
-        guard exists else { return [:] }
+    private static func state(on connection: LibpqConnection) async throws -> SchemaState {
+        guard try await connection.execute(SchemaState.tableExists).first?.first == "t" else {
+            return SchemaState(applied: [:])
+        }
         var applied: [Int: String] = [:]
-        let rows = try await connection.query(
-            "SELECT version, checksum FROM public.parley_schema_migrations", logger: logger)
-        for try await (version, checksum) in rows.decode((Int, String).self) {
+        for row in try await connection.execute(SchemaState.appliedQuery) {
+            guard row.count == 2, let version = row[0].flatMap({ Int($0) }), let checksum = row[1] else { continue }
             applied[version] = checksum
         }
-        return applied
-    }
-
-    private func verifyUnmodified(_ applied: [Int: String]) throws {
-        for migration in migrations {
-            if let checksum = applied[migration.version], checksum != migration.checksum {
-                throw MigrationError.modified(version: migration.version, name: migration.name)
-            }
-        }
+        return SchemaState(applied: applied)
     }
 }

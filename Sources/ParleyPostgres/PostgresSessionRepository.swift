@@ -163,12 +163,30 @@ public struct PostgresSessionRepository: SessionRepository {
             try await connection.query(
                 "DELETE FROM notifications.user_push_token WHERE device_id = \(deviceID)", logger: logger)
         }
-        return try await connection.query(
+        let clientIDs = try await connection.query(
             """
             UPDATE cloud.user_account_mqtt_client_id SET revoked_at = now()
             WHERE session_id = \(sessionID) AND revoked_at IS NULL RETURNING client_id
             """, logger: logger
         ).all(String.self)
+        try await Self.tellBroker(ended: [sessionID], clientIDs: clientIDs, on: connection, logger: logger)
+        return clientIDs
+    }
+
+    /// The broker hears of ended sessions through the outbox too, in the transaction that ends
+    /// them: the caller tells it at once (``ParleyCore/BrokerSessionControl``), but a broker or
+    /// management API that is down then would keep the session's clients connected, and a
+    /// broker that authorises a subscription once (EMQX) delivering to them. The relay retries
+    /// until it is applied; applying it twice changes nothing.
+    static func tellBroker(
+        ended sessions: [Int64], clientIDs: [String], on connection: PostgresConnection, logger: Logger
+    )
+        async throws
+    {
+        guard !sessions.isEmpty || !clientIDs.isEmpty else { return }
+        try await Outbox.control(
+            BrokerControl(revokeSessions: sessions.map(String.init), kickClients: clientIDs), on: connection,
+            logger: logger)
     }
 
     public func revokeOthers(userID: Int64, except sessionID: Int64) async throws -> (
@@ -246,6 +264,7 @@ public struct PostgresSessionRepository: SessionRepository {
                 """, logger: logger
             ).all(String.self)
             try await connection.query("DELETE FROM cloud.device WHERE id = \(deviceID)", logger: logger)
+            try await Self.tellBroker(ended: sessions, clientIDs: clientIDs, on: connection, logger: logger)
             return (sessions, clientIDs)
         }
     }

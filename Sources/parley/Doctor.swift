@@ -78,7 +78,7 @@ struct Doctor {
         let configuration = try settings.postgres()
         let migrations = try Migration.load(from: try settings.migrationsDirectory())
         try await Runtime.withDatabase(settings, connectTimeout: timeout) { database in
-            try await MigrationRunner(database: database, migrations: migrations, logger: Runtime.logger("migrate"))
+            try await SchemaCheck(database: database, migrations: migrations, logger: Runtime.logger("migrate"))
                 .verifyCurrent()
         }
         let address = "\(configuration.user)@\(configuration.host):\(configuration.port)/\(configuration.database)"

@@ -83,8 +83,7 @@ enum Runtime {
         let directory = try settings.migrationsDirectory()
         let migrations = try Migration.load(from: directory)
         try await withDatabase(settings) { database in
-            try await MigrationRunner(database: database, migrations: migrations, logger: logger("migrate"))
-                .verifyCurrent()
+            try await SchemaCheck(database: database, migrations: migrations, logger: logger("migrate")).verifyCurrent()
         }
     }
 }

@@ -21,9 +21,7 @@ extension TestServices {
         let configuration = postgres(database: name)
         if migrated {
             let migrations = try Migration.load(from: Self.migrationsDirectory)
-            try await PostgresPool(configuration: configuration, logger: .quiet).withRunningClient { pool in
-                try await MigrationRunner(database: pool, migrations: migrations, logger: .quiet).apply()
-            }
+            try await MigrationRunner(configuration: configuration, migrations: migrations, logger: .quiet).apply()
         }
         return configuration
     }

@@ -18,10 +18,9 @@ struct MigrateCommand: AsyncParsableCommand {
         func run() async throws {
             let settings = try await options.settings()
             let migrations = try Migration.load(from: settings.migrationsDirectory())
-            let applied = try await Runtime.withDatabase(settings) { database in
-                try await MigrationRunner(database: database, migrations: migrations, logger: Runtime.logger("migrate"))
-                    .apply()
-            }
+            let applied = try await MigrationRunner(
+                configuration: try settings.postgres(), migrations: migrations, logger: Runtime.logger("migrate")
+            ).apply()
             if applied.isEmpty {
                 print("The schema is current (\(migrations.count) migrations applied).")
             } else {
@@ -37,10 +36,9 @@ struct MigrateCommand: AsyncParsableCommand {
         func run() async throws {
             let settings = try await options.settings()
             let migrations = try Migration.load(from: settings.migrationsDirectory())
-            let statuses = try await Runtime.withDatabase(settings) { database in
-                try await MigrationRunner(database: database, migrations: migrations, logger: Runtime.logger("migrate"))
-                    .status()
-            }
+            let statuses = try await MigrationRunner(
+                configuration: try settings.postgres(), migrations: migrations, logger: Runtime.logger("migrate")
+            ).status()
             for status in statuses {
                 print(
                     "\(String(format: "%04d", status.version))  \(status.state.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0))\(status.name)"
