@@ -20,9 +20,16 @@ static size_t revoked_count;
 static char *file_path;
 static long keep_seconds = 86400;
 
-/* Keeps `session` until `expires`; when full, the revocation expiring first makes room. */
+/* Keeps `session` until `expires` (once: a session listed again keeps the later expiry); when
+   full, the revocation expiring first makes room. */
 static void remember(long long session, time_t expires)
 {
+    for (size_t i = 0; i < revoked_count; i++) {
+        if (revoked[i].session == session) {
+            if (expires > revoked[i].expires) revoked[i].expires = expires;
+            return;
+        }
+    }
     if (revoked_count == MAX_REVOKED) {
         size_t first = 0;
         for (size_t i = 1; i < revoked_count; i++) {
@@ -79,6 +86,8 @@ int revocations_open(const char *path, long seconds, time_t now)
 
 void revocations_add(long long session, time_t now)
 {
+    /* Parley tells the broker at once and again through its outbox: the second is no news. */
+    if (revocations_contains(session, now)) return;
     time_t expires = now + keep_seconds;
     remember(session, expires);
     if (file_path == NULL) return;

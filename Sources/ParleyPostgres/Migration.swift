@@ -55,6 +55,9 @@ public enum MigrationError: Error, Equatable, CustomStringConvertible {
     /// PostgreSQL refused a migration (nothing of this run was applied): the file, the line
     /// of the error when PostgreSQL gave its position, and what PostgreSQL said.
     case failed(file: String, line: Int?, LibpqError)
+    /// A migration ran `COMMIT` or `ROLLBACK`: the migrations before it, and its statements
+    /// up to there, may have been committed outside the run's transaction and lock.
+    case endedTransaction(file: String)
 
     public var description: String {
         switch self {
@@ -71,6 +74,9 @@ public enum MigrationError: Error, Equatable, CustomStringConvertible {
                 + "are not applied (run: parley migrate up)"
         case .failed(let file, let line, let error):
             "\(file)\(line.map { ":\($0)" } ?? ""): \(error)\nnothing was applied"
+        case .endedTransaction(let file):
+            "\(file) ended the migrations' transaction (COMMIT or ROLLBACK); migrations must not: what ran "
+                + "before it may be committed without being recorded (check with parley migrate status and the schema)"
         }
     }
 }

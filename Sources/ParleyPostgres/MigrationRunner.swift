@@ -1,8 +1,11 @@
 import Logging
 
 /// Applies `Migrations/` to PostgreSQL, and lists what is applied, through libpq: each pending
-/// file is sent whole (`PQexec`), as `psql -f` sends it, so a migration is whatever psql
-/// accepts (dollar-quoted bodies, `DO` blocks, comments anywhere) and costs one round trip.
+/// file is sent whole in one simple-protocol query (`PQexec`) and split by PostgreSQL's own
+/// parser, so dollar-quoted bodies, `DO` blocks and comments anywhere need no care, and a file
+/// costs one round trip. Not in a migration: what cannot run in a transaction (`CREATE INDEX
+/// CONCURRENTLY`, `VACUUM`), `BEGIN`/`COMMIT`/`ROLLBACK` (refused: they would end the run's
+/// transaction), `COPY … FROM stdin`, and psql's own `\` commands and variables.
 ///
 /// All pending migrations run in one transaction holding an advisory lock, so concurrent
 /// runners (several nodes deploying at once) apply each migration exactly once, and a failing
@@ -48,6 +51,9 @@ public struct MigrationRunner: Sendable {
                     try await connection.execute(migration.sql)
                 } catch let error as LibpqError {
                     throw MigrationError.failed(file: migration.fileName, line: error.line(in: migration.sql), error)
+                }
+                guard try await connection.inTransaction() else {
+                    throw MigrationError.endedTransaction(file: migration.fileName)
                 }
                 try await connection.execute(
                     "INSERT INTO \(SchemaState.table) (version, name, checksum) VALUES ($1, $2, $3)",

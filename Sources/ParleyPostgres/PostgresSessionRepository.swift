@@ -154,12 +154,20 @@ public struct PostgresSessionRepository: SessionRepository {
         }
     }
 
-    private func revoke(sessionID: Int64, on connection: PostgresConnection) async throws -> [String] {
+    /// Revokes the session unless it already was (a replayed refresh token changes nothing
+    /// the second time); answers its clients, now revoked too.
+    private func revoke(sessionID: Int64, on connection: PostgresConnection, tellingBroker: Bool = true)
+        async throws -> [String]
+    {
         let device = try await connection.query(
-            "UPDATE cloud.session SET revoked_at = now() WHERE id = \(sessionID) RETURNING device_id",
+            """
+            UPDATE cloud.session SET revoked_at = now() WHERE id = \(sessionID) AND revoked_at IS NULL
+            RETURNING device_id
+            """,
             logger: logger
         ).first(Int64?.self)
-        if let deviceID = device ?? nil {
+        guard let device else { return [] }
+        if let deviceID = device {
             try await connection.query(
                 "DELETE FROM notifications.user_push_token WHERE device_id = \(deviceID)", logger: logger)
         }
@@ -169,7 +177,9 @@ public struct PostgresSessionRepository: SessionRepository {
             WHERE session_id = \(sessionID) AND revoked_at IS NULL RETURNING client_id
             """, logger: logger
         ).all(String.self)
-        try await Self.tellBroker(ended: [sessionID], clientIDs: clientIDs, on: connection, logger: logger)
+        if tellingBroker {
+            try await Self.tellBroker(ended: [sessionID], clientIDs: clientIDs, on: connection, logger: logger)
+        }
         return clientIDs
     }
 
@@ -177,16 +187,22 @@ public struct PostgresSessionRepository: SessionRepository {
     /// them: the caller tells it at once (``ParleyCore/BrokerSessionControl``), but a broker or
     /// management API that is down then would keep the session's clients connected, and a
     /// broker that authorises a subscription once (EMQX) delivering to them. The relay retries
-    /// until it is applied; applying it twice changes nothing.
+    /// until it is applied; the plugin keeps a revocation it already has once, and EMQX takes
+    /// the kick of a client already gone as done. Commands of at most 200 sessions and 200
+    /// clients each stay far under the plugin's 64 KiB.
     static func tellBroker(
         ended sessions: [Int64], clientIDs: [String], on connection: PostgresConnection, logger: Logger
     )
         async throws
     {
-        guard !sessions.isEmpty || !clientIDs.isEmpty else { return }
-        try await Outbox.control(
-            BrokerControl(revokeSessions: sessions.map(String.init), kickClients: clientIDs), on: connection,
-            logger: logger)
+        let size = 200
+        for start in stride(from: 0, to: max(sessions.count, clientIDs.count), by: size) {
+            try await Outbox.control(
+                BrokerControl(
+                    revokeSessions: sessions.dropFirst(start).prefix(size).map(String.init),
+                    kickClients: Array(clientIDs.dropFirst(start).prefix(size))),
+                on: connection, logger: logger)
+        }
     }
 
     public func revokeOthers(userID: Int64, except sessionID: Int64) async throws -> (
@@ -200,7 +216,10 @@ public struct PostgresSessionRepository: SessionRepository {
                 """, logger: logger
             ).all(Int64.self)
             var clientIDs: [String] = []
-            for session in sessions { clientIDs += try await revoke(sessionID: session, on: connection) }
+            for session in sessions {
+                clientIDs += try await revoke(sessionID: session, on: connection, tellingBroker: false)
+            }
+            try await Self.tellBroker(ended: sessions, clientIDs: clientIDs, on: connection, logger: logger)
             return (sessions, clientIDs)
         }
     }

@@ -28,6 +28,21 @@ struct SessionEndOutboxTests {
         }
     }
 
+    /// A spent refresh token revokes its session once; replaying it again queues nothing more.
+    @Test func aReplayedRefreshTokenQueuesOneCommand() async throws {
+        let harness = try await AccountsHarness.make()
+        try await harness.run { client in
+            let login = try await client.signUp()
+            let body = #"{"refreshToken":"\#(login.refreshToken)"}"#
+            #expect(try await client.json(.post, "/v1/auth/refresh", body: body).status == .ok)
+            for _ in 0..<3 {
+                #expect(try await client.json(.post, "/v1/auth/refresh", body: body).status == .unauthorized)
+            }
+            let kicks = try await Self.commands(harness.database).filter { $0.kickClients == [login.mqtt.clientId] }
+            #expect(kicks.count == 1)
+        }
+    }
+
     static func commands(_ database: PostgresPool) async throws -> [BrokerControl] {
         try await database.client.query(
             "SELECT event FROM messenger.outbox WHERE topic = \(BrokerControl.topic) ORDER BY id", logger: .quiet

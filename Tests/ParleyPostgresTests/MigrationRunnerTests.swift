@@ -30,7 +30,7 @@ struct MigrationRunnerTests {
     @Test func theRepositoryMigrationsLoadInOrder() {
         #expect(migrations.map(\.version) == Array(1...migrations.count))
         #expect(migrations.allSatisfy { $0.checksum.count == 64 })
-        #expect(migrations[0].fileName.hasPrefix("0001_"))
+        #expect(migrations[0].fileName == "0001_\(migrations[0].name).sql")
     }
 
     @Test func appliesToAnEmptyDatabaseAndASecondRunDoesNothing() async throws {
@@ -143,6 +143,19 @@ struct MigrationRunnerTests {
                 """, logger: .quiet
             ).first(Bool.self)
             #expect(exists == false)
+        }
+    }
+
+    /// A migration may not end the run's transaction: the run stops and says so.
+    @Test func aMigrationThatCommitsIsRefused() async throws {
+        try await withDatabase { configuration, _ in
+            let committing = Migration(
+                version: migrations.count + 1, name: "commits", sql: "CREATE TABLE cloud.early (id int);\nCOMMIT;\n")
+            await #expect(throws: MigrationError.endedTransaction(file: committing.fileName)) {
+                try await runner(configuration, migrations + [committing]).apply()
+            }
+            let last = try await runner(configuration, migrations + [committing]).status().last
+            #expect(last?.state == .pending)
         }
     }
 

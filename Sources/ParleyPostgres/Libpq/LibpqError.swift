@@ -7,13 +7,17 @@ public struct LibpqError: Error, Equatable, CustomStringConvertible {
     public var message: String
     public var detail: String?
     public var hint: String?
+    /// Where inside a function or `DO` block the error arose (PostgreSQL's CONTEXT).
+    public var context: String?
     /// Where the error is, counted in characters from 1, in the text that was sent.
     public var position: Int?
 
     public init(
-        message: String, sqlState: String? = nil, detail: String? = nil, hint: String? = nil, position: Int? = nil
+        message: String, sqlState: String? = nil, detail: String? = nil, hint: String? = nil, context: String? = nil,
+        position: Int? = nil
     ) {
         self.message = message
+        self.context = context
         self.sqlState = sqlState
         self.detail = detail
         self.hint = hint
@@ -25,9 +29,10 @@ public struct LibpqError: Error, Equatable, CustomStringConvertible {
         func field(_ code: Character) -> String? {
             PQresultErrorField(result, Int32(code.asciiValue!)).map { String(cString: $0) }
         }
+        let whole = String(cString: PQresultErrorMessage(result))
         self.init(
-            message: field("M") ?? "the statement failed", sqlState: field("C"), detail: field("D"), hint: field("H"),
-            position: field("P").flatMap { Int($0) })
+            message: field("M") ?? (whole.isEmpty ? "the statement failed" : whole), sqlState: field("C"),
+            detail: field("D"), hint: field("H"), context: field("W"), position: field("P").flatMap { Int($0) })
     }
 
     /// The line of `script` the error is on (from 1), when PostgreSQL gave a position.
@@ -42,6 +47,7 @@ public struct LibpqError: Error, Equatable, CustomStringConvertible {
         if let sqlState { text += " (SQLSTATE \(sqlState))" }
         if let detail { text += "\nDETAIL:  \(detail)" }
         if let hint { text += "\nHINT:  \(hint)" }
+        if let context { text += "\nCONTEXT:  \(context)" }
         return text
     }
 }
