@@ -36,6 +36,29 @@ extension BrokerPluginTests {
         }
     }
 
+    /// A logout reaches the plugin twice, at once and through the outbox's relay: the plugin
+    /// keeps the revocation once, in its list and in its file.
+    @Test func aRevocationToldTwiceIsKeptOnce() async throws {
+        let file = TestScratch.path("revocations")
+        FileManager.default.createFile(atPath: file, contents: nil, attributes: [.posixPermissions: 0o666])
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        _ = try await withBroker(relay: true, brokerOptions: "plugin_opt_revocations_file \(file)") { api, _, harness in
+            let user = try await api.signUp()
+            #expect(try await api.json(.post, "/v1/auth/logout", token: token(user)).status == .noContent)
+            // The relay has published the queued command once the outbox is empty.
+            for _ in 0..<250 {
+                let left = try await harness.database.client.query(
+                    "SELECT count(*) FROM messenger.outbox", logger: .quiet
+                ).first(Int.self)
+                if left == 0 { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            let lines = (try String(contentsOfFile: file, encoding: .utf8)).split(separator: "\n")
+            #expect(lines.count == 1, "\(lines)")
+        }
+    }
+
     /// Each ACL question blocks the broker's thread: one client gets a few a second, not
     /// thousands at once.
     @Test func aClientsACLQuestionsAreBoundedPerSecond() async throws {
