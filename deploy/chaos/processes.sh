@@ -44,8 +44,7 @@ start_proxy() {
     rm -f "$work/$name.sock"
     python3 "$chaos/proxy.py" serve --name "$name" --listen "$listen" --target "$target" \
         --mode "$partition_mode" --control "$work/$name.sock" >> "$data/logs/$name.log" 2>&1 &
-    pid_of[$name]=$!
-    pids_of[$name]="${pids_of[$name]:-} $!"
+    track "$name" $!
     # Its control socket comes after its signal handlers: a SIGUSR1 before them would kill it.
     for _ in $(seq 100); do [ -S "$work/$name.sock" ] && return 0; alive "${pid_of[$name]}" || break; sleep 0.05; done
     die "the proxy $name did not start; see $data/logs/$name.log"
@@ -64,8 +63,7 @@ start_parley() {
             pid=$!
             ;;
     esac
-    pid_of[$name]=$pid
-    pids_of[$name]="${pids_of[$name]:-} $pid"
+    track "$name" "$pid"
     # deploy/local/run stop stops what serve.pid names, should this script be killed outright.
     echo "$pid" > "$data/run/$name.pid"
 }
@@ -91,6 +89,12 @@ kill9() {
 }
 
 record() { printf '%s\n' "$1" >> "$2"; }
+
+# track NAME PID: the process this script now runs as NAME, and every pid NAME has had.
+track() {
+    pid_of[$1]=$2
+    pids_of[$1]="${pids_of[$1]:-} $2"
+}
 
 # A free port below the kernel's ephemeral range (as deploy/local/services chooses): a service
 # restarted on its port must not find it taken as the source port of some outgoing connection.

@@ -35,8 +35,7 @@ start_parley() {
             pid=$!
             ;;
     esac
-    pid_of[$name]=$pid
-    pids_of[$name]="${pids_of[$name]:-} $pid"
+    track "$name" "$pid"
     echo "$pid" > "$data/run/$name.pid"
 }
 
@@ -111,8 +110,7 @@ start_haproxy() {
     write_haproxy_config
     haproxy -c -q -f "$work/haproxy.cfg" || die "HAProxy refuses its configuration ($work/haproxy.cfg)"
     haproxy -db -f "$work/haproxy.cfg" >> "$data/logs/haproxy.log" 2>&1 &
-    pid_of[haproxy]=$!
-    pids_of[haproxy]="${pids_of[haproxy]:-} $!"
+    track haproxy $!
     for _ in $(seq 100); do
         [ "$(http_status "http://127.0.0.1:$lb_internal_port/health/live")" = 200 ] && return 0
         alive "${pid_of[haproxy]}" || break

@@ -74,23 +74,12 @@ final class ChaosTraffic: Sendable {
     func send(rate: Double, readRate: Double, until stop: @escaping @Sendable () -> Bool) async {
         await withTaskGroup(of: Void.self) { group in
             if readRate > 0, !readers.users.isEmpty { group.addTask { await self.reads(rate: readRate, until: stop) } }
-            let clock = ContinuousClock()
-            let start = clock.now
-            var index = 0
-            var lastExtras = start
-            while !stop() {
-                let due = start + .seconds(Double(index) / rate)
-                let now = clock.now
-                guard due <= now else {
-                    try? await Task.sleep(until: min(due, now + .milliseconds(200)), clock: clock)
-                    continue
-                }
-                let current = index
-                group.addTask { await self.message(current) }
-                index += 1
+            var lastExtras = ContinuousClock.now
+            await Self.paced(rate: rate, until: stop) { index, now in
+                group.addTask { await self.message(index) }
                 if now - lastExtras >= .seconds(1) {
                     lastExtras = now
-                    group.addTask { await self.extras(current) }
+                    group.addTask { await self.extras(index) }
                 }
             }
             stopping.store(true, ordering: .relaxed)
@@ -230,20 +219,27 @@ final class ChaosTraffic: Sendable {
     /// recorded, none is retried.
     private func reads(rate: Double, until stop: @escaping @Sendable () -> Bool) async {
         await withTaskGroup(of: Void.self) { group in
-            let clock = ContinuousClock()
-            let start = clock.now
-            var index = 0
-            while !stop() {
-                let due = start + .seconds(Double(index) / rate)
-                let now = clock.now
-                guard due <= now else {
-                    try? await Task.sleep(until: min(due, now + .milliseconds(200)), clock: clock)
-                    continue
-                }
-                let current = index
-                group.addTask { await self.read(current) }
-                index += 1
+            await Self.paced(rate: rate, until: stop) { index, _ in group.addTask { await self.read(index) } }
+        }
+    }
+
+    /// Calls `each` with 0, 1, 2… at `rate` a second, each at its due time, until `stop` says
+    /// so; `stop` is asked at least every 200 ms.
+    private static func paced(
+        rate: Double, until stop: () -> Bool, _ each: (Int, ContinuousClock.Instant) -> Void
+    ) async {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var index = 0
+        while !stop() {
+            let due = start + .seconds(Double(index) / rate)
+            let now = clock.now
+            guard due <= now else {
+                try? await Task.sleep(until: min(due, now + .milliseconds(200)), clock: clock)
+                continue
             }
+            each(index, now)
+            index += 1
         }
     }
 
