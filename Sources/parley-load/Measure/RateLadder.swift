@@ -87,6 +87,11 @@ struct RateLadder: Sendable {
                 + "p99.9 \(fixed(result.latency.p999)) ms; lost \(lost), errors \(outcome.errors) "
                 + "(\(fixed(elapsed, 1)) s)\(result.passed ? "" : " <- over the goal")")
         if let health { print("    /health/live: \(HealthSampler.describe(health))") }
+        if !result.cpuSecondsPerOperation.isEmpty {
+            let costs = result.cpuSecondsPerOperation.sorted { $0.value > $1.value }
+                .map { "\($0.key) \(fixed($0.value * 1e6, 0))" }
+            print("    CPU µs per operation: \(costs.joined(separator: ", "))")
+        }
         if let perOperation = result.requestsPerOperation, !perOperation.isEmpty {
             let counts = perOperation.sorted { $0.key < $1.key }.map { "\($0.key) \(fixed($0.value, 1))" }
             print("    requests received per operation: \(counts.joined(separator: ", "))")
