@@ -1,7 +1,8 @@
 -- Search off the send's path: a message's words are indexed when the relay has published it,
 -- in a table of their own, instead of in the transaction that stores it (see the Search
 -- article). Until then the message is found by reading its outbox row's message, so search
--- never misses a stored message.
+-- never misses a stored message. The fill below runs in the migration's transaction, sends
+-- waiting: about 10 seconds per million messages on a 2-core machine.
 
 -- A message's searchable words (what migration 0018's index was built on).
 CREATE FUNCTION messenger.search_words(content text) RETURNS tsvector

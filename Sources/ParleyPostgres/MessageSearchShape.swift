@@ -21,8 +21,10 @@ enum MessageSearchShape: Equatable, Sendable {
     ///   - newestID: the newest message's id, roughly the count of all messages.
     static func choose(roomRows: Int64, newestID: Int64) -> Self {
         guard roomRows > roomRowsLimit else { return .rooms }
-        // The caller's share of all messages sets how far back `windowRows` of theirs reach.
+        // The caller's share of all messages sets how far back `windowRows` of theirs reach;
+        // a window wider than the caller's rooms would read more than the rooms themselves.
         let share = Double(roomRows) / Double(max(newestID, roomRows))
-        return .newest(window: max(windowRows, Int64((Double(windowRows) / share).rounded(.up))))
+        let window = max(windowRows, Int64((Double(windowRows) / share).rounded(.up)))
+        return window < roomRows ? .newest(window: window) : .rooms
     }
 }

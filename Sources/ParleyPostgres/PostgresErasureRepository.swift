@@ -221,6 +221,8 @@ public struct PostgresErasureRepository: ErasureRepository {
 
     public func finishRoomErasure(roomID: Int64) async throws -> Bool {
         // The outbox rows of the room would go with it: it waits for the relay to publish them.
+        // Then no relay indexes its messages any more: a row the relay wrote while the purge
+        // deleted its message (neither saw the other) goes now.
         let state = try await database.client.query(
             """
             WITH gone AS (
@@ -229,6 +231,8 @@ public struct PostgresErasureRepository: ErasureRepository {
                   AND NOT EXISTS (SELECT 1 FROM messenger.outbox o WHERE o.chat_room_id = c.id)
                   AND NOT EXISTS (SELECT 1 FROM messenger.message m WHERE m.chat_room_id = c.id)
                 RETURNING 1
+            ), unindexed AS (
+                DELETE FROM messenger.message_search WHERE chat_room_id = \(roomID) AND EXISTS (SELECT 1 FROM gone)
             )
             SELECT (SELECT count(*) FROM gone) > 0
                 OR NOT EXISTS (SELECT 1 FROM messenger.chat_room WHERE id = \(roomID))

@@ -40,10 +40,12 @@ extension PostgresRoomRepository: SearchRepository {
             ), hits AS (
                 -- Messages the relay has not published yet, so not indexed yet: their outbox rows
                 -- name them (an edited or deleted one has its row already).
-                SELECT m.id FROM messenger.outbox o JOIN messenger.message m ON m.id = o.message_id
-                WHERE m.chat_room_id = ANY((SELECT rooms FROM args)::bigint[]) AND m.id < (SELECT before FROM args)
-                  AND m.deleted_at IS NULL AND messenger.search_words(m.content) @@ (SELECT query FROM args)
-                  AND NOT EXISTS (SELECT 1 FROM messenger.message_search s WHERE s.message_id = m.id)
+                (SELECT m.id FROM messenger.outbox o JOIN messenger.message m ON m.id = o.message_id
+                 WHERE o.chat_room_id = ANY((SELECT rooms FROM args)::bigint[]) AND o.message_id IS NOT NULL
+                   AND m.id < (SELECT before FROM args) AND m.deleted_at IS NULL
+                   AND NOT EXISTS (SELECT 1 FROM messenger.message_search s WHERE s.message_id = m.id)
+                   AND messenger.search_words(m.content) @@ (SELECT query FROM args)
+                 ORDER BY m.id DESC LIMIT (SELECT lim FROM args))
                 UNION ALL
                 SELECT message_id FROM (\(unescaped: Self.indexedHits(shape))) indexed
             )
@@ -81,20 +83,23 @@ extension PostgresRoomRepository: SearchRepository {
             ORDER BY s.message_id DESC LIMIT (SELECT lim FROM args)
             """
         case .newest:
+            // The word index only when the window did not fill the page.
             """
-            SELECT message_id FROM (
-                (SELECT s.message_id FROM (
+            WITH newest AS MATERIALIZED (
+                SELECT s.message_id FROM (
                     SELECT message_id, chat_room_id, words FROM messenger.message_search
                     WHERE message_id < (SELECT before FROM args) AND message_id >= (SELECT window_start FROM args)
                     ORDER BY message_id DESC OFFSET 0) s
-                 WHERE s.words @@ (SELECT query FROM args) AND s.chat_room_id = ANY((SELECT rooms FROM args)::bigint[])
-                 LIMIT (SELECT lim FROM args))
-                UNION ALL
-                (SELECT s.message_id FROM messenger.message_search s
-                 WHERE s.words @@ (SELECT query FROM args) AND s.message_id + 0 < (SELECT window_start FROM args)
-                   AND s.chat_room_id + 0 = ANY((SELECT rooms FROM args)::bigint[])
-                 ORDER BY s.message_id + 0 DESC LIMIT (SELECT lim FROM args))
-            ) newest LIMIT (SELECT lim FROM args)
+                WHERE s.words @@ (SELECT query FROM args) AND s.chat_room_id = ANY((SELECT rooms FROM args)::bigint[])
+                ORDER BY s.message_id DESC LIMIT (SELECT lim FROM args)
+            )
+            SELECT message_id FROM newest
+            UNION ALL
+            (SELECT s.message_id FROM messenger.message_search s
+             WHERE (SELECT count(*) FROM newest) < (SELECT lim FROM args)
+               AND s.words @@ (SELECT query FROM args) AND s.message_id + 0 < (SELECT window_start FROM args)
+               AND s.chat_room_id + 0 = ANY((SELECT rooms FROM args)::bigint[])
+             ORDER BY s.message_id + 0 DESC LIMIT (SELECT lim FROM args))
             """
         }
     }

@@ -140,4 +140,30 @@ struct MessageSearchIndexTests {
             }
         }
     }
+
+    @Test func aDeletedRoomsFinalErasureRemovesRowsTheRelayLeftBehind() async throws {
+        let harness = try await AccountsHarness.make()
+        try await harness.run { client in
+            let (room, users) = try await client.roomOfThree()
+            _ = try await client.send("doomed plum", uid: "d-1", to: room, as: users[1])
+            try await publish(harness)
+            let database = harness.database.client
+            try await database.query(
+                "UPDATE messenger.chat_room SET deleted_at = now() WHERE id = \(room)", logger: .quiet)
+            try await database.query("DELETE FROM messenger.message WHERE chat_room_id = \(room)", logger: .quiet)
+            // A row the relay wrote as the purge deleted its message: neither saw the other.
+            try await database.query(
+                """
+                INSERT INTO messenger.message_search (message_id, chat_room_id, words)
+                VALUES (\(Int64.max), \(room), messenger.search_words('doomed plum'))
+                """, logger: .quiet)
+            let erasure = PostgresErasureRepository(
+                rooms: PostgresRoomRepository(database: harness.database, logger: .quiet))
+            #expect(try await erasure.finishRoomErasure(roomID: Int64(room)))
+            let left = try await database.query(
+                "SELECT count(*) FROM messenger.message_search WHERE chat_room_id = \(room)", logger: .quiet
+            ).single(Int64.self)
+            #expect(left == 0)
+        }
+    }
 }

@@ -11,7 +11,8 @@ struct MessageSearchShapeTests {
         #expect(MessageSearchShape.choose(roomRows: 500_000, newestID: 1_000_000) == .newest(window: 40_000))
         // All of them (or more than the newest id suggests): no smaller than the share itself.
         #expect(MessageSearchShape.choose(roomRows: 2_000_000, newestID: 1_000_000) == .newest(window: 20_000))
-        // A small share reaches far back.
-        #expect(MessageSearchShape.choose(roomRows: 200_000, newestID: 100_000_000) == .newest(window: 10_000_000))
+        // A small share would reach further back than the rooms hold: the rooms are read.
+        #expect(MessageSearchShape.choose(roomRows: 200_000, newestID: 100_000_000) == .rooms)
+        #expect(MessageSearchShape.choose(roomRows: 200_000, newestID: 1_000_000) == .newest(window: 100_000))
     }
 }
