@@ -106,7 +106,7 @@ struct ChatBenchmark: AsyncParsableCommand {
                 + "\(Int(base.best?.achievedRate ?? 0)) msg/s, ratio \(result.ratio.map { String(format: "%.3f", $0) } ?? "-")"
         )
         if let best = subject.best, let healthAtBest = result.healthAtBest {
-            print("chat-\(members): " + health.verdict(healthAtBest, rate: best.offeredRate, unit: unit))
+            print("\(name): " + health.verdict(healthAtBest, rate: best.offeredRate, unit: unit))
         }
     }
 
