@@ -35,6 +35,18 @@ struct SettingsTests {
         #expect(try set.redis().commandTimeout == .milliseconds(2500))
     }
 
+    /// A server keeps all its connections unless told otherwise; never more than it may open.
+    @Test func idleConnectionsDefaultToTheMaximumAndStayWithinIt() throws {
+        #expect(try Settings(environment: [:]).postgres().minimumConnections == 20)
+        let fewer = Settings(environment: ["PARLEY_POSTGRES_MAX_CONNECTIONS": "8"])
+        #expect(try fewer.postgres().minimumConnections == 8)
+        let some = Settings(environment: ["PARLEY_POSTGRES_MIN_CONNECTIONS": "4"])
+        #expect(try some.postgres().minimumConnections == 4)
+        let tooMany = Settings(environment: ["PARLEY_POSTGRES_MIN_CONNECTIONS": "30"])
+        let error = #expect(throws: SettingsError.self) { try tooMany.postgres() }
+        #expect(error?.description.hasPrefix("PARLEY_POSTGRES_MIN_CONNECTIONS must be an integer in 0...20") == true)
+    }
+
     @Test func aMalformedValueNamesItsVariable() {
         let settings = Settings(environment: ["PARLEY_POSTGRES_TLS": "sometimes"])
         let error = #expect(throws: SettingsError.self) { try settings.postgres() }

@@ -13,6 +13,7 @@ extension Settings {
         guard let tls = PostgresConfiguration.TLSMode(rawValue: try required(string(K.tls), K.tls)) else {
             throw SettingsError.invalid(K.tls, expected: "disable, prefer or require")
         }
+        let maximumConnections = try required(int(K.maxConnections, in: 1...1000), K.maxConnections)
         return PostgresConfiguration(
             host: try required(string(K.host), K.host),
             port: try required(port(K.port), K.port),
@@ -20,7 +21,8 @@ extension Settings {
             password: string(K.password),
             database: try required(string(K.database), K.database),
             tls: tls,
-            maximumConnections: try required(int(K.maxConnections, in: 1...1000), K.maxConnections),
+            maximumConnections: maximumConnections,
+            minimumConnections: try int(K.minConnections, in: 0...maximumConnections) ?? maximumConnections,
             connectTimeout: try required(seconds(K.connectTimeout), K.connectTimeout),
             answerTimeout: try required(seconds(K.answerTimeout), K.answerTimeout))
     }
