@@ -22,10 +22,11 @@ public struct PostgresConfiguration: Sendable {
     public var tls: TLSMode
     /// Most connections one process keeps open.
     public var maximumConnections: Int
-    /// Connections kept open however idle, so that a rise in load finds them ready: opening one
-    /// costs a SCRAM exchange and, on each statement's first use, its planning (9 ms for the
-    /// room list), and a pool that had shrunk opened 15 at once (see <doc:PostgresNIO>).
-    public var minimumConnections: Int
+    /// How long a connection stays open without work: long, so a rise in load finds the
+    /// connections an earlier one opened. Opening one costs a SCRAM exchange and, on each
+    /// statement's first use, its planning (9 ms for the room list); a pool that had shrunk
+    /// opened 15 at once (see <doc:PostgresNIO>).
+    public var idleTimeout: Duration
     public var connectTimeout: Duration
     /// How long a statement may take to start answering before it is given up on (a
     /// connection closed under it never answers).
@@ -39,7 +40,7 @@ public struct PostgresConfiguration: Sendable {
         database: String = "parley",
         tls: TLSMode = .prefer,
         maximumConnections: Int = 20,
-        minimumConnections: Int = 0,
+        idleTimeout: Duration = .seconds(3600),
         connectTimeout: Duration = .seconds(5),
         answerTimeout: Duration = .seconds(30)
     ) {
@@ -50,7 +51,7 @@ public struct PostgresConfiguration: Sendable {
         self.database = database
         self.tls = tls
         self.maximumConnections = maximumConnections
-        self.minimumConnections = min(minimumConnections, maximumConnections)
+        self.idleTimeout = idleTimeout
         self.connectTimeout = connectTimeout
         self.answerTimeout = answerTimeout
     }
@@ -72,7 +73,7 @@ public struct PostgresConfiguration: Sendable {
         var configuration = PostgresClient.Configuration(
             host: host, port: port, username: user, password: password, database: database, tls: tls)
         configuration.options.maximumConnections = maximumConnections
-        configuration.options.minimumConnections = min(minimumConnections, maximumConnections)
+        configuration.options.connectionIdleTimeout = idleTimeout
         configuration.options.connectTimeout = connectTimeout
         configuration.options.additionalStartupParameters = [
             ("application_name", "parley"),

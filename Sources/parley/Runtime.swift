@@ -44,9 +44,7 @@ enum Runtime {
         _ settings: Settings, connectTimeout: Duration = .seconds(30),
         _ body: @escaping @Sendable (PostgresPool) async throws -> Result
     ) async throws -> Result {
-        var configuration = try settings.postgres()
-        // A one-shot command keeps no idle connections: it opens what it uses.
-        configuration.minimumConnections = 0
+        let configuration = try settings.postgres()
         // A one-shot command reports failures itself; the pool's retry chatter would only hide them.
         var poolLogger = logger("postgres")
         poolLogger.logLevel = .critical

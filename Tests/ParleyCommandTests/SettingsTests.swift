@@ -13,6 +13,7 @@ struct SettingsTests {
         #expect(postgres.user == SettingKeys.Postgres.user.defaultValue)
         #expect(postgres.tls.rawValue == SettingKeys.Postgres.tls.defaultValue)
         #expect(postgres.connectTimeout == .seconds(Int(SettingKeys.Postgres.connectTimeout.defaultValue ?? "") ?? -1))
+        #expect(postgres.idleTimeout == .seconds(Int(SettingKeys.Postgres.idleTimeout.defaultValue ?? "") ?? -1))
         let http = try settings.http()
         #expect(http.internalHost == SettingKeys.HTTP.internalHost.defaultValue)
         #expect(http.idleTimeout == .seconds(Int(SettingKeys.HTTP.idleTimeout.defaultValue ?? "") ?? -1))
@@ -33,18 +34,6 @@ struct SettingsTests {
         let set = Settings(environment: ["PARLEY_POSTGRES_HOST": "db.internal", "PARLEY_REDIS_COMMAND_TIMEOUT": "2.5"])
         #expect(try set.postgres().host == "db.internal")
         #expect(try set.redis().commandTimeout == .milliseconds(2500))
-    }
-
-    /// A server keeps all its connections unless told otherwise; never more than it may open.
-    @Test func idleConnectionsDefaultToTheMaximumAndStayWithinIt() throws {
-        #expect(try Settings(environment: [:]).postgres().minimumConnections == 20)
-        let fewer = Settings(environment: ["PARLEY_POSTGRES_MAX_CONNECTIONS": "8"])
-        #expect(try fewer.postgres().minimumConnections == 8)
-        let some = Settings(environment: ["PARLEY_POSTGRES_MIN_CONNECTIONS": "4"])
-        #expect(try some.postgres().minimumConnections == 4)
-        let tooMany = Settings(environment: ["PARLEY_POSTGRES_MIN_CONNECTIONS": "30"])
-        let error = #expect(throws: SettingsError.self) { try tooMany.postgres() }
-        #expect(error?.description.hasPrefix("PARLEY_POSTGRES_MIN_CONNECTIONS must be an integer in 0...20") == true)
     }
 
     @Test func aMalformedValueNamesItsVariable() {

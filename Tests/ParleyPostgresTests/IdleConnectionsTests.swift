@@ -3,31 +3,38 @@ import ParleyTestSupport
 import PostgresNIO
 import Testing
 
-/// A process keeps its minimum of connections open with nothing to do, so a rise in load
-/// finds them ready instead of opening many at once.
+/// The pool closes a connection only after `idleTimeout` without work: long by default, so a
+/// rise in load finds the connections an earlier one opened instead of opening many at once.
 struct IdleConnectionsTests {
-    @Test func thePoolOpensItsMinimumWithoutDemand() async throws {
+    @Test func theConfiguredIdleTimeoutClosesConnectionsWithoutWork() async throws {
         var configuration = try await TestServices.shared().makeDatabase(migrated: false)
         configuration.maximumConnections = 6
-        configuration.minimumConnections = 4
+        configuration.idleTimeout = .seconds(1)
         try await PostgresPool(configuration: configuration, logger: .quiet).withRunningClient { pool in
-            // Only this pool connects to the fresh database; one query at a time needs one.
-            var open = 0
-            for _ in 0..<100 {
-                open =
-                    try await pool.client.query(
-                        "SELECT count(*)::integer FROM pg_stat_activity WHERE datname = current_database()",
-                        logger: .quiet
-                    ).first(Int.self) ?? 0
-                if open >= 4 { break }
-                try await Task.sleep(for: .milliseconds(100))
+            // Only this pool's client backends connect to the fresh database.
+            func open() async throws -> Int {
+                try await pool.client.query(
+                    """
+                    SELECT count(*)::integer FROM pg_stat_activity
+                    WHERE datname = current_database() AND backend_type = 'client backend'
+                      AND application_name = 'parley'
+                    """, logger: .quiet
+                ).first(Int.self) ?? 0
             }
-            #expect(open == 4)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<4 {
+                    group.addTask { _ = try await pool.client.query("SELECT pg_sleep(0.5)", logger: .quiet).collect() }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await open() >= 4, "four statements at once opened four connections")
+            // The probe keeps one busy; the others close a second after their work.
+            var remaining = Int.max
+            for _ in 0..<50 where remaining > 1 {
+                try await Task.sleep(for: .milliseconds(200))
+                remaining = try await open()
+            }
+            #expect(remaining == 1)
         }
-    }
-
-    @Test func theMinimumNeverExceedsTheMaximum() {
-        let configuration = PostgresConfiguration(maximumConnections: 3, minimumConnections: 10)
-        #expect(configuration.minimumConnections == 3)
     }
 }

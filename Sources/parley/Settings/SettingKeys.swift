@@ -32,10 +32,10 @@ enum SettingKeys {
         static let tls = SettingKey("postgres.tls", default: "prefer", "TLS to PostgreSQL: disable, prefer or require.")
         static let maxConnections = SettingKey(
             "postgres.maxConnections", default: "20", "Most PostgreSQL connections per process.")
-        static let minConnections = SettingKey(
-            "postgres.minConnections",
-            "PostgreSQL connections `serve` and `worker` keep open while idle, so a rise in load does not "
-                + "wait for new ones (at most postgres.maxConnections). Unset: postgres.maxConnections.")
+        static let idleTimeout = SettingKey(
+            "postgres.idleTimeout", default: "3600",
+            "Seconds a PostgreSQL connection stays open without work, so a rise in load finds those an "
+                + "earlier one opened.")
         static let connectTimeout = SettingKey(
             "postgres.connectTimeout", default: "5", "Seconds to wait for a PostgreSQL connection.")
         static let answerTimeout = SettingKey(
@@ -53,7 +53,7 @@ enum SettingKeys {
             "Seconds after a user's last write during which their reads go to the primary (at least "
                 + "postgres.replicaMaxLag plus 2), so a client always sees its own writes.")
         static let all = [
-            host, port, user, password, database, tls, maxConnections, minConnections, connectTimeout,
+            host, port, user, password, database, tls, maxConnections, idleTimeout, connectTimeout,
             answerTimeout, replicas, replicaMaxLag, readYourWrites,
         ]
     }

@@ -13,7 +13,6 @@ extension Settings {
         guard let tls = PostgresConfiguration.TLSMode(rawValue: try required(string(K.tls), K.tls)) else {
             throw SettingsError.invalid(K.tls, expected: "disable, prefer or require")
         }
-        let maximumConnections = try required(int(K.maxConnections, in: 1...1000), K.maxConnections)
         return PostgresConfiguration(
             host: try required(string(K.host), K.host),
             port: try required(port(K.port), K.port),
@@ -21,8 +20,8 @@ extension Settings {
             password: string(K.password),
             database: try required(string(K.database), K.database),
             tls: tls,
-            maximumConnections: maximumConnections,
-            minimumConnections: try int(K.minConnections, in: 0...maximumConnections) ?? maximumConnections,
+            maximumConnections: try required(int(K.maxConnections, in: 1...1000), K.maxConnections),
+            idleTimeout: try required(seconds(K.idleTimeout), K.idleTimeout),
             connectTimeout: try required(seconds(K.connectTimeout), K.connectTimeout),
             answerTimeout: try required(seconds(K.answerTimeout), K.answerTimeout))
     }
