@@ -2,8 +2,9 @@ import Logging
 import PostgresNIO
 
 /// The start-up check of `serve` and `worker` (and `parley doctor`): refuses to run against a
-/// schema this build was not made for. It reads one small table through the service's own
-/// pool (PostgresNIO), so a server process holds no libpq connection and no thread for one;
+/// schema this build was not made for. It reads one small table through a PostgresNIO pool
+/// of its own, closed after the check, so a server process holds no libpq connection and no
+/// thread for one;
 /// applying migrations is `MigrationRunner`'s, through libpq.
 public struct SchemaCheck: Sendable {
     let database: PostgresPool

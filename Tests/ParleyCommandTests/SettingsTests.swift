@@ -40,5 +40,9 @@ struct SettingsTests {
         let settings = Settings(environment: ["PARLEY_POSTGRES_TLS": "sometimes"])
         let error = #expect(throws: SettingsError.self) { try settings.postgres() }
         #expect(error?.description.hasPrefix("PARLEY_POSTGRES_TLS must be") == true)
+        // No idle time at all would close every connection between requests.
+        let noIdle = Settings(environment: ["PARLEY_POSTGRES_IDLE_TIMEOUT": "0"])
+        let idle = #expect(throws: SettingsError.self) { try noIdle.postgres() }
+        #expect(idle?.description.hasPrefix("PARLEY_POSTGRES_IDLE_TIMEOUT must be a positive number") == true)
     }
 }

@@ -9,7 +9,7 @@ struct IdleConnectionsTests {
     @Test func theConfiguredIdleTimeoutClosesConnectionsWithoutWork() async throws {
         var configuration = try await TestServices.shared().makeDatabase(migrated: false)
         configuration.maximumConnections = 6
-        configuration.idleTimeout = .seconds(1)
+        configuration.idleTimeout = .seconds(2)
         try await PostgresPool(configuration: configuration, logger: .quiet).withRunningClient { pool in
             // Only this pool's client backends connect to the fresh database.
             func open() async throws -> Int {
@@ -28,7 +28,7 @@ struct IdleConnectionsTests {
                 try await group.waitForAll()
             }
             #expect(try await open() >= 4, "four statements at once opened four connections")
-            // The probe keeps one busy; the others close a second after their work.
+            // The probe keeps one busy; the others close two seconds after their work.
             var remaining = Int.max
             for _ in 0..<50 where remaining > 1 {
                 try await Task.sleep(for: .milliseconds(200))

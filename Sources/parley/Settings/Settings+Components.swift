@@ -21,7 +21,7 @@ extension Settings {
             database: try required(string(K.database), K.database),
             tls: tls,
             maximumConnections: try required(int(K.maxConnections, in: 1...1000), K.maxConnections),
-            idleTimeout: try required(seconds(K.idleTimeout), K.idleTimeout),
+            idleTimeout: try positiveSeconds(K.idleTimeout),
             connectTimeout: try required(seconds(K.connectTimeout), K.connectTimeout),
             answerTimeout: try required(seconds(K.answerTimeout), K.answerTimeout))
     }
