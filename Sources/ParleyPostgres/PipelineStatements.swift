@@ -212,7 +212,7 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
         }
         let message = try MessageColumns.decode(columns, from: 7, links: links).message
         // Encoded once: these bytes go to the room topic and to every reader's copy.
-        let encoded = RoomEvent.newMessageJSON(message)
+        let encoded = RoomEvent.newMessage(message).json()
         return Row(
             id: id, topic: topic, event: encoded,
             fanout: FanoutBatch.Entry(

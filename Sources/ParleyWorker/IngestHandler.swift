@@ -134,7 +134,7 @@ public struct IngestHandler: Sendable {
             switch outcome {
             case .success(let sent):
                 if !sent.created {
-                    retries.append((Topic.room(send.roomUID), RoomEvent.newMessageJSON(sent.message), send))
+                    retries.append((Topic.room(send.roomUID), RoomEvent.newMessage(sent.message).json(), send))
                 }
             case .failure(let error):
                 await reject(

@@ -37,12 +37,6 @@ public enum RoomEvent {
         Envelope(type: "new-message-notification", data: message, identity: "\(message.id)")
     }
 
-    /// ``newMessage(_:)``'s JSON, written directly for a plain message (``NewMessageJSON``).
-    public static func newMessageJSON(_ message: Message) -> String {
-        let envelope = newMessage(message)
-        return NewMessageJSON.encode(envelope) ?? envelope.json()
-    }
-
     public struct Read: Codable, Sendable {
         public let messageId: Int64
         public let seq: Int64
