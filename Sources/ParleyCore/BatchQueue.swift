@@ -42,16 +42,22 @@ public final class BatchQueue<Element: Sendable>: Sendable {
     }
 
     /// The oldest elements, at most `limit`, waiting for the first; nil once finished and empty.
-    public func next(upTo limit: Int) async -> [Element]? {
+    ///
+    /// - Parameter due: when the batch closes: with fewer than `limit` in hand before then,
+    ///   the reader waits until `due` and takes what came meanwhile too (nil: at once).
+    public func next(upTo limit: Int, gatheringUntil due: ContinuousClock.Instant? = nil) async -> [Element]? {
+        guard var batch = await first(upTo: limit) else { return nil }
+        if let due, due > .now, batch.count < limit {
+            try? await Task.sleep(until: due)
+            batch += taken(upTo: limit - batch.count)
+        }
+        return batch
+    }
+
+    private func first(upTo limit: Int) async -> [Element]? {
         while true {
-            let batch = state.withLock { state -> [Element]? in
-                guard !state.items.isEmpty else { return nil }
-                let count = min(limit, state.items.count)
-                let taken = Array(state.items.prefix(count))
-                state.items.removeFirst(count)
-                return taken
-            }
-            if let batch { return batch }
+            let batch = taken(upTo: limit)
+            if !batch.isEmpty { return batch }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let ready = state.withLock { state -> Bool in
                     if !state.items.isEmpty || state.finished { return true }
@@ -61,6 +67,15 @@ public final class BatchQueue<Element: Sendable>: Sendable {
                 if ready { continuation.resume() }
             }
             if state.withLock({ $0.finished && $0.items.isEmpty }) { return nil }
+        }
+    }
+
+    /// The oldest elements queued now, at most `limit`.
+    private func taken(upTo limit: Int) -> [Element] {
+        state.withLock { state in
+            let count = min(limit, state.items.count)
+            defer { state.items.removeFirst(count) }
+            return Array(state.items.prefix(count))
         }
     }
 }

@@ -8,7 +8,10 @@ import ServiceLifecycle
 /// Messages are handled in `lanes` concurrent lanes chosen by topic: one room's input stays
 /// in one lane, in arrival order, while different rooms are stored in parallel. Each lane
 /// hands over everything queued for it at once (up to `batchLimit`), so the handler stores
-/// a burst in one transaction (a group commit) instead of one commit per message.
+/// a burst in one transaction (a group commit) instead of one commit per message. A lane
+/// starts its commits at least `commitInterval` apart: an idle lane stores a message at once,
+/// a busy one gathers what arrives meanwhile, so its commits grow with the load instead of
+/// their number (see <doc:MessagePipelinePerformance>).
 ///
 /// The client's acknowledgements wait until the handler has stored or refused what it
 /// received (``MQTTClient/acknowledgementGate``): a process killed with a batch in hand has
@@ -25,6 +28,7 @@ public struct IngestConsumer: Service {
     let logger: Logger
     let lanes: Int
     let batchLimit: Int
+    let commitInterval: Duration
     /// The client's session outlives the process (``MQTTConfiguration/sessionExpiry``): the
     /// subscription stays through a stop, so the broker queues chat-in for the restart.
     let keepsSubscription: Bool
@@ -34,7 +38,8 @@ public struct IngestConsumer: Service {
     /// Routes the client's chat-in to the lanes at once, before the client connects: a kept
     /// session's queued input arrives right after the CONNACK, before ``run()``.
     public init(
-        client: MQTTClient, logger: Logger, lanes: Int, batchLimit: Int, keepsSubscription: Bool = false,
+        client: MQTTClient, logger: Logger, lanes: Int, batchLimit: Int, commitInterval: Duration = .zero,
+        keepsSubscription: Bool = false,
         handle: @escaping @Sendable (_ batch: [ChatInput]) async -> Void
     ) {
         precondition(lanes > 0 && batchLimit > 0, "at least one lane and one message per batch")
@@ -42,6 +47,7 @@ public struct IngestConsumer: Service {
         self.logger = logger
         self.lanes = lanes
         self.batchLimit = batchLimit
+        self.commitInterval = commitInterval
         self.keepsSubscription = keepsSubscription
         self.handle = handle
         let queues = (0..<lanes).map { _ in BatchQueue<ChatInput>() }
@@ -66,7 +72,9 @@ public struct IngestConsumer: Service {
         try await withThrowingDiscardingTaskGroup { group in
             for queue in queues {
                 group.addTask {
-                    while let batch = await queue.next(upTo: batchLimit) {
+                    var due: ContinuousClock.Instant?
+                    while let batch = await queue.next(upTo: batchLimit, gatheringUntil: due) {
+                        due = commitInterval > .zero ? .now + commitInterval : nil
                         await handle(batch)
                         client.acknowledgementGate.settle(batch.count)
                     }

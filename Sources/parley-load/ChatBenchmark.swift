@@ -45,9 +45,8 @@ struct ChatBenchmark: AsyncParsableCommand {
         await api.shutdown()
 
         let plan = RoomPlan(members: members, rooms: roomList)
-        // A recorder per step: the warm-up, the ladder, up to three steps down from a first
-        // rate that fails, and two refinements.
-        let steps = 1 + rates.count + 3 + 2
+        // A recorder per step: the warm-up, then every step the ladder may offer.
+        let steps = 1 + RateLadder.maximumSteps(rates: rates.count)
         let stepDuration = Duration.seconds(stepSeconds)
         let unit = "msg/s"
         // One side's clients at a time, so each side is measured without the other's idle

@@ -90,7 +90,7 @@ struct WorkerGraph {
         services.append(
             IngestConsumer(
                 client: input, logger: Runtime.logger("ingest"), lanes: try settings.ingestConcurrency(),
-                batchLimit: try settings.messageBatchLimit(),
+                batchLimit: try settings.messageBatchLimit(), commitInterval: try settings.ingestCommitInterval(),
                 keepsSubscription: settings.string(SettingKeys.Jobs.ingestSession) != nil, handle: handler.handle))
     }
 

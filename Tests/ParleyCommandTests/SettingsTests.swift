@@ -23,6 +23,9 @@ struct SettingsTests {
             try settings.ingestConcurrency() == max(1, ProcessInfo.processInfo.activeProcessorCount / 2),
             "half the machine's cores: one transaction in flight per lane")
         #expect(
+            try settings.ingestCommitInterval()
+                == .microseconds(Int(SettingKeys.Jobs.ingestCommitInterval.defaultValue ?? "") ?? -1))
+        #expect(
             try settings.sendBatching().lanes == max(1, ProcessInfo.processInfo.activeProcessorCount / 2),
             "REST sends' lanes as the ingest's")
     }

@@ -139,4 +139,25 @@ struct BatchQueueTests {
         queue.append(1)
         #expect(await batch == [1])
     }
+
+    @Test func aReaderGatheringUntilADueTimeTakesWhatArrivesMeanwhile() async {
+        let queue = BatchQueue<Int>()
+        queue.append(1)
+        let appending = Task {
+            try? await Task.sleep(for: .milliseconds(50))
+            queue.append(2)
+        }
+        #expect(await queue.next(upTo: 10, gatheringUntil: .now + .seconds(1)) == [1, 2])
+        await appending.value
+    }
+
+    @Test func aDueTimeInThePastOrAFullBatchDoesNotWait() async {
+        let queue = BatchQueue<Int>()
+        for item in 1...3 { queue.append(item) }
+        #expect(await queue.next(upTo: 1, gatheringUntil: .now - .seconds(1)) == [1])
+        let started = ContinuousClock.now
+        // Full at once: the hour is not waited for.
+        #expect(await queue.next(upTo: 2, gatheringUntil: .now + .seconds(3600)) == [2, 3])
+        #expect(ContinuousClock.now - started < .seconds(60))
+    }
 }

@@ -51,6 +51,26 @@ struct LoadGeneratorTests {
         #expect(measurement.best?.offeredRate == 150)
     }
 
+    @Test func aNearMissIsOfferedOnceMoreAndAFarMissIsNot() async throws {
+        let ladder = RateLadder(
+            rates: [100, 200, 400], stepDuration: .seconds(1), p99Limit: 50, cpu: try ProcessCPU(watch: []))
+        let offered = Mutex<[Double]>([])
+        let measurement = try await ladder.climb(label: "test", unit: "op/s") { rate, _ in
+            // Holds up to 300/s, but its first step at 200 misses narrowly (p99 60 ms).
+            let first200 = offered.withLock { offered in
+                defer { offered.append(rate) }
+                return rate == 200 && !offered.contains(200)
+            }
+            let p99: Double = first200 ? 60 : rate <= 300 ? 10 : 200
+            return RateLadder.Outcome(
+                expected: Int(rate), completed: Int(rate), errors: 0,
+                latency: LatencySummary(count: Int(rate), p50: 1, p99: p99, p999: p99, max: p99))
+        }
+        #expect(offered.withLock { $0 } == [100, 200, 200, 400, 300, 350])
+        #expect(measurement.steps?.map(\.passed) == [true, false, true, false, true, false])
+        #expect(measurement.best?.offeredRate == 300)
+    }
+
     @Test func aStepWithLossOrErrorsDoesNotPassWhateverItsLatency() async throws {
         let ladder = RateLadder(
             rates: [100, 200], stepDuration: .seconds(1), p99Limit: 50, cpu: try ProcessCPU(watch: []))

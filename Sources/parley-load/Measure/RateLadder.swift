@@ -27,6 +27,11 @@ struct RateLadder: Sendable {
     /// rate already fails, halves it (up to `stepsDown` times) to find one that passes, so
     /// a busy machine gives a low figure rather than none.
     ///
+    /// A step that misses only the latency goal, and by less than half again, is offered once
+    /// more and the second try decides: on a machine the generator shares, one stall in a
+    /// step of a few seconds had ended whole ladders (p99 50.08 ms against 50 at a rate the
+    /// run before had held four times over). Every side's ladder follows the same rule.
+    ///
     /// - Parameter rates: instead of the ladder's own (none skips this side).
     func climb(
         label: String, unit: String, rates: [Double]? = nil, refinements: Int = 2, stepsDown: Int = 3,
@@ -35,10 +40,15 @@ struct RateLadder: Sendable {
         var steps: [StepResult] = []
         var passing: Double?
         var failing: Double?
-        /// Offers `rate` and moves the bound it falls on; true when it passed.
+        /// Offers `rate` (twice on a near miss) and moves the bound it falls on; true when it passed.
         func offer(_ rate: Double) async throws -> Bool {
-            let result = try await measure(rate: rate, index: steps.count, label: label, unit: unit, step: step)
+            var result = try await measure(rate: rate, index: steps.count, label: label, unit: unit, step: step)
             steps.append(result)
+            if nearMiss(result) {
+                print("  \(label): a near miss, offered once more")
+                result = try await measure(rate: rate, index: steps.count, label: label, unit: unit, step: step)
+                steps.append(result)
+            }
             if result.passed { passing = rate } else { failing = rate }
             return result.passed
         }
@@ -54,6 +64,18 @@ struct RateLadder: Sendable {
             _ = try await offer(((low + high) / 2).rounded())
         }
         return Measurement(label: label, unit: unit, p99Limit: p99Limit, steps: steps)
+    }
+
+    /// Everything delivered, without errors, and p99 over the goal by less than half of it.
+    private func nearMiss(_ result: StepResult) -> Bool {
+        !result.passed && result.errors == 0 && result.completed >= result.expected
+            && result.latency.p99 < p99Limit * 1.5
+    }
+
+    /// The most steps ``climb(label:unit:rates:refinements:stepsDown:step:)`` may measure over
+    /// `rates` (each offered rate may be offered twice): a benchmark keeps a recorder per step.
+    static func maximumSteps(rates: Int, refinements: Int = 2, stepsDown: Int = 3) -> Int {
+        (rates + refinements + stepsDown) * 2
     }
 
     private func measure(

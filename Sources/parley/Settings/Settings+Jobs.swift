@@ -27,6 +27,11 @@ extension Settings {
         try required(int(SettingKeys.Jobs.ingestConcurrency, in: 1...1024), SettingKeys.Jobs.ingestConcurrency)
     }
 
+    func ingestCommitInterval() throws -> Duration {
+        typealias K = SettingKeys.Jobs
+        return .microseconds(try required(int(K.ingestCommitInterval, in: 0...1_000_000), K.ingestCommitInterval))
+    }
+
     func ingestPayloadLimit() throws -> Int {
         try required(
             int(SettingKeys.Jobs.ingestPayloadLimit, in: 256...16_777_216), SettingKeys.Jobs.ingestPayloadLimit)
