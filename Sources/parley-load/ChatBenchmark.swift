@@ -25,6 +25,8 @@ struct ChatBenchmark: AsyncParsableCommand {
     @Option(help: "Extra processes whose CPU the baseline reports, NAME=PID.") var baselineWatch: [String] = []
     @Flag(help: "Only Parley's side (for profiling); no baseline, no ratio.") var skipBaseline = false
     @Option(help: "The scenario's name in results (default: chat-MEMBERS).") var scenario: String?
+    @Option(help: "A shell command run once Parley's side has warmed up, before its first measured step.")
+    var afterWarmUp: String?
 
     func validate() throws {
         guard members >= 2, rooms >= 1, stepSeconds >= 1 else {
@@ -82,7 +84,7 @@ struct ChatBenchmark: AsyncParsableCommand {
             subject = try await parley.climb(label: "parley", unit: unit) { rate, index in
                 try await plan.step(
                     rate: rate, step: index + 1, duration: stepDuration, clients: parleyClients, direct: false,
-                    warmUp: index == 0)
+                    warmUp: index == 0, afterWarmUp: afterWarmUp)
             }
         } catch {
             await sampler?.shutdown()
@@ -130,9 +132,10 @@ struct RoomPlan: Sendable {
     ///
     /// - Parameter direct: publish the finished event on the room topic (the baseline relay)
     ///   instead of client input on `chat-in`.
-    func step(rate: Double, step: Int, duration: Duration, clients: ChatClients, direct: Bool, warmUp: Bool)
-        async throws -> RateLadder.Outcome
-    {
+    func step(
+        rate: Double, step: Int, duration: Duration, clients: ChatClients, direct: Bool, warmUp: Bool,
+        afterWarmUp: String? = nil
+    ) async throws -> RateLadder.Outcome {
         if warmUp {
             // Connections, statements and caches warm up outside the figures (step 0), with at
             // least one message in every room: with 1,000 rooms, 2 s at 200 messages/s left
@@ -141,6 +144,10 @@ struct RoomPlan: Sendable {
             let warmSeconds = max(2, Int((Double(rooms.count) / warmRate).rounded(.up)) + 1)
             _ = await offer(
                 rate: warmRate, step: 0, duration: .seconds(warmSeconds), clients: clients, direct: direct)
+            if let afterWarmUp {
+                let outcome = await SpawnedCommand.run(["/bin/sh", "-c", afterWarmUp])
+                guard outcome.status == 0 else { throw LoadError("--after-warm-up exited with \(outcome.status)") }
+            }
             try await Task.sleep(for: .seconds(1))
         }
         let sent = await offer(rate: rate, step: step, duration: duration, clients: clients, direct: direct)

@@ -71,6 +71,14 @@ struct LoadGeneratorTests {
         #expect(measurement.best?.offeredRate == 300)
     }
 
+    /// The benchmark's hooks (`--after-warm-up`) and `ss` run through it: a failing hook must show.
+    @Test func aSpawnedCommandGivesItsOutputAndExitStatus() async {
+        let outcome = await SpawnedCommand.run(["/bin/sh", "-c", "echo ready; exit 3"])
+        #expect(outcome.status == 3)
+        #expect(outcome.output == "ready\n")
+        #expect(await SpawnedCommand.run(["/nonexistent/command"]).status != 0)
+    }
+
     @Test func aStepWithLossOrErrorsDoesNotPassWhateverItsLatency() async throws {
         let ladder = RateLadder(
             rates: [100, 200], stepDuration: .seconds(1), p99Limit: 50, cpu: try ProcessCPU(watch: []))
