@@ -44,7 +44,8 @@ public final class BatchQueue<Element: Sendable>: Sendable {
     /// The oldest elements, at most `limit`, waiting for the first; nil once finished and empty.
     ///
     /// - Parameter due: when the batch closes: with fewer than `limit` in hand before then,
-    ///   the reader waits until `due` and takes what came meanwhile too (nil: at once).
+    ///   the reader waits until `due` and takes what came meanwhile too (nil: at once). The
+    ///   wait is not cut short by a full queue or by ``finish()``: `due` bounds it.
     public func next(upTo limit: Int, gatheringUntil due: ContinuousClock.Instant? = nil) async -> [Element]? {
         guard var batch = await first(upTo: limit) else { return nil }
         if let due, due > .now, batch.count < limit {

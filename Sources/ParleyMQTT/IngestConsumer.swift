@@ -9,9 +9,9 @@ import ServiceLifecycle
 /// in one lane, in arrival order, while different rooms are stored in parallel. Each lane
 /// hands over everything queued for it at once (up to `batchLimit`), so the handler stores
 /// a burst in one transaction (a group commit) instead of one commit per message. A lane
-/// starts its commits at least `commitInterval` apart: an idle lane stores a message at once,
-/// a busy one gathers what arrives meanwhile, so its commits grow with the load instead of
-/// their number (see <doc:MessagePipelinePerformance>).
+/// starts its commits at least `commitInterval` apart: a lane whose last commit began longer
+/// ago stores a message at once, a busy one gathers what arrives meanwhile, so its commits
+/// grow with the load instead of their number (see <doc:MessagePipelinePerformance>).
 ///
 /// The client's acknowledgements wait until the handler has stored or refused what it
 /// received (``MQTTClient/acknowledgementGate``): a process killed with a batch in hand has
@@ -38,7 +38,7 @@ public struct IngestConsumer: Service {
     /// Routes the client's chat-in to the lanes at once, before the client connects: a kept
     /// session's queued input arrives right after the CONNACK, before ``run()``.
     public init(
-        client: MQTTClient, logger: Logger, lanes: Int, batchLimit: Int, commitInterval: Duration = .zero,
+        client: MQTTClient, logger: Logger, lanes: Int, batchLimit: Int, commitInterval: Duration,
         keepsSubscription: Bool = false,
         handle: @escaping @Sendable (_ batch: [ChatInput]) async -> Void
     ) {

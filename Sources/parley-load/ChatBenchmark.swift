@@ -25,8 +25,6 @@ struct ChatBenchmark: AsyncParsableCommand {
     @Option(help: "Extra processes whose CPU the baseline reports, NAME=PID.") var baselineWatch: [String] = []
     @Flag(help: "Only Parley's side (for profiling); no baseline, no ratio.") var skipBaseline = false
     @Option(help: "The scenario's name in results (default: chat-MEMBERS).") var scenario: String?
-    @Option(help: "A shell command run once Parley's side has warmed up, before its first measured step.")
-    var afterWarmUp: String?
 
     func validate() throws {
         guard members >= 2, rooms >= 1, stepSeconds >= 1 else {
@@ -62,10 +60,10 @@ struct ChatBenchmark: AsyncParsableCommand {
             let baseline = RateLadder(
                 rates: rates, stepDuration: stepDuration, p99Limit: p99Limit, cpu: try ProcessCPU(watch: baselineWatch))
             print("baseline: plugin-less mosquitto relaying chat-room publishes")
+            try await plan.warmUp(rate: rates[0], clients: baselineClients, direct: true)
             base = try await baseline.climb(label: "baseline", unit: unit) { rate, index in
                 try await plan.step(
-                    rate: rate, step: index + 1, duration: stepDuration, clients: baselineClients, direct: true,
-                    warmUp: index == 0)
+                    rate: rate, step: index + 1, duration: stepDuration, clients: baselineClients, direct: true)
             }
             await baselineClients.shutdown()
         }
@@ -81,10 +79,10 @@ struct ChatBenchmark: AsyncParsableCommand {
         print("parley: chat-in -> ingest -> PostgreSQL -> outbox -> room topic")
         let subject: Measurement
         do {
+            try await plan.warmUp(rate: rates[0], clients: parleyClients, direct: false)
             subject = try await parley.climb(label: "parley", unit: unit) { rate, index in
                 try await plan.step(
-                    rate: rate, step: index + 1, duration: stepDuration, clients: parleyClients, direct: false,
-                    warmUp: index == 0, afterWarmUp: afterWarmUp)
+                    rate: rate, step: index + 1, duration: stepDuration, clients: parleyClients, direct: false)
             }
         } catch {
             await sampler?.shutdown()
@@ -98,7 +96,8 @@ struct ChatBenchmark: AsyncParsableCommand {
             subject: subject, baseline: base,
             notes: [
                 "latency: intended send time to the canonical event at every other member (open loop)",
-                "a step passes with p99 <= \(p99Limit) ms and every message delivered",
+                "a step passes with p99 <= \(p99Limit) ms and every message delivered; a step that misses "
+                    + "only p99, by less than half of it, is offered once more and the second try decides",
                 "ratio: Parley's sustained messages/s over the plain relay's (higher is better)",
             ] + healthNotes(sampler))
         try result.write(to: target.outputDirectory(name))
@@ -128,28 +127,25 @@ struct RoomPlan: Sendable {
 
     func room(of user: Int) -> API.Room { rooms[user / members] }
 
+    /// Warms connections, statements and caches up outside the figures (recorder 0), with at
+    /// least one message in every room: with 1,000 rooms, 2 s at 200 messages/s left 600 rooms
+    /// cold for the first measured step, whose p99 then measured cold starts.
+    ///
+    /// - Parameter rate: the ladder's first rate (the warm-up offers at most 200/s).
+    func warmUp(rate: Double, clients: ChatClients, direct: Bool) async throws {
+        let warmRate = min(rate, 200)
+        let warmSeconds = max(2, Int((Double(rooms.count) / warmRate).rounded(.up)) + 1)
+        _ = await offer(rate: warmRate, step: 0, duration: .seconds(warmSeconds), clients: clients, direct: direct)
+        try await Task.sleep(for: .seconds(1))
+    }
+
     /// Offers `rate` for `duration`, then waits (up to 5 s) for the deliveries.
     ///
     /// - Parameter direct: publish the finished event on the room topic (the baseline relay)
     ///   instead of client input on `chat-in`.
-    func step(
-        rate: Double, step: Int, duration: Duration, clients: ChatClients, direct: Bool, warmUp: Bool,
-        afterWarmUp: String? = nil
-    ) async throws -> RateLadder.Outcome {
-        if warmUp {
-            // Connections, statements and caches warm up outside the figures (step 0), with at
-            // least one message in every room: with 1,000 rooms, 2 s at 200 messages/s left
-            // 600 rooms cold for the first measured step, whose p99 then measured cold starts.
-            let warmRate = min(rate, 200)
-            let warmSeconds = max(2, Int((Double(rooms.count) / warmRate).rounded(.up)) + 1)
-            _ = await offer(
-                rate: warmRate, step: 0, duration: .seconds(warmSeconds), clients: clients, direct: direct)
-            if let afterWarmUp {
-                let outcome = await SpawnedCommand.run(["/bin/sh", "-c", afterWarmUp])
-                guard outcome.status == 0 else { throw LoadError("--after-warm-up exited with \(outcome.status)") }
-            }
-            try await Task.sleep(for: .seconds(1))
-        }
+    func step(rate: Double, step: Int, duration: Duration, clients: ChatClients, direct: Bool) async throws
+        -> RateLadder.Outcome
+    {
         let sent = await offer(rate: rate, step: step, duration: duration, clients: clients, direct: direct)
         let recorder = clients.recorders[step]
         let expected = sent * (members - 1)

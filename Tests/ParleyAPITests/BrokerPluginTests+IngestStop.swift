@@ -30,7 +30,8 @@ extension BrokerPluginTests {
             rooms: RoomService(rooms: rooms), repository: rooms, publisher: publisher,
             limiter: RedisRateLimiter(pool: harness.redis, namespace: harness.namespace), logger: .quiet)
         let consumer = IngestConsumer(
-            client: client, logger: .quiet, lanes: 2, batchLimit: batchLimit, keepsSubscription: true,
+            client: client, logger: .quiet, lanes: 2, batchLimit: batchLimit, commitInterval: .milliseconds(4),
+            keepsSubscription: true,
             handle: handler.handle)
         _ = try await connected(client)
         let group = ServiceGroup(configuration: .init(services: [.init(service: consumer)], logger: .quiet))

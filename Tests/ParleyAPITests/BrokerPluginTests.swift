@@ -85,7 +85,9 @@ struct BrokerPluginTests {
                 workers.append(
                     .init(
                         service: IngestConsumer(
-                            client: ingestClient, logger: .quiet, lanes: 16, batchLimit: 256, handle: handler.handle)))
+                            client: ingestClient, logger: .quiet, lanes: 16, batchLimit: 256,
+                            commitInterval: .milliseconds(4),
+                            handle: handler.handle)))
             }
             let relayGroup = ServiceGroup(configuration: .init(services: workers, logger: .quiet))
             let relaying = Task { try await relayGroup.run() }

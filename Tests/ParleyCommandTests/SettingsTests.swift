@@ -39,7 +39,7 @@ struct SettingsTests {
         #expect(try set.redis().commandTimeout == .milliseconds(2500))
     }
 
-    @Test func aMalformedValueNamesItsVariable() {
+    @Test func aMalformedValueNamesItsVariable() throws {
         let settings = Settings(environment: ["PARLEY_POSTGRES_TLS": "sometimes"])
         let error = #expect(throws: SettingsError.self) { try settings.postgres() }
         #expect(error?.description.hasPrefix("PARLEY_POSTGRES_TLS must be") == true)
@@ -47,5 +47,11 @@ struct SettingsTests {
         let noIdle = Settings(environment: ["PARLEY_POSTGRES_IDLE_TIMEOUT": "0"])
         let idle = #expect(throws: SettingsError.self) { try noIdle.postgres() }
         #expect(idle?.description.hasPrefix("PARLEY_POSTGRES_IDLE_TIMEOUT must be a positive number") == true)
+        // The ingest's commit interval may be 0 (no wait), but not beyond a second.
+        let noWait = Settings(environment: ["PARLEY_INGEST_COMMIT_INTERVAL_MICROSECONDS": "0"])
+        #expect(try noWait.ingestCommitInterval() == .zero)
+        let tooLong = Settings(environment: ["PARLEY_INGEST_COMMIT_INTERVAL_MICROSECONDS": "2000000"])
+        let interval = #expect(throws: SettingsError.self) { try tooLong.ingestCommitInterval() }
+        #expect(interval?.description.hasPrefix("PARLEY_INGEST_COMMIT_INTERVAL_MICROSECONDS must be") == true)
     }
 }

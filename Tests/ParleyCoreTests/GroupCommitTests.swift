@@ -140,24 +140,44 @@ struct BatchQueueTests {
         #expect(await batch == [1])
     }
 
-    @Test func aReaderGatheringUntilADueTimeTakesWhatArrivesMeanwhile() async {
+    @Test func aReaderGatheringUntilADueTimeTakesWhatArrivesMeanwhileUpToItsLimit() async {
         let queue = BatchQueue<Int>()
         queue.append(1)
         let appending = Task {
             try? await Task.sleep(for: .milliseconds(50))
-            queue.append(2)
+            for item in 2...4 { queue.append(item) }
         }
-        #expect(await queue.next(upTo: 10, gatheringUntil: .now + .seconds(1)) == [1, 2])
+        #expect(await queue.next(upTo: 2, gatheringUntil: .now + .milliseconds(500)) == [1, 2])
+        #expect(await queue.next(upTo: 2) == [3, 4])
         await appending.value
+    }
+
+    @Test func aQueueFinishedWhileItsReaderGathersGivesItsBatchThenNothing() async {
+        let queue = BatchQueue<Int>()
+        queue.append(1)
+        let finishing = Task {
+            try? await Task.sleep(for: .milliseconds(50))
+            queue.finish()
+        }
+        #expect(await queue.next(upTo: 10, gatheringUntil: .now + .milliseconds(300)) == [1])
+        #expect(await queue.next(upTo: 10, gatheringUntil: .now + .milliseconds(300)) == nil)
+        await finishing.value
     }
 
     @Test func aDueTimeInThePastOrAFullBatchDoesNotWait() async {
         let queue = BatchQueue<Int>()
-        for item in 1...3 { queue.append(item) }
-        #expect(await queue.next(upTo: 1, gatheringUntil: .now - .seconds(1)) == [1])
+        queue.append(1)
+        let appending = Task {
+            try? await Task.sleep(for: .milliseconds(200))
+            queue.append(2)
+        }
+        // Nothing waited for: what comes 200 ms later is the next batch's.
+        #expect(await queue.next(upTo: 10, gatheringUntil: .now - .seconds(1)) == [1])
+        await appending.value
+        queue.append(3)
         let started = ContinuousClock.now
-        // Full at once: the hour is not waited for.
-        #expect(await queue.next(upTo: 2, gatheringUntil: .now + .seconds(3600)) == [2, 3])
-        #expect(ContinuousClock.now - started < .seconds(60))
+        // Full at once: the 10 s are not waited for.
+        #expect(await queue.next(upTo: 2, gatheringUntil: .now + .seconds(10)) == [2, 3])
+        #expect(ContinuousClock.now - started < .seconds(5))
     }
 }

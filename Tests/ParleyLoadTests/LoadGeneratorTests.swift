@@ -71,7 +71,21 @@ struct LoadGeneratorTests {
         #expect(measurement.best?.offeredRate == 300)
     }
 
-    /// The benchmark's hooks (`--after-warm-up`) and `ss` run through it: a failing hook must show.
+    @Test func everyStepMissingNarrowlyStaysWithinTheMostStepsALadderMayTake() async throws {
+        for rates in [[100.0, 200, 400], [400.0]] {
+            let ladder = RateLadder(
+                rates: rates, stepDuration: .seconds(1), p99Limit: 50, cpu: try ProcessCPU(watch: []))
+            // Passes below 150/s, and every miss is narrow, so every miss is offered twice.
+            let measurement = try await ladder.climb(label: "test", unit: "op/s") { rate, _ in
+                RateLadder.Outcome(
+                    expected: Int(rate), completed: Int(rate), errors: 0,
+                    latency: LatencySummary(count: Int(rate), p50: 1, p99: rate < 150 ? 10 : 60, p999: 60, max: 60))
+            }
+            #expect((measurement.steps?.count ?? .max) <= RateLadder.maximumSteps(rates: rates.count))
+        }
+    }
+
+    /// `ss` runs through it (the round trips per message); a failure must show as one.
     @Test func aSpawnedCommandGivesItsOutputAndExitStatus() async {
         let outcome = await SpawnedCommand.run(["/bin/sh", "-c", "echo ready; exit 3"])
         #expect(outcome.status == 3)

@@ -22,6 +22,11 @@ struct RateLadder: Sendable {
         var latency: LatencySummary
     }
 
+    /// Halvings of the gap between the last passing rate and the failing one.
+    static let refinements = 2
+    /// Halvings of a first rate that fails.
+    static let stepsDown = 3
+
     /// Offers each rate in turn until a step fails, then narrows the gap between the last
     /// passing rate and the failing one by halving it `refinements` times. When the first
     /// rate already fails, halves it (up to `stepsDown` times) to find one that passes, so
@@ -34,7 +39,8 @@ struct RateLadder: Sendable {
     ///
     /// - Parameter rates: instead of the ladder's own (none skips this side).
     func climb(
-        label: String, unit: String, rates: [Double]? = nil, refinements: Int = 2, stepsDown: Int = 3,
+        label: String, unit: String, rates: [Double]? = nil, refinements: Int = Self.refinements,
+        stepsDown: Int = Self.stepsDown,
         step: (_ rate: Double, _ index: Int) async throws -> Outcome
     ) async throws -> Measurement {
         var steps: [StepResult] = []
@@ -74,7 +80,7 @@ struct RateLadder: Sendable {
 
     /// The most steps ``climb(label:unit:rates:refinements:stepsDown:step:)`` may measure over
     /// `rates` (each offered rate may be offered twice): a benchmark keeps a recorder per step.
-    static func maximumSteps(rates: Int, refinements: Int = 2, stepsDown: Int = 3) -> Int {
+    static func maximumSteps(rates: Int, refinements: Int = Self.refinements, stepsDown: Int = Self.stepsDown) -> Int {
         (rates + refinements + stepsDown) * 2
     }
 

@@ -27,8 +27,8 @@ struct ServerRequests: Sendable {
     /// Segments received so far on each named port's open connections.
     func sample() async -> Sample {
         guard !ports.isEmpty else { return [:] }
-        let text = await SpawnedCommand.run(["/usr/bin/ss", "-tinH", "state", "established"], name: "parley-load-ss")
-        return Self.segmentsIn(text.output, ports: ports)
+        let ss = await SpawnedCommand.run(["/usr/bin/ss", "-tinH", "state", "established"], name: "parley-load-ss")
+        return Self.segmentsIn(ss.output, ports: ports)
     }
 
     /// Segments each server received between two samples: what each connection open in both

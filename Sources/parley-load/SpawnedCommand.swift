@@ -11,6 +11,7 @@ enum SpawnedCommand {
         var output: String
     }
 
+    /// Its standard error goes to `/dev/null`.
     static func run(_ arguments: [String], name: String = "parley-load-command") async -> Outcome {
         await BlockingCall.run(name) { runWaiting(arguments) }
     }
@@ -43,7 +44,8 @@ enum SpawnedCommand {
                 break
             }
         }
-        var status: Int32 = 0
+        // -1 (not an exit) unless waitpid fills it in.
+        var status: Int32 = -1
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
         // Exited normally: the low 7 bits are 0 and the status is the next byte.
         let exited = status & 0x7f == 0
