@@ -43,12 +43,11 @@ struct RestBenchmark: AsyncParsableCommand {
             _ label: String, rates: [Double]? = nil, _ request: @escaping @Sendable (Int, Int) -> Request
         ) async throws -> Measurement {
             print("\(label):")
-            return try await ladder.climb(label: label, unit: "req/s", rates: rates) { rate, step in
-                if step == 0 {
-                    // Connections and caches warm up outside the figures.
-                    _ = try await offer(rate: min(rate, 200), seconds: 2, clients: clients, request)
-                }
-                return try await offer(rate: rate, seconds: stepSeconds, clients: clients, request)
+            // Connections and caches warm up before the ladder, outside its figures.
+            let first = rates?.first ?? ladder.rates[0]
+            _ = try await offer(rate: min(first, 200), seconds: 2, clients: clients, request)
+            return try await ladder.climb(label: label, unit: "req/s", rates: rates) { rate, _ in
+                try await offer(rate: rate, seconds: stepSeconds, clients: clients, request)
             }
         }
         let health = try await measure("GET /health/live") { _, _ in Request(.GET, "/health/live", expect: 200) }
