@@ -74,7 +74,7 @@ public struct IngestConsumer: Service {
                 group.addTask {
                     var due: ContinuousClock.Instant?
                     while let batch = await queue.next(upTo: batchLimit, gatheringUntil: due) {
-                        due = commitInterval > .zero ? .now + commitInterval : nil
+                        due = .now + commitInterval
                         await handle(batch)
                         client.acknowledgementGate.settle(batch.count)
                     }

@@ -140,13 +140,18 @@ struct BatchQueueTests {
         #expect(await batch == [1])
     }
 
+    /// Runs `action` once `delay` has passed, while the test waits on the queue.
+    private func after(_ delay: Duration, _ action: @escaping @Sendable () -> Void) -> Task<Void, Never> {
+        Task {
+            try? await Task.sleep(for: delay)
+            action()
+        }
+    }
+
     @Test func aReaderGatheringUntilADueTimeTakesWhatArrivesMeanwhileUpToItsLimit() async {
         let queue = BatchQueue<Int>()
         queue.append(1)
-        let appending = Task {
-            try? await Task.sleep(for: .milliseconds(50))
-            for item in 2...4 { queue.append(item) }
-        }
+        let appending = after(.milliseconds(50)) { for item in 2...4 { queue.append(item) } }
         #expect(await queue.next(upTo: 2, gatheringUntil: .now + .milliseconds(500)) == [1, 2])
         #expect(await queue.next(upTo: 2) == [3, 4])
         await appending.value
@@ -155,10 +160,7 @@ struct BatchQueueTests {
     @Test func aQueueFinishedWhileItsReaderGathersGivesItsBatchThenNothing() async {
         let queue = BatchQueue<Int>()
         queue.append(1)
-        let finishing = Task {
-            try? await Task.sleep(for: .milliseconds(50))
-            queue.finish()
-        }
+        let finishing = after(.milliseconds(50)) { queue.finish() }
         #expect(await queue.next(upTo: 10, gatheringUntil: .now + .milliseconds(300)) == [1])
         #expect(await queue.next(upTo: 10, gatheringUntil: .now + .milliseconds(300)) == nil)
         await finishing.value
@@ -167,10 +169,7 @@ struct BatchQueueTests {
     @Test func aDueTimeInThePastOrAFullBatchDoesNotWait() async {
         let queue = BatchQueue<Int>()
         queue.append(1)
-        let appending = Task {
-            try? await Task.sleep(for: .milliseconds(200))
-            queue.append(2)
-        }
+        let appending = after(.milliseconds(200)) { queue.append(2) }
         // Nothing waited for: what comes 200 ms later is the next batch's.
         #expect(await queue.next(upTo: 10, gatheringUntil: .now - .seconds(1)) == [1])
         await appending.value
