@@ -302,7 +302,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleyMQTTTests",
-            dependencies: ["ParleyMQTT", "ParleyCore", "ParleyTestSupport"],
+            dependencies: ["ParleyMQTT", "ParleyCore", "ParleyTestSupport", "CMosquitto"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

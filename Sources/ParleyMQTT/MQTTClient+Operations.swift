@@ -84,6 +84,7 @@ extension MQTTClient {
                 handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, Int32(qos), retain, properties)
         }
         try MQTTError.check(rc)
+        network.queued()
         if wake { network.wake() }
         return mid
     }
@@ -282,10 +283,12 @@ extension MQTTClient {
         mosquitto_message_v5_callback_set(handle) { _, userData, raw, properties in
             guard let raw else { return }
             let message = raw.pointee
+            let client = MQTTClient.from(userData)
+            if message.qos > 0 { client.network.queued() }  // its PUBACK
             let payload =
                 message.payloadlen > 0
                 ? Array(UnsafeRawBufferPointer(start: message.payload, count: Int(message.payloadlen))) : []
-            MQTTClient.from(userData).didReceive(
+            client.didReceive(
                 MQTTMessage(
                     topic: String(cString: message.topic), payload: payload, qos: Int(message.qos),
                     retain: message.retain, userProperties: MQTTClient.userProperties(properties)))

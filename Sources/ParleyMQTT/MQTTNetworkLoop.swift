@@ -21,6 +21,9 @@ final class MQTTNetworkLoop: Sendable {
     private let wakeWriter: Int32
     private let started = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
+    /// Packets queued since the last write (publishes, and the PUBACKs of QoS 1 messages
+    /// received), counted by the client: more than one is worth corking (``writeCorked(_:)``).
+    private let queuedPackets = Atomic<Int>(0)
     /// Passes through the loop so far (for tests: each must cost the same, however many came before).
     let passes = Atomic<Int>(0)
     private let finished = DispatchSemaphore(value: 0)
@@ -78,6 +81,11 @@ final class MQTTNetworkLoop: Sendable {
         }
         thread.name = "mosquitto loop"
         thread.start()
+    }
+
+    /// Counts a packet queued for the next write.
+    func queued() {
+        queuedPackets.add(1, ordering: .relaxed)
     }
 
     /// Makes the loop look at once for packets queued by another thread.
@@ -164,7 +172,9 @@ final class MQTTNetworkLoop: Sendable {
         if rc == MOSQ_ERR_SUCCESS.rawValue, mosquitto_socket(handle) >= 0, mosquitto_want_write(handle),
             gates.mayWrite()
         {
-            rc = mosquitto_loop_write(handle, 64)
+            rc =
+                queuedPackets.exchange(0, ordering: .relaxed) > 1
+                ? writeCorked(socket) : mosquitto_loop_write(handle, 64)
         }
         if rc == MOSQ_ERR_SUCCESS.rawValue {
             rc = mosquitto_loop_misc(handle)
@@ -173,6 +183,23 @@ final class MQTTNetworkLoop: Sendable {
             // Lost: a moment before reconnecting, so a broker that refuses at once is not spun on.
             pause(seconds: 0.2)
         }
+    }
+
+    /// Writes what is queued in as few segments as the socket allows. libmosquitto writes each
+    /// packet with a write(2) of its own and the socket has `TCP_NODELAY`, so a batch of events
+    /// and PUBACKs left as that many segments, each a pass through the network stack and a read
+    /// for the broker; corked, the batch leaves in one when uncorked. A single packet is
+    /// written without: corking it would only add two calls.
+    private func writeCorked(_ socket: Int32) -> Int32 {
+        var on: Int32 = 1
+        var off: Int32 = 0
+        _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &on, socklen_t(MemoryLayout<Int32>.size))
+        let rc = mosquitto_loop_write(handle, 64)
+        // A write that lost the connection closed the socket: its number may be another's now.
+        if mosquitto_socket(handle) == socket {
+            _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &off, socklen_t(MemoryLayout<Int32>.size))
+        }
+        return rc
     }
 
     private func drainWakeUps() {
