@@ -302,7 +302,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleyMQTTTests",
-            dependencies: ["ParleyMQTT", "ParleyCore", "ParleyTestSupport", "CMosquitto"],
+            dependencies: ["ParleyMQTT", "ParleyCore", "ParleyTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

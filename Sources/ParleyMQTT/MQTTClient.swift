@@ -26,6 +26,8 @@ public final class MQTTClient: Service, Sendable {
     nonisolated(unsafe) let handle: OpaquePointer
     /// The thread that does the handle's network input and output.
     let network: MQTTNetworkLoop
+    /// The connection's socket (-1 while none): for tests that read its TCP counters.
+    var socketDescriptor: Int32 { mosquitto_socket(handle) }
     /// False once ``stopReading()`` was called: the socket is left unread for good.
     private let reading = Atomic<Bool>(true)
 

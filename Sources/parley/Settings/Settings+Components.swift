@@ -81,7 +81,11 @@ extension Settings {
     ///   - keptSession: a client id whose session the broker keeps for a day (the ingest's:
     ///     chat-in sent while the worker restarts waits for it); otherwise a new id each start.
     ///   - receiveMaximum: QoS 1 messages the broker may send before their acknowledgements.
-    func mqtt(role: String, keptSession: String? = nil, receiveMaximum: Int? = nil) throws -> MQTTConfiguration {
+    ///     EMQX also answers with the lower of it and its `max_inflight` as the window for
+    ///     this client's own publishes, so Parley's processes ask 1,000, not libmosquitto's 20:
+    ///     a relay batch or fan-out chunk goes out at once (mosquitto's window is its
+    ///     `max_inflight_messages`, whatever the client asks).
+    func mqtt(role: String, keptSession: String? = nil, receiveMaximum: Int = 1_000) throws -> MQTTConfiguration {
         typealias K = SettingKeys.MQTT
         let suffix = UUID().uuidString.prefix(8).lowercased()
         return MQTTConfiguration(
