@@ -30,6 +30,12 @@ struct SettingsTests {
             "REST sends' lanes as the ingest's")
     }
 
+    /// Parley's MQTT clients ask a window of 1,000, not libmosquitto's 20: EMQX answers with
+    /// the lower of it and its `max_inflight` as the window for the client's own publishes.
+    @Test func parleysMQTTClientsAskAWideReceiveMaximum() throws {
+        #expect(try Settings(environment: [:]).mqtt(role: "worker").receiveMaximum == 1_000)
+    }
+
     @Test func anEmptyValueMeansTheDefaultAndASetOneWins() throws {
         let empty = Settings(environment: ["PARLEY_POSTGRES_HOST": "", "PARLEY_REDIS_COMMAND_TIMEOUT": ""])
         #expect(try empty.postgres().host == "127.0.0.1")

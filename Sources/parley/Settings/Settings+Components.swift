@@ -81,8 +81,8 @@ extension Settings {
     ///   - keptSession: a client id whose session the broker keeps for a day (the ingest's:
     ///     chat-in sent while the worker restarts waits for it); otherwise a new id each start.
     ///   - receiveMaximum: QoS 1 messages the broker may send before their acknowledgements.
-    ///     EMQX also answers with the lower of it and its `max_inflight` as the window for
-    ///     this client's own publishes, so Parley's processes ask 1,000, not libmosquitto's 20:
+    ///     EMQX (5.6 and later) also answers with the lower of it and its `max_inflight` as the
+    ///     window for this client's own publishes, so Parley's processes ask 1,000, not 20:
     ///     a relay batch or fan-out chunk goes out at once (mosquitto's window is its
     ///     `max_inflight_messages`, whatever the client asks).
     func mqtt(role: String, keptSession: String? = nil, receiveMaximum: Int = 1_000) throws -> MQTTConfiguration {
