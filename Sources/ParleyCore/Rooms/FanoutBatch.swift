@@ -18,21 +18,28 @@ public enum FanoutBatch {
     /// One job as the relay read it: the outbox's `fanout` and `event` columns (or, for a new
     /// message, what the relay made of the stored row).
     public struct Entry: Sendable {
-        public let job: String
+        /// The job's JSON (the outbox's `fanout` column, or ``made`` encoded). A job the relay
+        /// made is encoded only when it goes to the queue: most of a busy relay's jobs are
+        /// planned into copies (``FanoutPlanner``) and never are.
+        public var job: String { stored ?? made?.json() ?? "" }
         public let event: String?
-        /// `job` as the relay made it, when it did (a new message's): what ``FanoutPlanner``
+        /// The job as the relay made it, when it did (a new message's): what ``FanoutPlanner``
         /// reads, without decoding `job`.
         public let made: FanoutJob?
+        private let stored: String?
 
-        public init(job: String, event: String?, made: FanoutJob? = nil) {
-            self.job = job
+        /// A job read as JSON, with its event.
+        public init(job: String, event: String?) {
+            self.stored = job
             self.event = event
-            self.made = made
+            self.made = nil
         }
 
         /// A job the relay made, with the event it published.
         public init(_ job: FanoutJob, event: String?) {
-            self.init(job: job.json(), event: event, made: job)
+            self.stored = nil
+            self.event = event
+            self.made = job
         }
 
         /// The entry with its job continuing the trace `traceparent` (the relay's span, when it
