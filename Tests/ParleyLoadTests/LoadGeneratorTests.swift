@@ -20,6 +20,23 @@ struct LoadGeneratorTests {
         #expect(SendStamp(payload: Array(#"{"data":{"chatRoomUid":"s1-2-3-4"}}"#.utf8)) == nil)
     }
 
+    /// A member's first publish on a topic is a look-up the broker's plugin waits for: the
+    /// warm-up hears from every member of every scenario, so no measured step holds one.
+    @Test(arguments: [(rooms: 50, members: 2, firstRate: 250.0), (1000, 2, 250), (2, 100, 5), (1000, 2, 2000)])
+    func theWarmUpHearsFromEveryMember(rooms: Int, members: Int, firstRate: Double) {
+        let rate = RoomPlan.warmRate(ladderStart: firstRate)
+        #expect((50...200).contains(rate))
+        let sent = Int(rate) * RoomPlan.warmSeconds(senders: rooms * members, rate: rate)
+        let senders = Set((0..<sent).map { RoomPlan.sender(at: $0, rooms: rooms, members: members).sender })
+        #expect(senders == Set(0..<rooms * members))
+        // Each sender is a member of the room it sends to.
+        #expect(
+            (0..<sent).allSatisfy { index in
+                let (room, sender) = RoomPlan.sender(at: index, rooms: rooms, members: members)
+                return sender / members == room
+            })
+    }
+
     @Test func theLadderStopsAtTheFirstFailureAndNarrowsTheGap() async throws {
         let ladder = RateLadder(
             rates: [100, 200, 400, 800], stepDuration: .seconds(1), p99Limit: 50, cpu: try ProcessCPU(watch: []))
