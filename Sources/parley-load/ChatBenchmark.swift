@@ -130,9 +130,10 @@ struct RoomPlan: Sendable {
     /// Warms connections, statements and caches up outside the figures (recorder 0), with at
     /// least one message from every member: with 1,000 rooms, 2 s at 200 messages/s left 600
     /// rooms cold for the first measured step, whose p99 then measured cold starts; one
-    /// message per room still left half the members' first publish to the ladder, and each
-    /// first publish on a topic is a look-up that the broker's plugin waits for on the broker's
-    /// one thread (chat-many's 500 step then had p99 1.6 s with 500 such publishes in it).
+    /// message per room (and 200 more) still left 800 of 2,000 members' first publish to the
+    /// ladder, and each first publish on a topic is a look-up that the broker's plugin waits
+    /// for on the broker's one thread (chat-many's 500 step then had p99 1.6 s with 500 such
+    /// publishes in it).
     ///
     /// - Parameter rate: the ladder's first rate (the warm-up offers 50 to 200/s).
     func warmUp(rate: Double, clients: ChatClients, direct: Bool) async throws {
@@ -143,7 +144,7 @@ struct RoomPlan: Sendable {
     }
 
     /// The ladder's first rate, within 50 to 200 messages/s: a slower warm-up of a room of 100
-    /// (whose first rate is 5/s) would take a minute to hear from every member.
+    /// (whose first rate is 5/s) would take 40 s to hear from every member.
     static func warmRate(ladderStart rate: Double) -> Double { min(max(rate, 50), 200) }
 
     /// Long enough for `senders` messages at `rate` (``sender(at:rooms:members:)`` takes every

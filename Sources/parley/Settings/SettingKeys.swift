@@ -214,7 +214,7 @@ enum SettingKeys {
             "Ingest lanes of one process, each storing its batch in one transaction (one room stays in one "
                 + "lane, in order); half this machine's cores by default, at least 1.")
         // Fewer, larger commits under load cost PostgreSQL and the worker less per message: each
-        // commit and relay round costs about 1.8 ms of their CPU whatever its size (chat-2 at
+        // commit and relay round costs about 1.3-1.8 ms of their CPU whatever its size (chat-2 at
         // 1,125 msg/s: 8 ms saved 16-20 % of the server's CPU per message against 4 ms; 16 ms
         // saved little more and doubled p50). See the pipeline article.
         static let ingestCommitInterval = SettingKey(
