@@ -149,6 +149,24 @@ static int read_access(const char *username, const char *client_id, const char *
     return answer == 1 ? MOSQ_ERR_SUCCESS : MOSQ_ERR_ACL_DENIED;
 }
 
+/* A room's readers may write its input: Parley's ACL asks the same role of a subscription of
+   chat-room/{uid} and a publish on chat-in/{uid} (BrokerACL; its tests hold the two equal).
+   So an allowed subscription answers the room's input too, as a write decision kept like a
+   looked-up one (and invalidated with it when the user loses the room): a member's first
+   message in a room is then no look-up that every client of the broker waits behind. Only
+   when the plugin stamps senders: otherwise chat-in/{uid} names nobody and is refused. */
+static void grant_room_input(const char *username, const char *client_id, const char *topic, time_t now)
+{
+    size_t prefix = strlen(TOPIC_ROOM_PREFIX);
+    if (!stamp_sender || strncmp(topic, TOPIC_ROOM_PREFIX, prefix) != 0) return;
+    const char *uid = topic + prefix;
+    if (*uid == '\0' || strchr(uid, '/') != NULL) return;
+    char input[320];
+    int len = snprintf(input, sizeof input, TOPIC_CHAT_IN_PREFIX "%s", uid);
+    if (len < 0 || (size_t)len >= sizeof input) return;
+    cache_store(username, client_id, MOSQ_ACL_WRITE, input, true, now + cache_seconds);
+}
+
 static int on_acl_check(int event, void *event_data, void *userdata)
 {
     (void)event;
@@ -191,6 +209,7 @@ static int on_acl_check(int event, void *event_data, void *userdata)
     if (ed->access == MOSQ_ACL_SUBSCRIBE && answer == 1) {
         /* The subscription authorises its deliveries until invalidated, across reconnects. */
         cache_store(username, client_id, MOSQ_ACL_READ, ed->topic, true, now + SUBSCRIPTION_SECONDS);
+        grant_room_input(username, client_id, ed->topic, now);
     }
     return answer == 1 ? MOSQ_ERR_SUCCESS : MOSQ_ERR_ACL_DENIED;
 }

@@ -84,6 +84,47 @@ extension BrokerPluginTests {
         #expect(await broker.stop() == 0)
     }
 
+    /// An allowed subscription of a room answers its input too: with a budget of one question
+    /// a second, a member who subscribes and writes within one second is not refused (and a
+    /// member who did not subscribe is, until the next second).
+    @Test func aRoomsSubscriptionAnswersItsInputWithoutAQuestion() async throws {
+        let broker = try await withBroker(relay: true, ingest: true, brokerOptions: "plugin_opt_lookups_per_second 1") {
+            api, broker, _ in
+            let users = try await api.signUp(count: 3)
+            let (roomID, uid) = try await api.multipartyRoom(
+                by: users[0], members: [(users[1], "writer"), (users[2], "writer")], name: "Budget")
+            let member = try await connected(try mqtt(broker, login: users[1]))
+            let input =
+                #"{"type":"new-message-notification","data":{"chatRoomId":\#(roomID),"content":"c","uid":"first"},"hash":"h"}"#
+            // Both questions inside one second: the subscription spends the second's budget.
+            try await Task.sleep(for: .nanoseconds(Self.nanosecondsToNextSecond() + 20_000_000))
+            try await member.subscribe(Topic.room(uid))
+            try await member.publish(topic: "chat-in/\(uid)", string: input)
+            let stored = await envelope(member, "new-message-notification", of: Message.self) { $0.uid == "first" }
+            #expect(stored?.data.sentById == userID(users[1]))
+
+            // Without the subscription, the publish is a question of its own, beyond the budget.
+            // (Checked only when both fell in one second, as they do unless the machine stalls.)
+            let other = try await connected(try mqtt(broker, login: users[0]))
+            try await Task.sleep(for: .nanoseconds(Self.nanosecondsToNextSecond() + 20_000_000))
+            let second = Int(Date().timeIntervalSince1970)
+            try await other.subscribe("user/\(userID(users[1]))/online")
+            let refused =
+                (try? await other.publish(
+                    topic: "chat-in/\(uid)", string: input.replacingOccurrences(of: "first", with: "second"))) == nil
+            if Int(Date().timeIntervalSince1970) == second { #expect(refused) }
+            await member.shutdown()
+            await other.shutdown()
+        }
+        #expect(await broker.stop() == 0)
+    }
+
+    /// Nanoseconds until the wall clock's next whole second (the plugin's budget counts seconds).
+    static func nanosecondsToNextSecond() -> Int64 {
+        let now = Date().timeIntervalSince1970
+        return Int64((now.rounded(.down) + 1 - now) * 1_000_000_000)
+    }
+
     /// A user's presence publish is only a claim: subscribers get the contract's shape, built by
     /// the plugin; a payload that is not a small JSON object with `online` is refused.
     @Test func presenceIsRestampedToTheContractsShape() async throws {

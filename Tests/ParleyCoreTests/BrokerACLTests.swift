@@ -20,6 +20,18 @@ struct BrokerACLTests {
         #expect(decide(room, .write, server: true) == .allow)
     }
 
+    /// The broker plugin answers a room's input with an allowed subscription of the room
+    /// (`grant_room_input`): that holds only while both ask the same of the same user.
+    @Test func aRoomsSubscriptionAndItsInputAskTheSameRole() {
+        for user: Int64? in [me, 8] {
+            #expect(decide("chat-room/\(uid)", .subscribe, user: user) == decide("chat-in/\(uid)", .write, user: user))
+        }
+        // Without the plugin's stamp, chat-in/{uid} names nobody: the plugin grants nothing then.
+        let unstamped = BrokerACL.decide(
+            topic: "chat-in/\(uid)", access: .write, userID: me, isServer: false, senders: .topic)
+        #expect(unstamped == .deny)
+    }
+
     @Test func chatInIsWrittenByMembersAndReadByTheServersIngestOnly() {
         let input = "chat-in/\(uid)"
         #expect(decide(input, .write) == .requiresRoomRole(roomUID: uid, minimum: .reader))
