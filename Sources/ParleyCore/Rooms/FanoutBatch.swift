@@ -18,28 +18,42 @@ public enum FanoutBatch {
     /// One job as the relay read it: the outbox's `fanout` and `event` columns (or, for a new
     /// message, what the relay made of the stored row).
     public struct Entry: Sendable {
-        /// The job's JSON (the outbox's `fanout` column, or ``made`` encoded). A job the relay
-        /// made is encoded only when it goes to the queue: most of a busy relay's jobs are
-        /// planned into copies (``FanoutPlanner``) and never are.
-        public var job: String { stored ?? made?.json() ?? "" }
+        /// Where the job came from: the outbox's `fanout` column as it was stored, or the relay,
+        /// which made it of a new message's row.
+        private enum Source: Sendable {
+            case stored(String)
+            case made(FanoutJob)
+        }
+
+        private let source: Source
         public let event: String?
+
+        /// The job's JSON. A job the relay made is encoded only when it goes to the queue:
+        /// most of a busy relay's jobs are planned into copies (``FanoutPlanner``) and never are.
+        public var job: String {
+            switch source {
+            case .stored(let json): json
+            case .made(let job): job.json()
+            }
+        }
+
         /// The job as the relay made it, when it did (a new message's): what ``FanoutPlanner``
         /// reads, without decoding `job`.
-        public let made: FanoutJob?
-        private let stored: String?
+        public var made: FanoutJob? {
+            guard case .made(let job) = source else { return nil }
+            return job
+        }
 
         /// A job read as JSON, with its event.
         public init(job: String, event: String?) {
-            self.stored = job
+            self.source = .stored(job)
             self.event = event
-            self.made = nil
         }
 
         /// A job the relay made, with the event it published.
         public init(_ job: FanoutJob, event: String?) {
-            self.stored = nil
+            self.source = .made(job)
             self.event = event
-            self.made = job
         }
 
         /// The entry with its job continuing the trace `traceparent` (the relay's span, when it
