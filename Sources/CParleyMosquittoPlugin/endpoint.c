@@ -7,11 +7,23 @@
 
 static CURL *handle;
 
-static size_t discard(char *data, size_t size, size_t count, void *user)
+struct reply {
+    char *text;
+    size_t size;
+    size_t used;
+};
+
+/* Keeps what fits of the answer's body; the rest is read and dropped. */
+static size_t keep(char *data, size_t size, size_t count, void *user)
 {
-    (void)data;
-    (void)user;
-    return size * count;
+    struct reply *reply = user;
+    size_t bytes = size * count;
+    size_t room = reply->size - 1 - reply->used;
+    size_t kept = bytes < room ? bytes : room;
+    memcpy(reply->text + reply->used, data, kept);
+    reply->used += kept;
+    reply->text[reply->used] = '\0';
+    return bytes;
 }
 
 /* Appends `text` as a JSON string. */
@@ -34,8 +46,12 @@ static void json_string(char *out, size_t cap, const char *text)
     out[o] = '\0';
 }
 
-int endpoint_acl(const char *url, long timeout_ms, const char *username, const char *client_id, const char *topic, int access)
+int endpoint_acl(const char *url, long timeout_ms, const char *username, const char *client_id, const char *topic, int access,
+                 char *reply_text, size_t reply_size)
 {
+    if (reply_size == 0) return -1;
+    reply_text[0] = '\0';
+    struct reply reply = {reply_text, reply_size, 0};
     if (handle == NULL) {
         handle = curl_easy_init();
         if (handle == NULL) return -1;
@@ -58,7 +74,8 @@ int endpoint_acl(const char *url, long timeout_ms, const char *username, const c
     curl_easy_setopt(handle, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
     curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, keep);
+    curl_easy_setopt(handle, CURLOPT_WRITEDATA, &reply);
     CURLcode rc = curl_easy_perform(handle);
     long status = 0;
     if (rc == CURLE_OK) curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);

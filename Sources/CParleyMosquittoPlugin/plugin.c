@@ -4,7 +4,8 @@
  * - BASIC_AUTH: the server's identity by its password; a user by the signed MQTT token of
  *   ParleyCore (no network call), which must name this user and this client id.
  * - ACL_CHECK: the server may do anything; SUBSCRIBE and WRITE are asked of the broker-auth
- *   endpoint and cached; READ (every delivery) is answered from that cache only.
+ *   endpoint and cached, with what an allowed answer `implies` (a room's subscription implies
+ *   writing its input); READ (every delivery) is answered from that cache only.
  * - $CONTROL/parley-auth/v1 (server only), a JSON object of string arrays:
  *   `invalidate` ("<userId> <topic>": drop that user's decisions for the topic, so
  *   deliveries of a lost room stop at once), `revokeSessions` (their tokens are refused from
@@ -132,6 +133,38 @@ static int on_basic_auth(int event, void *event_data, void *userdata)
     return MOSQ_ERR_SUCCESS;
 }
 
+/* Who asked, and until when what they were told holds. */
+struct asker {
+    const char *username;
+    const char *client_id;
+    time_t expires;
+};
+
+/* One of the endpoint's `implies`, "<acc> <topic>": kept as an answer of its own. Which
+   permissions an answer implies is Parley's rule (BrokerACL.implied), not the plugin's. */
+static void keep_implied(const char *grant, void *context)
+{
+    const struct asker *asker = context;
+    char *rest = NULL;
+    long access = strtol(grant, &rest, 10);
+    if (rest == NULL || *rest != ' ' || !plausible_topic(rest + 1)) return;
+    if (access != MOSQ_ACL_READ && access != MOSQ_ACL_WRITE && access != MOSQ_ACL_SUBSCRIBE) return;
+    cache_store(asker->username, asker->client_id, (int)access, rest + 1, true, asker->expires);
+}
+
+/* Asks the endpoint (1 allowed, 0 denied, -1 no answer); an allowed answer's implied
+   permissions are kept for `cache_seconds`, as asked ones are. */
+static int ask(const char *username, const char *client_id, const char *topic, int access, time_t now)
+{
+    char reply[1024];
+    int answer = endpoint_acl(acl_url, timeout_ms, username, client_id, topic, access, reply, sizeof reply);
+    if (answer == 1) {
+        struct asker asker = {username, client_id, now + cache_seconds};
+        json_each_string(reply, "implies", keep_implied, &asker);
+    }
+    return answer;
+}
+
 /* Deliveries follow the authorised subscription: its SUBSCRIBE's answer is kept, so a
    delivery costs no network call. A session the broker restored from its persistence (a
    restart) has its subscriptions and queued messages but none of those answers: they are
@@ -142,29 +175,11 @@ static int read_access(const char *username, const char *client_id, const char *
 {
     int answer = cache_lookup(username, client_id, MOSQ_ACL_READ, topic, now);
     if (answer < 0) {
-        answer = endpoint_acl(acl_url, timeout_ms, username, client_id, topic, MOSQ_ACL_READ);
+        answer = ask(username, client_id, topic, MOSQ_ACL_READ, now);
         if (answer < 0) return MOSQ_ERR_ACL_DENIED; /* no answer: fail closed, do not keep */
         cache_store(username, client_id, MOSQ_ACL_READ, topic, answer == 1, now + (answer == 1 ? SUBSCRIPTION_SECONDS : cache_seconds));
     }
     return answer == 1 ? MOSQ_ERR_SUCCESS : MOSQ_ERR_ACL_DENIED;
-}
-
-/* A room's readers may write its input: Parley's ACL asks the same role of a subscription of
-   chat-room/{uid} and a publish on chat-in/{uid} (BrokerACL; its tests hold the two equal).
-   So an allowed subscription answers the room's input too, as a write decision kept like a
-   looked-up one (and invalidated with it when the user loses the room): a member's first
-   message in a room is then no look-up that every client of the broker waits behind. Only
-   when the plugin stamps senders: otherwise chat-in/{uid} names nobody and is refused. */
-static void grant_room_input(const char *username, const char *client_id, const char *topic, time_t now)
-{
-    size_t prefix = strlen(TOPIC_ROOM_PREFIX);
-    if (!stamp_sender || strncmp(topic, TOPIC_ROOM_PREFIX, prefix) != 0) return;
-    const char *uid = topic + prefix;
-    if (*uid == '\0' || strchr(uid, '/') != NULL) return;
-    char input[320];
-    int len = snprintf(input, sizeof input, TOPIC_CHAT_IN_PREFIX "%s", uid);
-    if (len < 0 || (size_t)len >= sizeof input) return;
-    cache_store(username, client_id, MOSQ_ACL_WRITE, input, true, now + cache_seconds);
 }
 
 static int on_acl_check(int event, void *event_data, void *userdata)
@@ -192,7 +207,7 @@ static int on_acl_check(int event, void *event_data, void *userdata)
     int answer = cached;
     if (cached < 0) {
         if (!budget_take(username, client_id, now, lookups_per_second)) return MOSQ_ERR_ACL_DENIED;
-        answer = endpoint_acl(acl_url, timeout_ms, username, client_id, ed->topic, ed->access);
+        answer = ask(username, client_id, ed->topic, ed->access, now);
         if (answer < 0) return MOSQ_ERR_ACL_DENIED; /* no answer: fail closed, do not cache */
         cache_store(username, client_id, ed->access, ed->topic, answer == 1, now + cache_seconds);
     }
@@ -209,35 +224,18 @@ static int on_acl_check(int event, void *event_data, void *userdata)
     if (ed->access == MOSQ_ACL_SUBSCRIBE && answer == 1) {
         /* The subscription authorises its deliveries until invalidated, across reconnects. */
         cache_store(username, client_id, MOSQ_ACL_READ, ed->topic, true, now + SUBSCRIPTION_SECONDS);
-        grant_room_input(username, client_id, ed->topic, now);
     }
     return answer == 1 ? MOSQ_ERR_SUCCESS : MOSQ_ERR_ACL_DENIED;
 }
 
-/* Calls `each` for every string in the JSON array named `name` of a flat object. */
-static void each_string(const char *json, const char *name, void (*each)(const char *))
+static void kick(const char *client_id, void *context)
 {
-    char needle[64];
-    snprintf(needle, sizeof needle, "\"%s\"", name);
-    const char *p = strstr(json, needle);
-    if (p == NULL || (p = strchr(p, '[')) == NULL) return;
-    const char *end = strchr(p, ']');
-    while (end != NULL && (p = strchr(p, '"')) != NULL && p < end) {
-        const char *close = strchr(p + 1, '"');
-        if (close == NULL || close > end) return;
-        if (close - p - 1 < 320) { /* longer entries cannot be ours: skip them */
-            char value[320];
-            memcpy(value, p + 1, (size_t)(close - p - 1));
-            value[close - p - 1] = '\0';
-            each(value);
-        }
-        p = close + 1;
-    }
+    (void)context;
+    mosquitto_kick_client_by_clientid(client_id, false);
 }
-
-static void kick(const char *client_id) { mosquitto_kick_client_by_clientid(client_id, false); }
-static void invalidate(const char *user_and_topic)
+static void invalidate(const char *user_and_topic, void *context)
 {
+    (void)context;
     const char *space = strchr(user_and_topic, ' ');
     if (space == NULL || space - user_and_topic >= 32) return;
     char user[32];
@@ -245,7 +243,11 @@ static void invalidate(const char *user_and_topic)
     user[space - user_and_topic] = '\0';
     cache_clear_matching(user, NULL, space + 1);
 }
-static void revoke(const char *session) { revocations_add(strtoll(session, NULL, 10), time(NULL)); }
+static void revoke(const char *session, void *context)
+{
+    (void)context;
+    revocations_add(strtoll(session, NULL, 10), time(NULL));
+}
 
 static int on_control(int event, void *event_data, void *userdata)
 {
@@ -260,9 +262,9 @@ static int on_control(int event, void *event_data, void *userdata)
     json[ed->payloadlen] = '\0';
     /* {"invalidate":[...],"revokeSessions":[...],"kickClients":[...]}: in this order, so
        a kicked client that reconnects at once meets a fresh cache and a refused token. */
-    each_string(json, "invalidate", invalidate);
-    each_string(json, "revokeSessions", revoke);
-    each_string(json, "kickClients", kick);
+    json_each_string(json, "invalidate", invalidate, NULL);
+    json_each_string(json, "revokeSessions", revoke, NULL);
+    json_each_string(json, "kickClients", kick, NULL);
     free(json);
     return MOSQ_ERR_SUCCESS;
 }

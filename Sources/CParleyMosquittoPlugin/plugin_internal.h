@@ -43,11 +43,16 @@ struct mosquitto_evt_message;
 int restamp_presence(struct mosquitto_evt_message *ed, const char *username);
 bool is_presence_topic(const char *topic);
 
+/* Calls `each` for every string of the array `name` in a flat JSON object (json.c). */
+void json_each_string(const char *json, const char *name, void (*each)(const char *, void *), void *context);
+
 /* The hash of the plugin's tables (cache.c, budget.c). */
 unsigned long text_hash(const char *text);
 
-/* Asks the broker-auth endpoint; returns 1 allowed, 0 denied, -1 no answer. */
-int endpoint_acl(const char *url, long timeout_ms, const char *username, const char *client_id, const char *topic, int access);
+/* Asks the broker-auth endpoint; returns 1 allowed, 0 denied, -1 no answer. The answer's
+   body goes to `reply` (NUL-terminated, cut at `reply_size`). */
+int endpoint_acl(const char *url, long timeout_ms, const char *username, const char *client_id, const char *topic, int access,
+                 char *reply, size_t reply_size);
 void endpoint_cleanup(void);
 
 #endif

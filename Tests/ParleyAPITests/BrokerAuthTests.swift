@@ -103,6 +103,16 @@ struct BrokerAuthTests {
                 ).0
             }
             #expect(try await acl(users[1], "chat-room/\(uid)", 4) == .ok)
+            // What an allowed subscription also allows, for Parley's plugin to keep (BrokerACL.implied).
+            func implies(_ user: LoginResponse, _ topic: String, _ acc: Int) async throws -> [String]? {
+                try await post(
+                    broker, "/internal/broker/acl",
+                    #"{"username":"\#(userID(user))","clientid":"c","topic":"\#(topic)","acc":\#(acc)}"#
+                ).1["implies"] as? [String]
+            }
+            #expect(try await implies(users[2], "chat-room/\(uid)", 4) == ["2 chat-in/\(uid)"])
+            #expect(try await implies(users[3], "chat-room/\(uid)", 4) == nil)
+            #expect(try await implies(users[1], "chat-in/\(uid)", 2) == nil)
             #expect(try await acl(users[2], "chat-room/\(uid)", 1) == .ok)
             #expect(try await acl(users[3], "chat-room/\(uid)", 4) == .forbidden)
             #expect(try await acl(users[1], "chat-room/\(uid)", 2) == .forbidden)

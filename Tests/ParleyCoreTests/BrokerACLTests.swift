@@ -20,16 +20,44 @@ struct BrokerACLTests {
         #expect(decide(room, .write, server: true) == .allow)
     }
 
-    /// The broker plugin answers a room's input with an allowed subscription of the room
-    /// (`grant_room_input`): that holds only while both ask the same of the same user.
-    @Test func aRoomsSubscriptionAndItsInputAskTheSameRole() {
-        for user: Int64? in [me, 8] {
-            #expect(decide("chat-room/\(uid)", .subscribe, user: user) == decide("chat-in/\(uid)", .write, user: user))
+    /// What an allowed question implies is what a broker's cache keeps without asking: each
+    /// implied grant must ask the same of the same user as the question that implied it.
+    @Test(arguments: ChatInSender.allCases)
+    func whatAnAnswerImpliesAsksTheSameAsTheAnswer(senders: ChatInSender) {
+        let topics = [
+            "chat-room/\(uid)", "chat-in/\(uid)", "chat-in/\(uid)/\(me)", "messenger-notifications/\(me)",
+            "user/\(me)/online", "user/8/online",
+        ]
+        var implied = 0
+        for topic in topics {
+            for access in BrokerACL.Access.allCases {
+                for user: Int64 in [me, 8] {
+                    for grant in BrokerACL.implied(by: topic, access: access, userID: user, senders: senders) {
+                        implied += 1
+                        #expect(grant.topic != topic || grant.access != access)
+                        #expect(
+                            BrokerACL.decide(
+                                topic: topic, access: access, userID: user, isServer: false, senders: senders)
+                                == BrokerACL.decide(
+                                    topic: grant.topic, access: grant.access, userID: user, isServer: false,
+                                    senders: senders))
+                    }
+                }
+            }
         }
-        // Without the plugin's stamp, chat-in/{uid} names nobody: the plugin grants nothing then.
-        let unstamped = BrokerACL.decide(
-            topic: "chat-in/\(uid)", access: .write, userID: me, isServer: false, senders: .topic)
-        #expect(unstamped == .deny)
+        #expect(implied == 2)
+    }
+
+    /// A room's subscriber may write its input, in the form the broker's sender vouching takes.
+    @Test func aRoomsSubscriptionImpliesItsInput() {
+        #expect(
+            BrokerACL.implied(by: "chat-room/\(uid)", access: .subscribe, userID: me, senders: .plugin)
+                == [BrokerACL.Grant(topic: "chat-in/\(uid)", access: .write)])
+        #expect(
+            BrokerACL.implied(by: "chat-room/\(uid)", access: .subscribe, userID: me, senders: .topic)
+                == [BrokerACL.Grant(topic: "chat-in/\(uid)/\(me)", access: .write)])
+        #expect(BrokerACL.implied(by: "chat-room/\(uid)", access: .read, userID: me).isEmpty)
+        #expect(BrokerACL.implied(by: "chat-room/\(uid)", access: .subscribe, userID: nil).isEmpty)
     }
 
     @Test func chatInIsWrittenByMembersAndReadByTheServersIngestOnly() {

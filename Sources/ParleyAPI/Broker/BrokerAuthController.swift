@@ -27,6 +27,9 @@ public struct BrokerAuthController: Sendable {
     struct GoAuthAnswer: Encodable, Sendable {
         let ok: Bool
         let error: String?
+        /// What an allowed ACL question also allows, as `"<acc> <topic>"` (``BrokerACL/Grant``):
+        /// Parley's plugin caches these with the answer; mosquitto-go-auth ignores the field.
+        var implies: [String]? = nil
     }
     struct EMQXAuthn: Decodable {
         let clientid: String
@@ -65,7 +68,13 @@ public struct BrokerAuthController: Sendable {
                 throw ParleyError.invalidRequest("acc must be 1, 2 or 4", field: "acc")
             }
             let allowed = try await authority.authorize(username: body.username, topic: body.topic, access: access)
-            return Self.goAuth(allowed, error: "not authorized for this topic")
+            guard allowed else { return Self.goAuth(false, error: "not authorized for this topic") }
+            let implied = authority.implied(username: body.username, topic: body.topic, access: access)
+            return JSONResponse(
+                .ok,
+                GoAuthAnswer(
+                    ok: true, error: nil,
+                    implies: implied.isEmpty ? nil : implied.map { "\($0.access.rawValue) \($0.topic)" }))
         }
         broker.post("emqx/authn") { request, context in
             let body = try await JSONBody.decode(EMQXAuthn.self, from: request, context: context)

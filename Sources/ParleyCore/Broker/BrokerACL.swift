@@ -20,6 +20,29 @@ public enum BrokerACL {
         case unlessBlockedBy(userID: Int64)
     }
 
+    /// A permission a broker may keep beside the answer it asked for.
+    public struct Grant: Sendable, Equatable {
+        public let topic: String
+        public let access: Access
+
+        public init(topic: String, access: Access) {
+            self.topic = topic
+            self.access = access
+        }
+    }
+
+    /// What an allowed `access` to `topic` also allows: ``decide(topic:access:userID:isServer:senders:)``
+    /// asks the same of these, so a broker's cache may keep them with the answer rather than
+    /// ask again. A room's subscriber may write its input: a member's first message in a room
+    /// they subscribed to is then no question that every client of the broker waits behind.
+    public static func implied(
+        by topic: String, access: Access, userID: Int64?, senders: ChatInSender = .plugin
+    ) -> [Grant] {
+        guard access == .subscribe, let userID, case .room(let uid)? = Topic(topic) else { return [] }
+        let input: Topic = senders == .plugin ? .chatIn(uid: uid) : .chatInAs(uid: uid, userID: userID)
+        return [Grant(topic: input.name, access: .write)]
+    }
+
     /// - Parameters:
     ///   - userID: the client's user (its MQTT user name); nil for an unknown identity.
     ///   - isServer: the server's own identity, which may do anything.

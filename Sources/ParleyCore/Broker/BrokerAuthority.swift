@@ -81,6 +81,11 @@ public struct BrokerAuthority: Sendable {
         }
     }
 
+    /// What an allowed question also answers (``BrokerACL/implied(by:access:userID:senders:)``).
+    public func implied(username: String, topic: String, access: BrokerACL.Access) -> [BrokerACL.Grant] {
+        BrokerACL.implied(by: topic, access: access, userID: Int64(username), senders: senders)
+    }
+
     private func constantTimeEquals(_ a: String, _ b: String) -> Bool {
         let (x, y) = (Array(a.utf8), Array(b.utf8))
         guard x.count == y.count else { return false }
