@@ -15,22 +15,18 @@ service_running() {
     grep -q "^$1 running" <<< "$state"
 }
 
-# A process of this script that exited although nobody killed it: recorded (a failure) and
-# started again, so that the run goes on.
+restart_process() {
+    case $1 in
+        proxy-postgres) start_proxy "$1" "$pg_proxy_port" "$PARLEY_LOCAL_POSTGRES_PORT" ;;
+        proxy-redis) start_proxy "$1" "$redis_proxy_port" "$PARLEY_LOCAL_REDIS_PORT" ;;
+        *) start_parley "$1" ;;
+    esac
+}
+
+# What ended unbidden is recorded (a failure) and started again, so that the run goes on:
+# this run's processes (restart_unbidden_exits) and the services.
 check_processes() {
-    local name
-    for name in "${!pid_of[@]}"; do
-        alive "${pid_of[$name]}" && continue
-        wait "${pid_of[$name]}" 2>/dev/null && code=0 || code=$?
-        say "UNEXPECTED: $name (pid ${pid_of[$name]}) exited with status $code during $current_fault; starting it again"
-        record "{\"process\": \"$name\", \"pid\": ${pid_of[$name]}, \"status\": $code, \"t\": $(now_ms), \"during\": \"$current_fault\"}" \
-            "$out/incidents.jsonl"
-        case $name in
-            proxy-postgres) start_proxy "$name" "$pg_proxy_port" "$PARLEY_LOCAL_POSTGRES_PORT" ;;
-            proxy-redis) start_proxy "$name" "$redis_proxy_port" "$PARLEY_LOCAL_REDIS_PORT" ;;
-            *) start_parley "$name" ;;
-        esac
-    done
+    restart_unbidden_exits
     local service
     for service in postgres redis mosquitto; do
         service_running "$service" && continue

@@ -1,6 +1,7 @@
 # The chaos run's processes (sourced by deploy/chaos/run, whose settings they use): waiting
 # for, stopping and killing them, starting the proxies and Parley's processes, asking their
-# readiness (deploy/cluster/run uses the first and replaces the rest).
+# readiness, restarting what exited unbidden (deploy/cluster/run uses the first and the last,
+# and replaces the rest).
 # shellcheck shell=bash
 
 alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null && ! grep -qs '^State:[[:space:]]*Z' "/proc/$1/status"; }
@@ -37,6 +38,20 @@ stop_pids() {
         sleep 0.1
     done
     for pid in "${stopping[@]}"; do kill -KILL "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+}
+
+# A process of this script that exited although nobody killed it: recorded (a failure) and
+# started again by restart_process NAME (each run's own), so that the run goes on.
+restart_unbidden_exits() {
+    local name code
+    for name in "${!pid_of[@]}"; do
+        alive "${pid_of[$name]}" && continue
+        wait "${pid_of[$name]}" 2>/dev/null && code=0 || code=$?
+        say "UNEXPECTED: $name (pid ${pid_of[$name]}) exited with status $code during $current_fault; starting it again"
+        record "{\"process\": \"$name\", \"pid\": ${pid_of[$name]}, \"status\": $code, \"t\": $(now_ms), \"during\": \"$current_fault\"}" \
+            "$out/incidents.jsonl"
+        restart_process "$name"
+    done
 }
 
 start_proxy() {

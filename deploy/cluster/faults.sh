@@ -73,16 +73,6 @@ describe() {
 # Whose readiness shows the fault: the killed process's own; serve-2's for the stores.
 readiness_target() { case $1 in kill-serve) echo serve-1 ;; kill-worker) echo worker-1 ;; *) echo serve-2 ;; esac; }
 
-# A process of this script that exited although nobody killed it: recorded (a failure) and
-# started again, so that the run goes on.
-check_processes() {
-    local name code
-    for name in "${!pid_of[@]}"; do
-        alive "${pid_of[$name]}" && continue
-        wait "${pid_of[$name]}" 2>/dev/null && code=0 || code=$?
-        say "UNEXPECTED: $name (pid ${pid_of[$name]}) exited with status $code during $current_fault; starting it again"
-        record "{\"process\": \"$name\", \"pid\": ${pid_of[$name]}, \"status\": $code, \"t\": $(now_ms), \"during\": \"$current_fault\"}" \
-            "$out/incidents.jsonl"
-        if [ "$name" = haproxy ]; then start_haproxy; else start_parley "$name"; fi
-    done
-}
+# A process that ended unbidden (restart_unbidden_exits) is started again.
+restart_process() { if [ "$1" = haproxy ]; then start_haproxy; else start_parley "$1"; fi; }
+check_processes() { restart_unbidden_exits; }
