@@ -85,51 +85,66 @@ extension PostgresRoomRepository: MessageActionRepository {
         }
     }
 
-    public func delete(messageID: Int64, roomID: Int64, by userID: Int64) async throws {
+    public func delete(messageIDs: [Int64], roomID: Int64, by userID: Int64) async throws {
+        guard !messageIDs.isEmpty else { return }
         try await database.transaction(logger: logger) { connection in
-            // Files are locked before rooms, as sends lock them: the file first, read unlocked.
-            let attached = try await connection.query(
+            // Files are locked before rooms, as sends lock them: the files first, read unlocked.
+            var attached: [Int64: Int64] = [:]
+            let live = try await connection.query(
                 """
-                SELECT file_id FROM messenger.message
-                WHERE id = \(messageID) AND chat_room_id = \(roomID) AND deleted_at IS NULL
-                """, logger: logger
-            ).first(Int64?.self)
-            guard let attached else { return }
-            if let fileID = attached {
+                SELECT id, file_id FROM messenger.message
+                WHERE id = ANY(\(messageIDs)) AND chat_room_id = \(roomID) AND deleted_at IS NULL
+                """, logger: logger)
+            var anyLive = false
+            for try await (id, file) in live.decode((Int64, Int64?).self) {
+                anyLive = true
+                if let file { attached[id] = file }
+            }
+            guard anyLive else { return }
+            let files = Set(attached.values).sorted()
+            if !files.isEmpty {
                 try await connection.query(
-                    "SELECT 1 FROM cloud.file WHERE id = \(fileID) FOR NO KEY UPDATE", logger: logger)
+                    "SELECT 1 FROM cloud.file WHERE id = ANY(\(files)) ORDER BY id FOR NO KEY UPDATE", logger: logger)
             }
             guard try await lockRoom(roomID, on: connection) else { return }
-            let deleted = try await connection.query(
+            let rows = try await connection.query(
                 """
                 UPDATE messenger.message
                 SET content = '', file_id = NULL, mentions = '{}', deleted_at = clock_timestamp(),
                     deleted_by_id = \(userID)
-                WHERE id = \(messageID) AND chat_room_id = \(roomID) AND deleted_at IS NULL
-                RETURNING seq, deleted_at
-                """, logger: logger
-            ).first((Int64, Date).self)
-            guard let (seq, deletedAt) = deleted else { return }
+                WHERE id = ANY(\(messageIDs)) AND chat_room_id = \(roomID) AND deleted_at IS NULL
+                RETURNING id, seq, deleted_at
+                """, logger: logger)
+            var deleted: [(id: Int64, seq: Int64, at: Date)] = []
+            for try await (id, seq, at) in rows.decode((Int64, Int64, Date).self) { deleted.append((id, seq, at)) }
+            guard let lastSeq = deleted.map(\.seq).max() else { return }
+            deleted.sort { $0.seq < $1.seq }
+            let ids = deleted.map(\.id)
             try await connection.query(
                 """
-                WITH reactions AS (DELETE FROM messenger.reaction WHERE message_id = \(messageID))
-                DELETE FROM messenger.mention WHERE message_id = \(messageID)
+                WITH reactions AS (DELETE FROM messenger.reaction WHERE message_id = ANY(\(ids)))
+                DELETE FROM messenger.mention WHERE message_id = ANY(\(ids))
                 """, logger: logger)
-            if let fileID = attached {
-                // No longer submitted by any message: the orphan sweep removes it. A statement of
-                // its own, under the file's lock: its snapshot sees every send that attached
-                // the file before, and no send attaches it until this commits.
+            let released = Set(ids.compactMap { attached[$0] }).sorted()
+            if !released.isEmpty {
+                // No longer submitted by any message: the orphan sweep removes them. A statement of
+                // its own, under the files' locks: its snapshot sees every send that attached
+                // one before, and no send attaches one until this commits.
                 try await connection.query(
                     """
-                    UPDATE cloud.file SET submitted = false
-                    WHERE id = \(fileID) AND NOT EXISTS (SELECT 1 FROM messenger.message WHERE file_id = \(fileID))
+                    UPDATE cloud.file f SET submitted = false
+                    WHERE f.id = ANY(\(released))
+                      AND NOT EXISTS (SELECT 1 FROM messenger.message m WHERE m.file_id = f.id)
                     """, logger: logger)
             }
-            try await recordChange(of: messageID, roomID: roomID, deletedSeq: seq, on: connection)
-            let event = RoomEvent.deleted(
-                RoomEvent.Deleted(
-                    id: messageID, seq: seq, chatRoomId: roomID, deletedAt: deletedAt, deletedById: userID))
-            try await Outbox.add(roomID: roomID, event: event.json(), fanout: nil, on: connection, logger: logger)
+            try await recordChange(of: ids, roomID: roomID, deletedSeq: lastSeq, on: connection)
+            for message in deleted {
+                let event = RoomEvent.deleted(
+                    RoomEvent.Deleted(
+                        id: message.id, seq: message.seq, chatRoomId: roomID, deletedAt: message.at,
+                        deletedById: userID))
+                try await Outbox.add(roomID: roomID, event: event.json(), fanout: nil, on: connection, logger: logger)
+            }
         }
     }
 
@@ -205,6 +220,16 @@ extension PostgresRoomRepository: MessageActionRepository {
         of messageID: Int64, roomID: Int64, mentionSeq: Int64 = 0, deletedSeq: Int64 = 0,
         on connection: PostgresConnection
     ) async throws -> Date {
+        try await recordChange(
+            of: [messageID], roomID: roomID, mentionSeq: mentionSeq, deletedSeq: deletedSeq, on: connection)
+    }
+
+    /// The same for several messages of the room at once; returns the latest change's time.
+    @discardableResult
+    private func recordChange(
+        of messageIDs: [Int64], roomID: Int64, mentionSeq: Int64 = 0, deletedSeq: Int64 = 0,
+        on connection: PostgresConnection
+    ) async throws -> Date {
         try await connection.query(
             """
             WITH room AS (
@@ -212,11 +237,13 @@ extension PostgresRoomRepository: MessageActionRepository {
                 SET updated_at = clock_timestamp(), last_mention_seq = greatest(last_mention_seq, \(mentionSeq)),
                     last_deleted_seq = greatest(last_deleted_seq, \(deletedSeq))
                 WHERE id = \(roomID)
+            ), changed AS (
+                INSERT INTO messenger.message_change (message_id, chat_room_id, changed_at)
+                SELECT id, \(roomID), clock_timestamp() FROM unnest(\(messageIDs)::bigint[]) AS id
+                ON CONFLICT (message_id) DO UPDATE SET changed_at = excluded.changed_at
+                RETURNING changed_at
             )
-            INSERT INTO messenger.message_change (message_id, chat_room_id, changed_at)
-            VALUES (\(messageID), \(roomID), clock_timestamp())
-            ON CONFLICT (message_id) DO UPDATE SET changed_at = excluded.changed_at
-            RETURNING changed_at
+            SELECT max(changed_at) FROM changed
             """, logger: logger
         ).single(Date.self)
     }

@@ -16,6 +16,8 @@ public struct MaintenanceHandler: Sendable {
     let jobs: any JobQueue
     /// Messages (or reactions) one run takes back at most.
     let stepLimit: Int
+    /// Tombstones made in one transaction at most.
+    static let deletionChunk = 100
     let logger: Logger
 
     public init(
@@ -62,8 +64,13 @@ public struct MaintenanceHandler: Sendable {
         try await erasure.leaveRemainingRooms(userID: userID)
         // Tombstones, through the one deletion rule (events, counts, released files).
         let messages = try await erasure.liveMessages(sentBy: userID, limit: stepLimit)
-        for message in messages {
-            try await actions.delete(messageID: message.id, roomID: message.roomID, by: userID)
+        for (roomID, inRoom) in Dictionary(grouping: messages, by: \.roomID) {
+            // A commit per room and chunk, not per message; a chunk holds the room's lock (which
+            // its sends wait for) for a few milliseconds.
+            for start in stride(from: 0, to: inRoom.count, by: Self.deletionChunk) {
+                let chunk = inRoom[start..<min(start + Self.deletionChunk, inRoom.count)]
+                try await actions.delete(messageIDs: chunk.map(\.id), roomID: roomID, by: userID)
+            }
         }
         if messages.count == stepLimit { return false }
         let reactions = try await erasure.reactions(by: userID, limit: stepLimit)

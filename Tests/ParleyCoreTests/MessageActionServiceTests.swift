@@ -269,13 +269,15 @@ final class InMemoryMessageActions: MessageActionRepository, Sendable {
         }
     }
 
-    func delete(messageID: Int64, roomID: Int64, by userID: Int64) async throws {
+    func delete(messageIDs: [Int64], roomID: Int64, by userID: Int64) async throws {
         state.withLock { state in
-            guard let facts = state.rows[messageID]?.facts, !facts.deleted else { return }
-            state.rows[messageID]?.facts = MessageFacts(
-                id: facts.id, roomID: facts.roomID, seq: facts.seq, senderID: facts.senderID,
-                createdAt: facts.createdAt, content: "", fileID: nil, mentions: [], deleted: true)
-            state.deletes += 1
+            for messageID in messageIDs {
+                guard let facts = state.rows[messageID]?.facts, facts.roomID == roomID, !facts.deleted else { continue }
+                state.rows[messageID]?.facts = MessageFacts(
+                    id: facts.id, roomID: facts.roomID, seq: facts.seq, senderID: facts.senderID,
+                    createdAt: facts.createdAt, content: "", fileID: nil, mentions: [], deleted: true)
+                state.deletes += 1
+            }
         }
     }
 

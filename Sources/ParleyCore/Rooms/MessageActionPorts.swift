@@ -62,8 +62,9 @@ public protocol MessageActionRepository: Sendable {
     /// Replaces the content (and the mentions, when given) and records `message-edited`;
     /// false, having changed nothing, when the message is deleted.
     func edit(messageID: Int64, roomID: Int64, content: String, mentions: [Int64]?) async throws -> Bool
-    /// Makes the message a tombstone and records `message-deleted`; nothing when it already is one.
-    func delete(messageID: Int64, roomID: Int64, by userID: Int64) async throws
+    /// Makes the room's messages tombstones in one transaction and records `message-deleted`
+    /// for each, in `seq` order; passes over those that already are tombstones.
+    func delete(messageIDs: [Int64], roomID: Int64, by userID: Int64) async throws
     /// Adds (`add`) or removes the user's reaction with `key` and records `reaction-changed`
     /// when it changed anything.
     func setReaction(
@@ -78,4 +79,11 @@ public protocol MessageActionRepository: Sendable {
     /// changed, after `cursor`; each with where it stands in that order.
     func changes(roomID: Int64, since: Date, after cursor: ChangeCursor?, limit: Int, viewer: Int64) async throws
         -> [(message: Message, cursor: ChangeCursor)]
+}
+
+extension MessageActionRepository {
+    /// Makes the message a tombstone and records `message-deleted`; nothing when it already is one.
+    public func delete(messageID: Int64, roomID: Int64, by userID: Int64) async throws {
+        try await delete(messageIDs: [messageID], roomID: roomID, by: userID)
+    }
 }
