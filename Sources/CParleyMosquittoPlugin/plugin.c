@@ -145,9 +145,10 @@ struct asker {
 static void keep_implied(const char *grant, void *context)
 {
     const struct asker *asker = context;
+    if (*grant < '0' || *grant > '9') return;
     char *rest = NULL;
     long access = strtol(grant, &rest, 10);
-    if (rest == NULL || *rest != ' ' || !plausible_topic(rest + 1)) return;
+    if (*rest != ' ' || !plausible_topic(rest + 1)) return;
     if (access != MOSQ_ACL_READ && access != MOSQ_ACL_WRITE && access != MOSQ_ACL_SUBSCRIBE) return;
     cache_store(asker->username, asker->client_id, (int)access, rest + 1, true, asker->expires);
 }

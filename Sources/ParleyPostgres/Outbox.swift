@@ -16,6 +16,23 @@ enum Outbox {
         _ = try await connection.execute(
             OutboxAddStatement(roomID: roomID, event: event, fanout: fanout?.json(), topic: topic), logger: logger)
     }
+
+    /// Several events for the room's topic, in this order, in one statement (one round trip
+    /// where a change records many: an erasure's tombstones).
+    static func add(roomID: Int64, events: [String], on connection: PostgresConnection, logger: Logger) async throws {
+        guard !events.isEmpty else { return }
+        // Identities follow the ordered SELECT, so the relay publishes the events in this order.
+        try await connection.query(
+            """
+            WITH added AS (
+                INSERT INTO messenger.outbox (chat_room_id, event)
+                SELECT \(roomID), e.event FROM unnest(\(events)::text[]) WITH ORDINALITY AS e(event, place)
+                ORDER BY e.place
+                RETURNING id
+            )
+            SELECT pg_notify('\(unescaped: channel)', '') FROM (SELECT 1 FROM added LIMIT 1) once
+            """, logger: logger)
+    }
 }
 
 extension Outbox {

@@ -138,13 +138,14 @@ extension PostgresRoomRepository: MessageActionRepository {
                     """, logger: logger)
             }
             try await recordChange(of: ids, roomID: roomID, deletedSeq: lastSeq, on: connection)
-            for message in deleted {
-                let event = RoomEvent.deleted(
+            let events = deleted.map { message in
+                RoomEvent.deleted(
                     RoomEvent.Deleted(
                         id: message.id, seq: message.seq, chatRoomId: roomID, deletedAt: message.at,
-                        deletedById: userID))
-                try await Outbox.add(roomID: roomID, event: event.json(), fanout: nil, on: connection, logger: logger)
+                        deletedById: userID)
+                ).json()
             }
+            try await Outbox.add(roomID: roomID, events: events, on: connection, logger: logger)
         }
     }
 

@@ -39,6 +39,11 @@ struct BatchedTombstoneTests {
             let (otherRoom, others) = try await client.roomOfThree()
             let elsewhere = try await client.send("elsewhere", uid: "b-5", to: otherRoom, as: others[1])
             let lastOutbox = try await value("SELECT coalesce(max(id), 0) FROM messenger.outbox", Int64.self)
+            // What the deletion must take away is there before it.
+            #expect(try await value("SELECT count(*) FROM messenger.reaction WHERE message_id = \(plain.id)") == 1)
+            #expect(try await value("SELECT count(*) FROM messenger.mention WHERE message_id = \(mentioned.id)") == 1)
+            #expect(try await value("SELECT submitted FROM cloud.file WHERE id = \(file.fileID)", Bool.self))
+            let before = try await value("SELECT clock_timestamp()", Date.self)
 
             let rooms = PostgresRoomRepository(database: database, logger: .quiet, fileLinks: AccountsHarness.fileLinks)
             let live = [mentioned.id, plain.id, withFile]
@@ -62,9 +67,12 @@ struct BatchedTombstoneTests {
             #expect(try await value("SELECT count(*) FROM messenger.reaction WHERE message_id = \(plain.id)") == 0)
             #expect(try await value("SELECT count(*) FROM messenger.mention WHERE message_id = \(mentioned.id)") == 0)
             #expect(try await value("SELECT submitted FROM cloud.file WHERE id = \(file.fileID)", Bool.self) == false)
-            let changed = try await value(
-                "SELECT count(*) FROM messenger.message_change WHERE message_id = ANY('{\(live.map(String.init).joined(separator: ","))}')"
-            )
+            let changed = try await database.client.query(
+                """
+                SELECT count(*) FROM messenger.message_change
+                WHERE message_id = ANY(\(live)) AND changed_at > \(before)
+                """, logger: .quiet
+            ).single(Int.self)
             #expect(changed == 3)
             let lastDeleted = try await value(
                 "SELECT last_deleted_seq FROM messenger.chat_room WHERE id = \(room)", Int64.self)

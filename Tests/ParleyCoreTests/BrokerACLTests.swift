@@ -60,6 +60,17 @@ struct BrokerACLTests {
         #expect(BrokerACL.implied(by: "chat-room/\(uid)", access: .subscribe, userID: nil).isEmpty)
     }
 
+    /// A member who loses a room loses what its subscription implied too (the plugin caches
+    /// implied grants; the room-loss command must name each of them).
+    @Test func whatARoomsSubscriptionImpliesIsDroppedWhenTheRoomIsLost() {
+        let dropped = BrokerControl.roomLost(roomUID: uid, userIDs: [me]).invalidate
+        for senders in ChatInSender.allCases {
+            for grant in BrokerACL.implied(by: "chat-room/\(uid)", access: .subscribe, userID: me, senders: senders) {
+                #expect(dropped.contains("\(me) \(grant.topic)"))
+            }
+        }
+    }
+
     @Test func chatInIsWrittenByMembersAndReadByTheServersIngestOnly() {
         let input = "chat-in/\(uid)"
         #expect(decide(input, .write) == .requiresRoomRole(roomUID: uid, minimum: .reader))

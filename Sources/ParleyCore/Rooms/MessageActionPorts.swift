@@ -63,7 +63,8 @@ public protocol MessageActionRepository: Sendable {
     /// false, having changed nothing, when the message is deleted.
     func edit(messageID: Int64, roomID: Int64, content: String, mentions: [Int64]?) async throws -> Bool
     /// Makes the room's messages tombstones in one transaction and records `message-deleted`
-    /// for each, in `seq` order; passes over those that already are tombstones.
+    /// for each, in `seq` order; passes over those that already are tombstones, and those of
+    /// other rooms.
     func delete(messageIDs: [Int64], roomID: Int64, by userID: Int64) async throws
     /// Adds (`add`) or removes the user's reaction with `key` and records `reaction-changed`
     /// when it changed anything.
