@@ -59,6 +59,14 @@ extension PostgresRowSequence {
         for try await row in decode(Row.self) { rows.append(row) }
         return rows
     }
+
+    public func all<each Column: PostgresDecodable>(_ types: (repeat each Column).Type) async throws
+        -> [(repeat each Column)]
+    {
+        var rows: [(repeat each Column)] = []
+        for try await row in decode((repeat each Column).self) { rows.append(row) }
+        return rows
+    }
 }
 
 extension AsyncThrowingMapSequence where Base == PostgresRowSequence {

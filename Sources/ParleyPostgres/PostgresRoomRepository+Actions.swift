@@ -75,7 +75,7 @@ extension PostgresRoomRepository: MessageActionRepository {
                     """, logger: logger)
                 if !mentions.isEmpty { mentionSeq = seq }
             }
-            try await recordChange(of: messageID, roomID: roomID, mentionSeq: mentionSeq, on: connection)
+            try await recordChange(of: [messageID], roomID: roomID, mentionSeq: mentionSeq, on: connection)
             guard let message = try await message(id: messageID, roomID: roomID, viewer: nil, on: connection) else {
                 return false
             }
@@ -89,37 +89,31 @@ extension PostgresRoomRepository: MessageActionRepository {
         guard !messageIDs.isEmpty else { return }
         try await database.transaction(logger: logger) { connection in
             // Files are locked before rooms, as sends lock them: the files first, read unlocked.
-            var attached: [Int64: Int64] = [:]
             let live = try await connection.query(
                 """
                 SELECT id, file_id FROM messenger.message
                 WHERE id = ANY(\(messageIDs)) AND chat_room_id = \(roomID) AND deleted_at IS NULL
-                """, logger: logger)
-            var anyLive = false
-            for try await (id, file) in live.decode((Int64, Int64?).self) {
-                anyLive = true
-                if let file { attached[id] = file }
-            }
-            guard anyLive else { return }
+                """, logger: logger
+            ).all((Int64, Int64?).self)
+            guard !live.isEmpty else { return }
+            let attached = Dictionary(uniqueKeysWithValues: live.compactMap { id, file in file.map { (id, $0) } })
             let files = Set(attached.values).sorted()
             if !files.isEmpty {
                 try await connection.query(
                     "SELECT 1 FROM cloud.file WHERE id = ANY(\(files)) ORDER BY id FOR NO KEY UPDATE", logger: logger)
             }
             guard try await lockRoom(roomID, on: connection) else { return }
-            let rows = try await connection.query(
+            let deleted = try await connection.query(
                 """
                 UPDATE messenger.message
                 SET content = '', file_id = NULL, mentions = '{}', deleted_at = clock_timestamp(),
                     deleted_by_id = \(userID)
                 WHERE id = ANY(\(messageIDs)) AND chat_room_id = \(roomID) AND deleted_at IS NULL
                 RETURNING id, seq, deleted_at
-                """, logger: logger)
-            var deleted: [(id: Int64, seq: Int64, at: Date)] = []
-            for try await (id, seq, at) in rows.decode((Int64, Int64, Date).self) { deleted.append((id, seq, at)) }
-            guard let lastSeq = deleted.map(\.seq).max() else { return }
-            deleted.sort { $0.seq < $1.seq }
-            let ids = deleted.map(\.id)
+                """, logger: logger
+            ).all((Int64, Int64, Date).self).sorted { $0.1 < $1.1 }
+            guard let lastSeq = deleted.last?.1 else { return }
+            let ids = deleted.map(\.0)
             try await connection.query(
                 """
                 WITH reactions AS (DELETE FROM messenger.reaction WHERE message_id = ANY(\(ids)))
@@ -138,11 +132,10 @@ extension PostgresRoomRepository: MessageActionRepository {
                     """, logger: logger)
             }
             try await recordChange(of: ids, roomID: roomID, deletedSeq: lastSeq, on: connection)
-            let events = deleted.map { message in
+            let events = deleted.map { id, seq, deletedAt in
                 RoomEvent.deleted(
                     RoomEvent.Deleted(
-                        id: message.id, seq: message.seq, chatRoomId: roomID, deletedAt: message.at,
-                        deletedById: userID)
+                        id: id, seq: seq, chatRoomId: roomID, deletedAt: deletedAt, deletedById: userID)
                 ).json()
             }
             try await Outbox.add(roomID: roomID, events: events, on: connection, logger: logger)
@@ -194,7 +187,7 @@ extension PostgresRoomRepository: MessageActionRepository {
                 "SELECT count(*) FROM messenger.reaction WHERE message_id = \(messageID) AND key = \(key)",
                 logger: logger
             ).single(Int64.self)
-            let at = try await recordChange(of: messageID, roomID: roomID, on: connection)
+            let at = try await recordChange(of: [messageID], roomID: roomID, on: connection)
             let event = RoomEvent.reactionChanged(
                 RoomEvent.ReactionChanged(
                     messageId: messageID, chatRoomId: roomID, key: key, userId: userID, added: add, count: count),
@@ -213,19 +206,9 @@ extension PostgresRoomRepository: MessageActionRepository {
         ).first(Int32.self) != nil
     }
 
-    /// Records when the message changed (what `changedSince` pages by; stamped under the
+    /// Records when the messages changed (what `changedSince` pages by; stamped under the
     /// room's lock, so in the room's commit order) and moves the room's `updated_at` (and its
-    /// highest mentioning or deleted `seq`) forward. Returns the change's time.
-    @discardableResult
-    private func recordChange(
-        of messageID: Int64, roomID: Int64, mentionSeq: Int64 = 0, deletedSeq: Int64 = 0,
-        on connection: PostgresConnection
-    ) async throws -> Date {
-        try await recordChange(
-            of: [messageID], roomID: roomID, mentionSeq: mentionSeq, deletedSeq: deletedSeq, on: connection)
-    }
-
-    /// The same for several messages of the room at once; returns the latest change's time.
+    /// highest mentioning or deleted `seq`) forward. Returns the latest change's time.
     @discardableResult
     private func recordChange(
         of messageIDs: [Int64], roomID: Int64, mentionSeq: Int64 = 0, deletedSeq: Int64 = 0,

@@ -66,7 +66,7 @@ public struct MaintenanceHandler: Sendable {
         let messages = try await erasure.liveMessages(sentBy: userID, limit: stepLimit)
         for (roomID, inRoom) in Dictionary(grouping: messages, by: \.roomID) {
             // A commit per room and chunk, not per message; a chunk holds the room's lock (which
-            // its sends wait for) for a few milliseconds.
+            // its sends wait for) for some tens of milliseconds.
             for start in stride(from: 0, to: inRoom.count, by: Self.deletionChunk) {
                 let chunk = inRoom[start..<min(start + Self.deletionChunk, inRoom.count)]
                 try await actions.delete(messageIDs: chunk.map(\.id), roomID: roomID, by: userID)

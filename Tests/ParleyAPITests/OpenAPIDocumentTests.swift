@@ -14,7 +14,23 @@ struct OpenAPIDocumentTests {
         let document = try await fetchDocument(router)
         #expect(document.hasPrefix("openapi: 3.1"))
         #expect(router.routes.count >= 35)
+        try Self.expectDescribed(router, in: document)
+    }
 
+    /// The internal listener's routes (health, metrics, the brokers' authorisation) too.
+    @Test func theDocumentDescribesEveryInternalRoute() async throws {
+        let harness = try await AccountsHarness.make()
+        let authority = BrokerAuthority(
+            key: AccountsHarness.mqttKey, server: nil,
+            sessions: PostgresSessionRepository(database: harness.database, logger: .quiet),
+            rooms: PostgresRoomRepository(database: harness.database, logger: .quiet))
+        let router = ParleyRoutes.forTesting(broker: BrokerAuthController(authority: authority)).internalRouter()
+        let document = try await fetchDocument(harness.publicRouter())
+        #expect(router.routes.count >= 8)
+        try Self.expectDescribed(router, in: document)
+    }
+
+    static func expectDescribed(_ router: Router<ParleyRequestContext>, in document: String) throws {
         for route in router.routes {
             // `:id` in the router is `{id}` in OpenAPI.
             let path = route.path.description.split(separator: "/").map { segment in

@@ -8,7 +8,8 @@ operation as a signed-in user, then the /v1/admin/ operations as a system admini
 the CLI can make one). Checks: not_a_server_error, the response's conformance (status code
 documented, content type, schema, headers) and problem_json (rest_hooks.py). POST
 /v1/auth/logout is left out: it would end the fuzzed session at every call; rest_cases.py
-checks it once. --short: 2 examples per operation and phase (about half a minute); full: 100.
+checks it once. So are the internal listener's operations (/metrics, /internal/...), which the
+public listener does not serve. --short: 2 examples per operation and phase (about half a minute); full: 100.
 The stack comes from PARLEY_FUZZ_* (common.py).
 """
 import argparse
@@ -124,7 +125,9 @@ def schemathesis_run(stack, account, ids, role, short, seed, workdir, budget):
     if role == "admin":
         command += ["--include-path-regex", "^/v1/admin/"]
     else:
-        command += ["--exclude-path", "/v1/auth/logout"]
+        # The internal listener's operations (metrics, the brokers' authorisation) are not on
+        # the public one, which answers them 404.
+        command += ["--exclude-path", "/v1/auth/logout", "--exclude-path-regex", "^/(internal/|metrics$)"]
     env = {**os.environ, "SCHEMATHESIS_HOOKS": "rest_hooks", "PARLEY_FUZZ_REST_CONTEXT": context,
            "PYTHONPATH": HERE + os.pathsep + os.environ.get("PYTHONPATH", "")}
     log = os.path.join(workdir, f"{role}.log")
