@@ -12,17 +12,23 @@
  *   then on) and `kickClients` (disconnect them).
  * - MESSAGE on user/{id}/online: rebuilt in the contract's shape from the claim `online`.
  * - MESSAGE on chat-in/...: stamps the MQTT 5 user property `parley-user` with the
- *   publisher's user id (a client-supplied one gets the message dropped), so the ingest
- *   knows who wrote without trusting the payload. With `stamp_sender false` it stamps nothing
- *   (as a broker without this plugin): Parley then reads the sender from the topic
- *   `chat-in/{roomUid}/{userId}`, which the ACL lets only that user write.
+ *   publisher's user id and `parley-user-signature` with its HMAC under `stamp_key` (stamp.c;
+ *   a client-supplied one of either gets the message dropped), so the ingest knows who wrote
+ *   without trusting the payload, and a broker without this plugin cannot pass a client's own
+ *   stamp off as one. With `stamp_sender false` it stamps nothing (as a broker without this
+ *   plugin): Parley then reads the sender from the topic `chat-in/{roomUid}/{userId}`, which
+ *   the ACL lets only that user write.
+ * - And until the ingest has subscribed since the broker started (ingest.c), a user's chat-in
+ *   closes that client's connection unacknowledged: its client sends it again after
+ *   reconnecting, instead of the broker acknowledging it to no subscriber.
  * - DISCONNECT: publishes the user's retained offline presence.
  *
  * Options (plugin_opt_*): token_key (base64, required), server_username, server_password,
  * acl_url (required), timeout_ms (500), cache_seconds (300), revocations_file (none: kept in
  * memory only, forgotten by a restart), revocation_seconds (86400: at least the MQTT token
  * lifetime), lookups_per_second (50: ACL questions one client may send Parley per second),
- * stamp_sender (true).
+ * stamp_sender (true), stamp_key (base64 of 32+ bytes, required while stamp_sender is true),
+ * ingest_wait_seconds (10: how long after its start the broker holds chat-in for the ingest).
  */
 #include <curl/curl.h>
 #include <mosquitto.h>
@@ -57,6 +63,8 @@ static char *revocations_file;
 static long revocation_seconds = 86400;
 static long lookups_per_second = 50;
 static bool stamp_sender = true;
+static unsigned char stamp_key[128];
+static size_t stamp_key_len;
 
 /* mosquitto 2.0.11's headers lack MOSQUITTO_PLUGIN_DECLARE_VERSION. */
 int mosquitto_plugin_version(int supported_version_count, const int *supported_versions)
@@ -190,7 +198,10 @@ static int on_acl_check(int event, void *event_data, void *userdata)
     struct mosquitto_evt_acl_check *ed = event_data;
     const char *username = mosquitto_client_username(ed->client);
     const char *client_id = mosquitto_client_id(ed->client);
-    if (is_server(username)) return MOSQ_ERR_SUCCESS;
+    if (is_server(username)) {
+        if (ed->access == MOSQ_ACL_SUBSCRIBE && ed->topic != NULL) ingest_note_subscription(ed->topic);
+        return MOSQ_ERR_SUCCESS;
+    }
     if (username == NULL || client_id == NULL || ed->topic == NULL) return MOSQ_ERR_ACL_DENIED;
     if (ed->access == MOSQ_ACL_UNSUBSCRIBE) return MOSQ_ERR_SUCCESS;
 
@@ -281,21 +292,29 @@ static int on_message(int event, void *event_data, void *userdata)
     if (username == NULL) return MOSQ_ERR_ACL_DENIED;
     /* The ACL already let this client write this topic: it is the user's own presence. */
     if (is_presence_topic(ed->topic)) return restamp_presence(ed, username);
-    if (!stamp_sender || strncmp(ed->topic, TOPIC_CHAT_IN_PREFIX, strlen(TOPIC_CHAT_IN_PREFIX)) != 0) {
-        return MOSQ_ERR_SUCCESS;
-    }
+    if (strncmp(ed->topic, TOPIC_CHAT_IN_PREFIX, strlen(TOPIC_CHAT_IN_PREFIX)) != 0) return MOSQ_ERR_SUCCESS;
+    /* Not ACL_DENIED, whose 0x87 PUBACK the client would take as a refusal: any other error
+       ends the connection without a PUBACK. */
+    if (!ingest_takes(ed->topic, time(NULL))) return MOSQ_ERR_NOT_SUPPORTED;
+    if (!stamp_sender) return MOSQ_ERR_SUCCESS;
     char *name = NULL;
     const mosquitto_property *p = mosquitto_property_read_string_pair(
         ed->properties, MQTT_PROP_USER_PROPERTY, &name, NULL, false);
     while (p != NULL) {
-        bool forged = name != NULL && strcmp(name, "parley-user") == 0;
+        bool forged = name != NULL && (strcmp(name, STAMP_USER) == 0 || strcmp(name, STAMP_SIGNATURE) == 0);
         free(name);
         name = NULL;
         if (forged) return MOSQ_ERR_ACL_DENIED;
         p = mosquitto_property_read_string_pair(p, MQTT_PROP_USER_PROPERTY, &name, NULL, true);
     }
     free(name);
-    return mosquitto_property_add_string_pair(&ed->properties, MQTT_PROP_USER_PROPERTY, "parley-user", username);
+    char signature[STAMP_SIGNATURE_HEX];
+    if (stamp_signature(stamp_key, stamp_key_len, username, ed->topic, ed->payload, ed->payloadlen, signature) != 0) {
+        return MOSQ_ERR_NOMEM;
+    }
+    int rc = mosquitto_property_add_string_pair(&ed->properties, MQTT_PROP_USER_PROPERTY, STAMP_USER, username);
+    if (rc != MOSQ_ERR_SUCCESS) return rc;
+    return mosquitto_property_add_string_pair(&ed->properties, MQTT_PROP_USER_PROPERTY, STAMP_SIGNATURE, signature);
 }
 
 static int on_disconnect(int event, void *event_data, void *userdata)
@@ -352,16 +371,27 @@ int mosquitto_plugin_init(mosquitto_plugin_id_t *identifier, void **userdata, st
             lookups_per_second = strtol(v, NULL, 10);
         } else if (strcmp(k, "stamp_sender") == 0) {
             stamp_sender = strcmp(v, "false") != 0;
+        } else if (strcmp(k, "stamp_key") == 0) {
+            long len = parley_base64_decode(v, stamp_key, sizeof stamp_key);
+            stamp_key_len = len > 0 ? (size_t)len : 0;
+        } else if (strcmp(k, "ingest_wait_seconds") == 0) {
+            ingest_wait_seconds = strtol(v, NULL, 10);
         }
     }
     if (token_key_len < 32 || acl_url == NULL || timeout_ms <= 0 || cache_seconds <= 0 || revocation_seconds <= 0 ||
-        lookups_per_second <= 0) {
+        lookups_per_second <= 0 || ingest_wait_seconds < 0) {
         mosquitto_log_printf(
             MOSQ_LOG_ERR, "parley: plugin_opt_token_key (32+ bytes) and plugin_opt_acl_url are required; "
                           "plugin_opt_timeout_ms, plugin_opt_cache_seconds, plugin_opt_revocation_seconds and "
-                          "plugin_opt_lookups_per_second must be positive");
+                          "plugin_opt_lookups_per_second must be positive, plugin_opt_ingest_wait_seconds not negative");
         return MOSQ_ERR_INVAL;
     }
+    if (stamp_sender && stamp_key_len < 32) {
+        mosquitto_log_printf(MOSQ_LOG_ERR, "parley: plugin_opt_stamp_key (base64 of 32+ bytes, PARLEY_MQTT_STAMP_KEY) is "
+                                           "required unless plugin_opt_stamp_sender is false");
+        return MOSQ_ERR_INVAL;
+    }
+    ingest_start(time(NULL));
     if (revocations_open(revocations_file, revocation_seconds, time(NULL)) != 0) {
         mosquitto_log_printf(MOSQ_LOG_ERR, "parley: plugin_opt_revocations_file %s cannot be written", revocations_file);
         return MOSQ_ERR_INVAL;

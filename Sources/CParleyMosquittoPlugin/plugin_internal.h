@@ -55,4 +55,21 @@ int endpoint_acl(const char *url, long timeout_ms, const char *username, const c
                  char *reply, size_t reply_size);
 void endpoint_cleanup(void);
 
+/* The user properties the plugin stamps on chat-in (ParleyCore's SenderStamp names them). */
+#define STAMP_USER "parley-user"
+#define STAMP_SIGNATURE "parley-user-signature"
+
+/* The ingest's subscriptions since the broker started (ingest.c): a server's SUBSCRIBE to one
+   of them is noted; whether chat-in on `topic` reaches an ingest, or may still wait for one
+   (false) within `ingest_wait_seconds` of `ingest_start`. */
+extern long ingest_wait_seconds;
+void ingest_start(time_t now);
+void ingest_note_subscription(const char *filter);
+bool ingest_takes(const char *topic, time_t now);
+
+/* The stamp's signature (stamp.c): lower-case hex and its NUL into `hex`; 0, or -1 on failure. */
+#define STAMP_SIGNATURE_HEX 65
+int stamp_signature(const unsigned char *key, size_t key_len, const char *user, const char *topic, const void *payload,
+                    size_t payload_len, char hex[STAMP_SIGNATURE_HEX]);
+
 #endif

@@ -86,7 +86,8 @@ struct JSONResponse<Body: Encodable & Sendable>: ResponseGenerator {
     }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        let data = try JSONEncoder.parley.encode(body)
+        // The context's encoder: a signed-in caller's signs the file links for them.
+        let data = try ((context.responseEncoder as? JSONEncoder) ?? .parley).encode(body)
         return Response(
             status: status, headers: [.contentType: "application/json; charset=utf-8"],
             body: .init(byteBuffer: ByteBuffer(bytes: data)))
@@ -114,10 +115,15 @@ extension Request {
         }
     }
 
-    /// An RFC 3339 time, when the query names one.
+    /// An RFC 3339 time, when the query names one. An offset's `+` written unescaped reads as
+    /// a space (``FormQueryMiddleware``); a time cannot hold a space there, so it is a `+`.
     func time(query name: String) throws -> Date? {
         try uri.queryParameters[name[...]].map { text in
-            guard let date = JSONCoding.date(String(text)) else {
+            var text = String(text)
+            if let space = text.lastIndex(of: " "), text.distance(from: space, to: text.endIndex) == 6 {
+                text.replaceSubrange(space...space, with: "+")
+            }
+            guard let date = JSONCoding.date(text) else {
                 throw ParleyError.invalidRequest("\(name) must be an RFC 3339 timestamp", field: name)
             }
             return date

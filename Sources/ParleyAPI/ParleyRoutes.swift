@@ -82,15 +82,17 @@ public struct ParleyRoutes: Sendable {
         return router
     }
 
-    /// Every request gets an id, is counted, fails as problem+json and has no NUL in its query;
+    /// Every request gets an id, is counted, fails as problem+json (without a body for HEAD) and
+    /// has its query form-decoded without NUL;
     /// with `traced`, each is a span (``RequestTracingMiddleware``).
     private static func router(traced: Bool = false) -> Router<ParleyRequestContext> {
         let router = Router(context: ParleyRequestContext.self)
         if traced { router.add(middleware: RequestTracingMiddleware()) }
         router.add(middleware: RequestIDMiddleware())
         router.add(middleware: MetricsMiddleware())
+        router.add(middleware: HeadResponseMiddleware())
         router.add(middleware: ProblemMiddleware())
-        router.add(middleware: QueryTextMiddleware())
+        router.add(middleware: FormQueryMiddleware())
         return router
     }
 }

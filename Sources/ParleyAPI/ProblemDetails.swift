@@ -40,8 +40,8 @@ public struct ProblemDetails: Codable, Sendable, Equatable {
             .forbidden
         case .notFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
-        case .conflict, .emailTaken, .messageDeleted, .tooManyReactions: .conflict
-        case .tooLarge: .contentTooLarge
+        case .conflict, .emailTaken, .messageDeleted, .tooManyReactions, .lastAdmin: .conflict
+        case .tooLarge, .quotaExceeded: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .rateLimited: .tooManyRequests
         case .unavailable: .serviceUnavailable

@@ -35,6 +35,11 @@ public struct ParleyError: Error, Sendable, Hashable, CustomStringConvertible {
         case roomArchived = "room-archived"
         /// An administrator deactivated the account: it cannot sign in.
         case accountDeactivated = "account-deactivated"
+        /// The change would leave a room without a direct admin (the last one leaving or
+        /// stepping down).
+        case lastAdmin = "last-admin"
+        /// An upload beyond the user's storage quota (`PARLEY_STORAGE_QUOTA_BYTES`).
+        case quotaExceeded = "quota-exceeded"
 
         public var description: String { rawValue }
     }

@@ -74,6 +74,17 @@ public protocol UserRepository: Sendable {
     func setDeactivated(id: Int64, deactivated: Bool) async throws -> Bool
     func isDeactivated(id: Int64) async throws -> Bool
     /// Users whose first or last name starts with `prefix`, or whose e-mail starts with it
-    /// (`emailPrefix`) or is it, by id after `cursor`.
-    func search(prefix: String?, emailPrefix: Bool, after cursor: Int64?, limit: Int) async throws -> [User]
+    /// (`emailPrefix`) or is it, by id after `cursor`; with `roomMatesOf`, only that user and
+    /// those who share a room with them.
+    func search(prefix: String?, emailPrefix: Bool, roomMatesOf viewer: Int64?, after cursor: Int64?, limit: Int)
+        async throws -> [User]
+}
+
+/// Whom a signed-in user finds in the user directory (`GET /v1/users`, `PARLEY_DIRECTORY`).
+public enum DirectoryVisibility: String, Sendable, CaseIterable {
+    /// Anyone, as the source design wants (anyone may be found and added); an exact e-mail
+    /// then tells whether it is registered.
+    case everyone
+    /// Only people who share a room with the searcher: a stranger's e-mail is not confirmed.
+    case roomMates = "room-mates"
 }

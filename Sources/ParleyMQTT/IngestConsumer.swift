@@ -37,9 +37,14 @@ public struct IngestConsumer: Service {
 
     /// Routes the client's chat-in to the lanes at once, before the client connects: a kept
     /// session's queued input arrives right after the CONNACK, before ``run()``.
+    ///
+    /// - Parameter senderStampKey: with a key, a `parley-user` stamp counts only when its
+    ///   `parley-user-signature` verifies (``SenderStamp``): an unsigned or wrongly signed one
+    ///   reaches the handler as no sender, which nobody vouches for. Nil passes the property on
+    ///   as it came, for `PARLEY_INGEST_SENDER=topic`, which ignores it.
     public init(
         client: MQTTClient, logger: Logger, lanes: Int, batchLimit: Int, commitInterval: Duration,
-        keepsSubscription: Bool = false,
+        keepsSubscription: Bool = false, senderStampKey: SenderStampKey?,
         handle: @escaping @Sendable (_ batch: [ChatInput]) async -> Void
     ) {
         precondition(lanes > 0 && batchLimit > 0, "at least one lane and one message per batch")
@@ -62,7 +67,8 @@ public struct IngestConsumer: Service {
         client.route(topicsWithPrefix: Topic.chatInPrefix) { [gate = client.acknowledgementGate] message in
             gate.hold()
             queues[Self.lane(of: message.topic, among: queues.count)].append(
-                ChatInput(topic: message.topic, payload: message.payload, sender: message.userProperties["parley-user"])
+                ChatInput(
+                    topic: message.topic, payload: message.payload, sender: Self.sender(of: message, senderStampKey))
             )
         }
     }
@@ -113,6 +119,15 @@ public struct IngestConsumer: Service {
                     "the ingest's subscription waits behind its backlog; it goes out with the acknowledgements")
             }
         }
+    }
+
+    /// The stamped sender, verified when there is a key to verify it with.
+    static func sender(of message: MQTTMessage, _ key: SenderStampKey?) -> String? {
+        let user = message.userProperties[SenderStamp.userProperty]
+        guard let key else { return user }
+        return SenderStamp.verifiedSender(
+            user: user, signature: message.userProperties[SenderStamp.signatureProperty], topic: message.topic,
+            payload: message.payload, key: key)
     }
 
     /// A stable lane per room (FNV-1a of the topic up to its uid, whichever form names it), so

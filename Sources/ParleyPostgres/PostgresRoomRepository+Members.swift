@@ -42,20 +42,62 @@ extension PostgresRoomRepository {
                 "SELECT count(*) FROM cloud.user_account WHERE id = \(userID) AND deleted_at IS NULL", logger: logger
             ).first(Int.self)
             guard exists == 1 else { throw ParleyError.notFound("No such user.") }
+            let wasAdmin = try await connection.query(
+                """
+                SELECT role_id = (\(unescaped: RoleSQL.idOf(.admin))) FROM messenger.chat_room_to_user_account
+                WHERE chat_room_id = \(roomID) AND user_account_id = \(userID)
+                """, logger: logger
+            ).first(Bool.self)
             try await insertDirect(roomID: roomID, userID: userID, role: role, on: connection)
+            if wasAdmin == true, role != .admin {
+                try await keepDirectAdmin(roomID: roomID, leaving: userID, on: connection)
+            }
             return true
         }
     }
 
     public func removeDirectMember(roomID: Int64, userID: Int64, by editorID: Int64) async throws -> Bool {
         try await changeMembership(roomID: roomID, by: editorID) { connection in
-            try await connection.query(
+            let wasAdmin = try await connection.query(
                 """
                 DELETE FROM messenger.chat_room_to_user_account
-                WHERE chat_room_id = \(roomID) AND user_account_id = \(userID) RETURNING 1
+                WHERE chat_room_id = \(roomID) AND user_account_id = \(userID)
+                RETURNING role_id = (\(unescaped: RoleSQL.idOf(.admin)))
                 """, logger: logger
-            ).first(Int.self) != nil
+            ).first(Bool.self)
+            if wasAdmin == true { try await keepDirectAdmin(roomID: roomID, leaving: userID, on: connection) }
+            return wasAdmin != nil
         }
+    }
+
+    /// After a direct admin left or stepped down, a multiparty room keeps another: the last
+    /// one may not (`last-admin`), unless their account is being erased, when the
+    /// longest-standing direct member becomes admin. The room's lock, held by
+    /// ``changeMembership``, makes two admins demoting each other at once take turns.
+    private func keepDirectAdmin(roomID: Int64, leaving userID: Int64, on connection: PostgresConnection)
+        async throws
+    {
+        let admin = RoleSQL.idOf(.admin)
+        let state = try await connection.query(
+            """
+            SELECT (SELECT type = 'multiparty' FROM messenger.chat_room WHERE id = \(roomID)),
+                   EXISTS (SELECT 1 FROM messenger.chat_room_to_user_account
+                           WHERE chat_room_id = \(roomID) AND role_id = (\(unescaped: admin))),
+                   EXISTS (SELECT 1 FROM cloud.user_account WHERE id = \(userID) AND deleted_at IS NOT NULL)
+            """, logger: logger
+        ).first((Bool, Bool, Bool).self)
+        guard let (multiparty, hasAdmin, erased) = state, multiparty, !hasAdmin else { return }
+        guard erased else {
+            throw ParleyError(
+                .lastAdmin, "The room's last admin cannot leave or step down; make another member admin first.")
+        }
+        try await connection.query(
+            """
+            UPDATE messenger.chat_room_to_user_account SET role_id = (\(unescaped: admin))
+            WHERE chat_room_id = \(roomID) AND user_account_id = (
+                SELECT user_account_id FROM messenger.chat_room_to_user_account
+                WHERE chat_room_id = \(roomID) ORDER BY created_at, user_account_id LIMIT 1)
+            """, logger: logger)
     }
 
     public func setGroup(roomID: Int64, groupID: Int64, role: RoomRole?, by editorID: Int64) async throws -> Bool {

@@ -90,7 +90,9 @@ public struct PostgresUserRepository: UserRepository {
         ).first(Bool.self) ?? false
     }
 
-    public func search(prefix: String?, emailPrefix: Bool, after cursor: Int64?, limit: Int) async throws -> [User] {
+    public func search(
+        prefix: String?, emailPrefix: Bool, roomMatesOf viewer: Int64?, after cursor: Int64?, limit: Int
+    ) async throws -> [User] {
         // LIKE wildcards in the client's text are matched literally.
         let pattern = prefix.map { text in
             text.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
@@ -102,6 +104,10 @@ public struct PostgresUserRepository: UserRepository {
             WHERE u.id > \(cursor ?? 0) AND u.deleted_at IS NULL
               AND (\(pattern)::text IS NULL OR lower(u.first_name) LIKE \(pattern) OR lower(u.last_name) LIKE \(pattern)
                    OR lower(u.email) = lower(\(prefix)) OR (\(emailPrefix) AND lower(u.email) LIKE \(pattern)))
+              AND (\(viewer)::bigint IS NULL OR u.id = \(viewer) OR EXISTS (
+                   SELECT 1 FROM messenger.room_membership mine
+                   JOIN messenger.room_membership theirs ON theirs.chat_room_id = mine.chat_room_id
+                   WHERE mine.user_account_id = \(viewer) AND theirs.user_account_id = u.id))
             ORDER BY u.id LIMIT \(limit)
             """,
             logger: logger

@@ -45,6 +45,15 @@ public struct RedisRateLimiter: RateLimiter {
         guard wait > 0 else { return nil }
         return max(1, Int((wait + 999) / 1000))
     }
+
+    public func remember(_ key: String, for lifetime: Duration) async throws {
+        _ = try await pool.send(
+            "SET", "\(namespace):remembered:\(key)", "1", "EX", String(max(1, lifetime.components.seconds)))
+    }
+
+    public func remembers(_ key: String) async throws -> Bool {
+        try await pool.send("EXISTS", "\(namespace):remembered:\(key)").integer == 1
+    }
 }
 
 /// Announces revoked sessions to every API instance over Redis pub/sub.

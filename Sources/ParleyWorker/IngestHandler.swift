@@ -70,6 +70,9 @@ public struct IngestHandler: Sendable {
             var roomID: Int64?
             var envelope: ClientEnvelope?
             do {
+                // The room first: every rejection after this names it, whatever the payload.
+                guard let room = try await lookUpRoom(uid: uid) else { throw Rejection(.forbidden, "No such room.") }
+                roomID = room
                 guard input.payload.count <= payloadLimit else {
                     throw Rejection(.tooLarge, "The payload exceeds \(payloadLimit) bytes.")
                 }
@@ -82,8 +85,6 @@ public struct IngestHandler: Sendable {
                 guard (decoded.hash?.count ?? 0) <= 128 else {
                     throw Rejection(.invalidRequest, "hash must be at most 128 characters.")
                 }
-                guard let room = try await lookUpRoom(uid: uid) else { throw Rejection(.forbidden, "No such room.") }
-                roomID = room
                 guard decoded.data.chatRoomId == nil || decoded.data.chatRoomId == room else {
                     throw Rejection(.invalidRequest, "chatRoomId does not match the topic's room.")
                 }
@@ -108,7 +109,11 @@ public struct IngestHandler: Sendable {
                     try await handleNotice(decoded, roomID: room, uid: uid, sender: sender)
                 }
             } catch {
-                await reject(sender: sender, roomID: roomID, envelope: envelope, rejection(for: error))
+                // A payload refused before it decoded still names its message when it can.
+                let salvaged = envelope == nil ? ClientEnvelope.salvage(input.payload) : nil
+                await reject(
+                    sender: sender, roomID: roomID, uid: envelope?.data.uid ?? salvaged?.uid,
+                    hash: envelope?.hash ?? salvaged?.hash, rejection(for: error))
             }
         }
         if !sends.isEmpty { await store(sends) }
@@ -214,9 +219,12 @@ public struct IngestHandler: Sendable {
     }
 
     private func reject(sender: Int64, roomID: Int64?, envelope: ClientEnvelope?, _ rejection: Rejection) async {
+        await reject(sender: sender, roomID: roomID, uid: envelope?.data.uid, hash: envelope?.hash, rejection)
+    }
+
+    private func reject(sender: Int64, roomID: Int64?, uid: String?, hash: String?, _ rejection: Rejection) async {
         let notice = RoomEvent.rejected(
-            roomID: roomID, uid: envelope?.data.uid, code: rejection.code, reason: rejection.reason,
-            hash: envelope?.hash)
+            roomID: roomID, uid: uid, code: rejection.code, reason: rejection.reason, hash: hash)
         do {
             try await publisher.publish(topic: Topic.notifications(sender), payload: notice.json())
         } catch {

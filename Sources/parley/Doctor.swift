@@ -43,7 +43,7 @@ struct Doctor {
     private var checks: [(String, @Sendable () async throws -> String)] {
         [
             ("settings", settingsParse), ("postgres", postgres), ("redis", redis), ("broker", broker),
-            ("broker plugin", pluginKey), ("tls", tls),
+            ("broker plugin", pluginKey), ("chat-in sender", chatInSender), ("tls", tls),
         ]
     }
 
@@ -113,6 +113,43 @@ struct Doctor {
     /// Logs in as a client would, with a token Parley signs for no user (id 0): only a
     /// plugin holding the same key accepts it.
     @Sendable private func pluginKey() async throws -> String {
+        try await connect(try pluginProbe()) { refusal in
+            Problem(
+                "the broker refused a client token signed with PARLEY_MQTT_TOKEN_KEY\(refusal)",
+                fix: "load Parley's plugin in mosquitto and give its plugin_opt_token_key the same key")
+        }
+        return "the broker's plugin accepts client tokens signed with PARLEY_MQTT_TOKEN_KEY"
+    }
+
+    /// Which `PARLEY_INGEST_SENDER` the broker in front supports: `plugin` needs Parley's plugin
+    /// (found by its accepting a Parley token), which signs the stamp; `topic` any broker
+    /// whose ACL asks Parley. Whether plugin_opt_stamp_key matches is not checked here: only a
+    /// user's publish is stamped, and a mismatch shows as chat-in that is never stored.
+    @Sendable private func chatInSender() async throws -> String {
+        let sender = try settings.ingestSender()
+        let runsPlugin = (try? await connect(try pluginProbe()) { Problem($0, fix: "") }) != nil
+        switch (sender, runsPlugin) {
+        case (.plugin, true):
+            return "PARLEY_INGEST_SENDER=plugin: the broker runs Parley's plugin, which signs the sender it stamps "
+                + "(its plugin_opt_stamp_key must be PARLEY_MQTT_STAMP_KEY)"
+        case (.plugin, false):
+            throw Problem(
+                "PARLEY_INGEST_SENDER=plugin, but the broker in front does not run Parley's plugin: nothing signs a "
+                    + "chat-in sender, so the ingest refuses every chat-in; this broker supports only "
+                    + "PARLEY_INGEST_SENDER=topic",
+                fix: "load Parley's plugin (plugin_opt_token_key and plugin_opt_stamp_key as Parley's), or set "
+                    + "PARLEY_INGEST_SENDER=topic with a broker whose ACL asks Parley")
+        case (.topic, true):
+            return "PARLEY_INGEST_SENDER=topic: the sender comes from chat-in/{roomUid}/{userId}; the broker runs "
+                + "Parley's plugin, so plugin would do as well"
+        case (.topic, false):
+            return "PARLEY_INGEST_SENDER=topic: the sender comes from chat-in/{roomUid}/{userId}, the only mode a "
+                + "broker without Parley's plugin supports"
+        }
+    }
+
+    /// A client login with a token Parley signs for no user (id 0).
+    private func pluginProbe() throws -> MQTTConfiguration {
         var configuration = try settings.mqtt(role: "doctor")
         let clientID = "parley-doctor-\(UUID().uuidString.prefix(8).lowercased())"
         let token = MQTTToken(
@@ -120,12 +157,7 @@ struct Doctor {
         configuration.clientID = clientID
         configuration.username = "0"
         configuration.password = token.signed(with: try settings.mqttTokenKey())
-        try await connect(configuration) { refusal in
-            Problem(
-                "the broker refused a client token signed with PARLEY_MQTT_TOKEN_KEY\(refusal)",
-                fix: "load Parley's plugin in mosquitto and give its plugin_opt_token_key the same key")
-        }
-        return "the broker's plugin accepts client tokens signed with PARLEY_MQTT_TOKEN_KEY"
+        return configuration
     }
 
     @Sendable private func tls() async throws -> String {

@@ -91,7 +91,8 @@ struct WorkerGraph {
             IngestConsumer(
                 client: input, logger: Runtime.logger("ingest"), lanes: try settings.ingestConcurrency(),
                 batchLimit: try settings.messageBatchLimit(), commitInterval: try settings.ingestCommitInterval(),
-                keepsSubscription: settings.string(SettingKeys.Jobs.ingestSession) != nil, handle: handler.handle))
+                keepsSubscription: settings.string(SettingKeys.Jobs.ingestSession) != nil,
+                senderStampKey: try settings.senderStampKey(), handle: handler.handle))
     }
 
     private func makeFanoutHandler() throws -> FanoutHandler {

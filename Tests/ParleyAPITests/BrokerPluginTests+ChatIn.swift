@@ -18,6 +18,7 @@ extension BrokerPluginTests {
             let reader = try await connected(try mqtt(broker, login: users[2]))
             try await listener.subscribe(Topic.room(uid))
             try await reader.subscribe(Topic.notifications(userID(users[2])))
+            try await writer.subscribe(Topic.notifications(userID(users[0])))
 
             let input =
                 #"{"type":"new-message-notification","data":{"chatRoomId":\#(roomID),"content":"via MQTT","uid":"in-1","sentById":999},"hash":"h1"}"#
@@ -53,6 +54,19 @@ extension BrokerPluginTests {
             try await reader.publish(
                 topic: "chat-in/\(uid)", payload: Array(repeating: UInt8(ascii: "x"), count: 70_000), qos: 1)
             #expect(await rejection(reader)?.code == .tooLarge)
+            // A refused payload still names its room and, where it can be read, its uid.
+            let huge = String(repeating: "y", count: 70_000)
+            try await writer.publish(
+                topic: "chat-in/\(uid)",
+                string: #"{"type":"new-message-notification","data":{"content":"\#(huge)","uid":"big-1"},"hash":"hb"}"#)
+            let big = try #require(await rejection(writer))
+            #expect(big.code == .tooLarge && big.uid == "big-1" && big.chatRoomId == Int64(roomID))
+            try await writer.publish(
+                topic: "chat-in/\(uid)",
+                string: #"{"type":"new-message-notification","data":{"content":"a","content":"b","uid":"dup-1"}}"#)
+            let duplicate = try #require(await rejection(writer))
+            #expect(duplicate.code == .invalidRequest && duplicate.uid == "dup-1")
+            #expect(duplicate.chatRoomId == Int64(roomID))
 
             // Typing is stamped with the writer and relayed.
             try await writer.publish(

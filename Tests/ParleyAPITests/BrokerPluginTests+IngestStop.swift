@@ -31,7 +31,7 @@ extension BrokerPluginTests {
             limiter: RedisRateLimiter(pool: harness.redis, namespace: harness.namespace), logger: .quiet)
         let consumer = IngestConsumer(
             client: client, logger: .quiet, lanes: 2, batchLimit: batchLimit, commitInterval: .milliseconds(4),
-            keepsSubscription: true,
+            keepsSubscription: true, senderStampKey: PluginBroker.stampKey,
             handle: handler.handle)
         _ = try await connected(client)
         let group = ServiceGroup(configuration: .init(services: [.init(service: consumer)], logger: .quiet))

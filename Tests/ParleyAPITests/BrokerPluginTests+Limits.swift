@@ -243,7 +243,9 @@ extension BrokerPluginTests {
         let file = TestScratch.path("revocations")
         FileManager.default.createFile(atPath: file, contents: nil, attributes: [.posixPermissions: 0o666])
         defer { try? FileManager.default.removeItem(atPath: file) }
-        let broker = try await withBroker(valgrind: true, brokerOptions: "plugin_opt_revocations_file \(file)") {
+        // No ingest here: chat-in is not held for one (plugin_opt_ingest_wait_seconds 0).
+        let options = "plugin_opt_revocations_file \(file)\nplugin_opt_ingest_wait_seconds 0"
+        let broker = try await withBroker(valgrind: true, brokerOptions: options) {
             api, broker, _ in
             let (a, b) = (try await api.signUp(), try await api.signUp())
             let room = try await api.json(.put, "/v1/rooms/direct/\(userID(b))", token: token(a))

@@ -56,7 +56,45 @@ struct AccountServiceTests {
             email: " Ada@Example.com", password: "correct horse", device: .init(), clientAddress: nil)
         #expect(signedIn.user.email == "ada@example.com")
         #expect(signedIn.clientID.hasPrefix("parley-\(signedIn.user.id)-"))
-        #expect(await limiter.keys.contains("login:email:ada@example.com"))
+        #expect(await limiter.keys.contains("login:email:ada@example.com:address:unknown"))
+    }
+
+    @Test func passwordGuessesElsewhereLeaveTheOwnersAddressItsBudget() async throws {
+        let service = try makeService(AccountPolicy(loginLimitPerEmail: 3, loginLimitPerAccount: 5))
+        _ = try await registered(service)
+        let owner = try await service.login(
+            email: "ada@example.com", password: "correct horse", device: .init(), clientAddress: "10.0.0.1")
+        func attempt(_ password: String, from address: String) async -> ParleyError.Code? {
+            do {
+                _ = try await service.login(
+                    email: "ada@example.com", password: password, device: .init(), clientAddress: address)
+                return nil
+            } catch let error as ParleyError { return error.code } catch { return .internalError }
+        }
+        // One address: its own budget of three.
+        for _ in 0..<3 { #expect(await attempt("guess", from: "192.0.2.1") == .invalidCredentials) }
+        #expect(await attempt("guess", from: "192.0.2.1") == .rateLimited)
+        // New addresses share five in all, whatever their number (the owner's first sign-in,
+        // from an address new then, was one of them).
+        #expect(await attempt("guess", from: "192.0.2.2") == .invalidCredentials)
+        #expect(await attempt("guess", from: "192.0.2.3") == .rateLimited)
+        // The owner's address signed in before: its budget is its own.
+        #expect(await attempt("correct horse", from: "10.0.0.1") == nil)
+
+        // A password re-check spends the same budget as a login from that address.
+        let identity = AuthenticatedUser(
+            userID: owner.user.id, sessionID: 1, deviceID: nil, isAdmin: false, expiresAt: .distantFuture)
+        func recheck() async -> ParleyError.Code? {
+            do {
+                _ = try await service.updateProfile(
+                    identity, firstName: nil, lastName: nil, password: "new password 1", currentPassword: "wrong one",
+                    clientAddress: "10.0.0.1")
+                return nil
+            } catch let error as ParleyError { return error.code } catch { return .internalError }
+        }
+        #expect(await recheck() == .invalidCredentials)
+        #expect(await recheck() == .rateLimited)
+        #expect(await attempt("correct horse", from: "10.0.0.1") == .rateLimited)
     }
 
     @Test func aSpentRefreshTokenRevokesItsSessionEverywhere() async throws {
@@ -92,18 +130,21 @@ struct AccountServiceTests {
             userID: logins[0].user.id, sessionID: 1, deviceID: nil, isAdmin: false, expiresAt: Date())
         let missing = await #expect(throws: ParleyError.self) {
             try await service.updateProfile(
-                me, firstName: nil, lastName: nil, password: "new password", currentPassword: nil)
+                me, firstName: nil, lastName: nil, password: "new password", currentPassword: nil,
+                clientAddress: nil)
         }
         #expect(missing?.field == "currentPassword")
         let wrong = await #expect(throws: ParleyError.self) {
             try await service.updateProfile(
-                me, firstName: nil, lastName: nil, password: "new password", currentPassword: "not it at all")
+                me, firstName: nil, lastName: nil, password: "new password", currentPassword: "not it at all",
+                clientAddress: nil)
         }
         #expect(wrong?.code == .invalidCredentials)
         #expect(announced.ended.isEmpty)
 
         _ = try await service.updateProfile(
-            me, firstName: "Augusta", lastName: nil, password: "new password", currentPassword: "correct horse")
+            me, firstName: "Augusta", lastName: nil, password: "new password", currentPassword: "correct horse",
+            clientAddress: nil)
         #expect(announced.locally == [[2, 3]])
         #expect(announced.ended.first?.clientIDs.sorted() == [logins[1].clientID, logins[2].clientID].sorted())
         #expect(await users.hashes[me.userID] == "drowssap wen")
@@ -128,10 +169,15 @@ actor CountingLimiter: RateLimiter {
     private var hits: [String: Int] = [:]
     var keys: Set<String> { Set(hits.keys) }
 
+    private var remembered: Set<String> = []
+
     func hit(_ key: String, limit: Int, window: Duration) async throws -> Int? {
         hits[key, default: 0] += 1
         return hits[key, default: 0] > limit ? Int(window.components.seconds) : nil
     }
+
+    func remember(_ key: String, for lifetime: Duration) async throws { remembered.insert(key) }
+    func remembers(_ key: String) async throws -> Bool { remembered.contains(key) }
 }
 
 /// What the service told the local cache, the other instances and the broker.

@@ -121,8 +121,11 @@ actor InMemoryUsers: UserRepository {
         return user
     }
 
-    func search(prefix: String?, emailPrefix: Bool, after cursor: Int64?, limit: Int) async throws -> [User] {
-        accounts.values.filter { user in
+    func search(prefix: String?, emailPrefix: Bool, roomMatesOf viewer: Int64?, after cursor: Int64?, limit: Int)
+        async throws -> [User]
+    {
+        precondition(viewer == nil, "rooms are not modelled here")
+        return accounts.values.filter { user in
             user.id > (cursor ?? 0)
                 && prefix.map {
                     user.firstName.hasPrefix($0) || user.lastName.hasPrefix($0) || user.email == $0

@@ -36,7 +36,7 @@ struct DoctorTests {
             ]) { $1 })
         let (status, findings) = try await doctor(parley)
         #expect(status == 0, "\(findings)")
-        for check in ["settings", "postgres", "redis", "broker", "broker plugin", "tls"] {
+        for check in ["settings", "postgres", "redis", "broker", "broker plugin", "chat-in sender", "tls"] {
             #expect(findings[check]?.hasPrefix("ok ") == true, "\(check): \(findings)")
         }
         #expect(await broker.stop() == 0)

@@ -40,6 +40,8 @@ struct ParleyCommand {
             "PARLEY_MIGRATIONS_DIRECTORY": TestServices.migrationsDirectory.path,
             "PARLEY_BCRYPT_COST": "4",
             "PARLEY_MQTT_TOKEN_KEY": Self.tokenKey,
+            // The key of every test plugin broker's sender stamps (PluginBroker.stampKeyBase64).
+            "PARLEY_MQTT_STAMP_KEY": PluginBroker.stampKeyBase64,
             // Uploads and media work files in the test's own directory, never the checkout.
             "PARLEY_FILES_DIRECTORY": TestScratch.path("parley-files"),
         ]) { $1 }

@@ -25,10 +25,12 @@ public final class PluginBroker: Sendable {
     /// - Parameters:
     ///   - valgrind: run the broker under valgrind's leak checker.
     ///   - lookupTimeout: the plugin's `timeout_ms` for an ACL lookup.
+    ///   - stampKeyBase64: the key the plugin signs its chat-in sender stamps with.
     ///   - extraOptions: more `plugin_opt_...` lines.
     public convenience init(
         tokenKeyBase64: String, serverUsername: String, serverPassword: String, aclURL: String, valgrind: Bool = false,
-        lookupTimeout: Duration = .seconds(5), extraOptions: String = ""
+        lookupTimeout: Duration = .seconds(5), stampKeyBase64: String = PluginBroker.stampKeyBase64,
+        extraOptions: String = ""
     ) async throws {
         let directory = TestScratch.path("broker")
         try FileManager.default.createDirectory(
@@ -52,6 +54,7 @@ public final class PluginBroker: Sendable {
             plugin_opt_server_password \(serverPassword)
             plugin_opt_acl_url \(aclURL)
             plugin_opt_timeout_ms \(Int(lookupTimeout / .milliseconds(1)))
+            plugin_opt_stamp_key \(stampKeyBase64)
             \(extraOptions)
             """
         try await self.init(directory: directory, options: options, valgrind: valgrind)

@@ -50,6 +50,8 @@ public struct TestServices: Sendable {
     }
 
     public func port(_ name: String) -> Int { Int(values["PARLEY_LOCAL_\(name)_PORT"] ?? "") ?? 0 }
+    /// A line of the instance's `ports.env` or `secrets.env`, by its full name.
+    public func value(_ name: String) -> String? { values[name] }
     public func secret(_ name: String) -> String { values["PARLEY_LOCAL_\(name)_PASSWORD"] ?? "" }
     public var certificatePath: String { "\(directory)/tls/server.crt" }
     public var keyPath: String { "\(directory)/tls/server.key" }
@@ -87,6 +89,14 @@ public struct TestServices: Sendable {
     public func crash(_ service: String) async throws { try await Self.runScript(["crash", directory, service]) }
     public func start(_ service: String) async throws { try await Self.runScript(["start", directory, service]) }
     public func shutdown() async throws { try await Self.runScript(["stop", directory]) }
+
+    /// Configures this instance's mosquitto for Parley's plugin built at `plugin` (asking the
+    /// internal listener on `PARLEY_LOCAL_INTERNAL_PORT`) and restarts it.
+    public func usePlugin(_ plugin: String) async throws {
+        try await Self.runScript(["plugin", directory, plugin])
+        try await stop("mosquitto")
+        try await start("mosquitto")
+    }
 
     /// Empties one Redis logical database: a test whose processes use one of their own starts
     /// without the jobs an earlier run that ended midway left there.

@@ -1,7 +1,7 @@
 """Measures one `parley serve`: upload, download MB/s against a raw loopback copy of the same
 file (sendfile to a socket read in 4 MiB pieces), and Range latency against /health/live on
 the same keep-alive connection. Called by deploy/bench/files."""
-import argparse, hashlib, http.client, json, os, random, socket, statistics, subprocess, threading, time, urllib.parse
+import argparse, http.client, json, os, random, socket, statistics, subprocess, threading, time, urllib.parse
 
 def request(base, method, path, body=None, headers=None):
     url = urllib.parse.urlparse(base)

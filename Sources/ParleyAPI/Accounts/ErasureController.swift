@@ -15,7 +15,9 @@ public struct ErasureController: Sendable {
     public func addRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
         group.delete("me") { request, context in
             let body = try await JSONBody.decode(DeleteAccountRequest.self, from: request, context: context)
-            try await service.deleteOwnAccount(userID: context.identity.userID, currentPassword: body.currentPassword)
+            try await service.deleteOwnAccount(
+                userID: context.identity.userID, currentPassword: body.currentPassword,
+                clientAddress: context.clientAddress)
             return Response(status: .accepted)
         }
         group.post("me/export") { _, context in

@@ -17,7 +17,7 @@ struct ProfileController: Sendable {
             let body = try await JSONBody.decode(ProfileRequest.self, from: request, context: context)
             let user = try await accounts.updateProfile(
                 context.identity, firstName: body.firstName, lastName: body.lastName, password: body.password,
-                currentPassword: body.currentPassword)
+                currentPassword: body.currentPassword, clientAddress: context.clientAddress)
             return JSONResponse(.ok, UserResponse(own: user))
         }
         group.get("devices") { _, context in
@@ -47,6 +47,7 @@ struct ProfileController: Sendable {
             // Names by their start; an e-mail address only whole (nobody collects addresses).
             let found = try await users.search(
                 prefix: query?.isEmpty == true ? nil : query, emailPrefix: false,
+                roomMatesOf: accounts.policy.directory == .roomMates ? context.identity.userID : nil,
                 after: try paging.idCursor(), limit: paging.readLimit)
             return JSONResponse(
                 .ok, paging.page("users", found.map { UserResponse($0, to: context.identity) }) { String($0.id) })

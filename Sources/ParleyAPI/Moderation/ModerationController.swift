@@ -51,7 +51,8 @@ public struct ModerationController: Sendable {
             let query = request.uri.queryParameters["q"].map { $0.trimmingCharacters(in: .whitespaces) }
             if let query { _ = try TextRule.validated(query, field: "q", length: 1...100) }
             let found = try await users.search(
-                prefix: query, emailPrefix: true, after: try paging.idCursor(), limit: paging.readLimit)
+                prefix: query, emailPrefix: true, roomMatesOf: nil, after: try paging.idCursor(),
+                limit: paging.readLimit)
             return JSONResponse(.ok, paging.page("users", found.map { UserResponse(own: $0) }) { String($0.id) })
         }
         for (path, deactivated) in [("users/:id/deactivate", true), ("users/:id/reactivate", false)] {

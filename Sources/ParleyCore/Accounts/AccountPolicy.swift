@@ -5,10 +5,18 @@ public struct AccountPolicy: Sendable {
     public var mqttTokenLifetime: Duration
     /// Whether `POST /v1/auth/register` creates accounts (otherwise administrators do).
     public var registrationOpen: Bool
+    /// Password attempts (logins and re-checks) per minute on one account from one address.
     public var loginLimitPerEmail: Int
+    /// Password attempts per minute on one account from every address that never signed in to
+    /// it, together: guessing spread over many addresses stays bounded while the owner's own
+    /// addresses keep their budgets.
+    public var loginLimitPerAccount: Int
+    /// Logins per minute from one address, whatever the account.
     public var loginLimitPerAddress: Int
     public var registerLimitPerAddress: Int
     public var rateLimitWindow: Duration
+    /// Whom `GET /v1/users` finds.
+    public var directory: DirectoryVisibility
 
     public init(
         accessTokenLifetime: Duration = .seconds(3600),
@@ -16,18 +24,22 @@ public struct AccountPolicy: Sendable {
         mqttTokenLifetime: Duration = .seconds(12 * 3600),
         registrationOpen: Bool = true,
         loginLimitPerEmail: Int = 10,
+        loginLimitPerAccount: Int = 30,
         loginLimitPerAddress: Int = 50,
         registerLimitPerAddress: Int = 10,
-        rateLimitWindow: Duration = .seconds(60)
+        rateLimitWindow: Duration = .seconds(60),
+        directory: DirectoryVisibility = .everyone
     ) {
         self.accessTokenLifetime = accessTokenLifetime
         self.refreshTokenLifetime = refreshTokenLifetime
         self.mqttTokenLifetime = mqttTokenLifetime
         self.registrationOpen = registrationOpen
         self.loginLimitPerEmail = loginLimitPerEmail
+        self.loginLimitPerAccount = loginLimitPerAccount
         self.loginLimitPerAddress = loginLimitPerAddress
         self.registerLimitPerAddress = registerLimitPerAddress
         self.rateLimitWindow = rateLimitWindow
+        self.directory = directory
     }
 }
 

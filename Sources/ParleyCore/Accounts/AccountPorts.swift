@@ -51,10 +51,14 @@ public protocol BrokerSessionControl: Sendable {
     func end(sessions: [Int64], clientIDs: [String]) async
 }
 
-/// Counts attempts per key in fixed windows.
+/// Counts attempts per key in fixed windows, and remembers who earned trust.
 public protocol RateLimiter: Sendable {
     /// Records one attempt; returns nil when allowed, else the seconds until it would be.
     func hit(_ key: String, limit: Int, window: Duration) async throws -> Int?
+    /// Remembers `key` for `lifetime` (an address that signed in to an account).
+    func remember(_ key: String, for lifetime: Duration) async throws
+    /// Whether `key` is remembered.
+    func remembers(_ key: String) async throws -> Bool
 }
 
 /// Slow, salted password hashing off the event loops.

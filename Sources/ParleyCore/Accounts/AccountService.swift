@@ -60,14 +60,15 @@ public struct AccountService: Sendable {
         guard email.unicodeScalars.count <= 320, !email.unicodeScalars.contains("\u{0}") else {
             throw ParleyError(.invalidCredentials, "The e-mail or the password is wrong.")
         }
-        try await limit("login:email:\(email)", policy.loginLimitPerEmail)
         try await limit("login:address:\(clientAddress ?? "unknown")", policy.loginLimitPerAddress)
+        try await passwordAttempt(email: email, clientAddress: clientAddress)
         let found = try await users.credentials(email: email)
         let hash: String
         if let found { hash = found.passwordHash } else { hash = try await dummyHash.value(hasher) }
         guard try await hasher.verify(password, hash: hash), let user = found?.user else {
             throw ParleyError(.invalidCredentials, "The e-mail or the password is wrong.")
         }
+        try await limiter.remember(Self.knownAddressKey(email, clientAddress), for: Self.knownAddressLifetime)
         // Said only to whoever knows the password.
         if try await users.isDeactivated(id: user.id) {
             throw ParleyError(.accountDeactivated, "An administrator deactivated this account.")
@@ -123,7 +124,7 @@ public struct AccountService: Sendable {
     /// every other session.
     public func updateProfile(
         _ identity: AuthenticatedUser, firstName: String?, lastName: String?, password: String?,
-        currentPassword: String?
+        currentPassword: String?, clientAddress: String?
     ) async throws -> User {
         for (field, value) in [("firstName", firstName), ("lastName", lastName)] {
             if let value {
@@ -137,8 +138,7 @@ public struct AccountService: Sendable {
                 throw ParleyError.invalidRequest(
                     "currentPassword is required to change the password", field: "currentPassword")
             }
-            guard let stored = try await users.passwordHash(userID: identity.userID),
-                try await hasher.verify(currentPassword, hash: stored)
+            guard try await verifyPassword(currentPassword, userID: identity.userID, clientAddress: clientAddress)
             else { throw ParleyError(.invalidCredentials, "The current password is wrong.") }
             newHash = try await hasher.hash(password)
         }
@@ -183,10 +183,31 @@ public struct AccountService: Sendable {
         await announce(revoked: ended.sessions, clientIDs: ended.clientIDs)
     }
 
-    /// Whether `password` is the user's (deleting an account asks for it).
-    public func verifyPassword(_ password: String, userID: Int64) async throws -> Bool {
+    /// Whether `password` is the user's (changing the password and deleting the account ask
+    /// for it): an attempt on the same budget as logins, so a stolen access token cannot
+    /// guess the password faster than a login could.
+    public func verifyPassword(_ password: String, userID: Int64, clientAddress: String?) async throws -> Bool {
+        guard let user = try await users.find(id: userID) else { return false }
+        try await passwordAttempt(email: user.email.lowercased(), clientAddress: clientAddress)
         guard let stored = try await users.passwordHash(userID: userID) else { return false }
         return try await hasher.verify(password, hash: stored)
+    }
+
+    /// How long an address that signed in to an account keeps a budget of its own there.
+    static let knownAddressLifetime = Duration.seconds(30 * 24 * 3600)
+
+    static func knownAddressKey(_ email: String, _ clientAddress: String?) -> String {
+        "login:known:\(email):\(clientAddress ?? "unknown")"
+    }
+
+    /// One password attempt on an account: a budget per account and address, so that no one
+    /// elsewhere can lock the owner out; addresses that never signed in to the account also
+    /// share one budget, so that guesses spread over many addresses stay bounded.
+    private func passwordAttempt(email: String, clientAddress: String?) async throws {
+        try await limit("login:email:\(email):address:\(clientAddress ?? "unknown")", policy.loginLimitPerEmail)
+        if try await !limiter.remembers(Self.knownAddressKey(email, clientAddress)) {
+            try await limit("login:email:\(email):new-addresses", policy.loginLimitPerAccount)
+        }
     }
 
     /// Revocation reaches this process's cache, every other API instance and the broker.

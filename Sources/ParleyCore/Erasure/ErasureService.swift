@@ -25,8 +25,8 @@ public struct ErasureService: Sendable {
     }
 
     /// The user deletes their own account; the password says it is them.
-    public func deleteOwnAccount(userID: Int64, currentPassword: String) async throws {
-        guard try await accounts.verifyPassword(currentPassword, userID: userID) else {
+    public func deleteOwnAccount(userID: Int64, currentPassword: String, clientAddress: String?) async throws {
+        guard try await accounts.verifyPassword(currentPassword, userID: userID, clientAddress: clientAddress) else {
             throw ParleyError(.invalidCredentials, "The current password is wrong.")
         }
         try await deleteAccount(userID: userID)

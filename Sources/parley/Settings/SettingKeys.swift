@@ -152,17 +152,28 @@ enum SettingKeys {
         static let registrationOpen = SettingKey(
             "registration.open", default: "true", "Whether POST /v1/auth/register creates accounts.")
         static let loginLimitPerEmail = SettingKey(
-            "rateLimit.loginPerEmail", default: "10", "Login attempts per e-mail address per window.")
+            "rateLimit.loginPerEmail", default: "10",
+            "Password attempts (logins, and the current password of PATCH and DELETE /v1/me) per account and "
+                + "client address per window.")
+        static let loginLimitPerAccount = SettingKey(
+            "rateLimit.loginPerAccount", default: "30",
+            "Password attempts per account per window from all the addresses that never signed in to it, "
+                + "together (an address that did keeps its own budget for 30 days).")
         static let loginLimitPerAddress = SettingKey(
             "rateLimit.loginPerAddress", default: "50", "Login attempts per client IP address per window.")
         static let registerLimitPerAddress = SettingKey(
             "rateLimit.registerPerAddress", default: "10", "Registrations per client IP address per window.")
         static let rateLimitWindow = SettingKey("rateLimit.window", default: "60", "Rate-limit window in seconds.")
+        static let directory = SettingKey(
+            "directory", default: "everyone",
+            "Whom GET /v1/users finds: everyone (anyone may be found and added; an exact e-mail tells whether "
+                + "it is registered) or room-mates (only people who share a room with the searcher).")
         static let sessionCacheLifetime = SettingKey(
             "sessionCache.lifetime", default: "30", "Seconds an authenticated token is cached (0 disables the cache).")
         static let all = [
             bcryptCost, accessTokenLifetime, refreshTokenLifetime, registrationOpen, loginLimitPerEmail,
-            loginLimitPerAddress, registerLimitPerAddress, rateLimitWindow, sessionCacheLifetime,
+            loginLimitPerAccount, loginLimitPerAddress, registerLimitPerAddress, rateLimitWindow, directory,
+            sessionCacheLifetime,
         ]
     }
 
@@ -178,7 +189,13 @@ enum SettingKeys {
         static let publicTLS = SettingKey("mqtt.publicTls", default: "true", "Whether clients connect over TLS.")
         static let publicWebsocketPort = SettingKey(
             "mqtt.publicWebsocketPort", "Broker WebSocket port given to clients, if any.")
-        static let all = [tokenKey, tokenLifetime, publicHost, publicPort, publicTLS, publicWebsocketPort]
+        static let stampKey = SettingKey(
+            "mqtt.stampKey", secret: true,
+            "Base64 key (at least 32 bytes) with which Parley's broker plugin signs the sender it stamps on chat-in "
+                + "(its plugin_opt_stamp_key); required by the ingest with PARLEY_INGEST_SENDER=plugin.")
+        static let all = [
+            tokenKey, tokenLifetime, publicHost, publicPort, publicTLS, publicWebsocketPort, stampKey,
+        ]
     }
 
     enum Jobs {

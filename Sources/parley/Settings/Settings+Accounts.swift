@@ -12,11 +12,22 @@ extension Settings {
             mqttTokenLifetime: try positiveSeconds(SettingKeys.MQTTClients.tokenLifetime),
             registrationOpen: try bool(K.registrationOpen),
             loginLimitPerEmail: try required(int(K.loginLimitPerEmail, in: 1...1_000_000), K.loginLimitPerEmail),
+            loginLimitPerAccount: try required(
+                int(K.loginLimitPerAccount, in: 1...1_000_000), K.loginLimitPerAccount),
             loginLimitPerAddress: try required(
                 int(K.loginLimitPerAddress, in: 1...1_000_000), K.loginLimitPerAddress),
             registerLimitPerAddress: try required(
                 int(K.registerLimitPerAddress, in: 1...1_000_000), K.registerLimitPerAddress),
-            rateLimitWindow: try positiveSeconds(K.rateLimitWindow))
+            rateLimitWindow: try positiveSeconds(K.rateLimitWindow),
+            directory: try directoryVisibility())
+    }
+
+    func directoryVisibility() throws -> DirectoryVisibility {
+        let key = SettingKeys.Accounts.directory
+        guard let visibility = DirectoryVisibility(rawValue: try required(string(key), key)) else {
+            throw SettingsError.invalid(key, expected: "everyone or room-mates")
+        }
+        return visibility
     }
 
     func sessionCacheLifetime() throws -> Duration {

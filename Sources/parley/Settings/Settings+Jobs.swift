@@ -1,3 +1,4 @@
+import Foundation
 import ParleyCore
 import ParleyRedis
 
@@ -48,6 +49,18 @@ extension Settings {
                 key, expected: "topic with PARLEY_BROKER_CONTROL=emqx (EMQX vouches for no sender)")
         }
         return sender
+    }
+
+    /// The key the ingest verifies the plugin's sender stamps with: required with
+    /// `PARLEY_INGEST_SENDER=plugin`, nil with `topic` (which reads no stamp).
+    func senderStampKey() throws -> SenderStampKey? {
+        guard try ingestSender() == .plugin else { return nil }
+        let key = SettingKeys.MQTTClients.stampKey
+        guard let text = string(key) else { throw SettingsError.missing(key) }
+        guard let bytes = Data(base64Encoded: text), let stampKey = try? SenderStampKey(bytes: Array(bytes)) else {
+            throw SettingsError.invalid(key, expected: "base64 of at least 32 bytes (openssl rand -base64 32)")
+        }
+        return stampKey
     }
 }
 

@@ -1,0 +1,36 @@
+import Foundation
+import HTTPTypes
+import ParleyCore
+import Testing
+
+@testable import ParleyAPI
+
+/// A multiparty room keeps a direct admin: the last one can neither leave nor step down.
+struct LastAdminTests {
+    @Test func theLastAdminCannotLeaveOrStepDownButCanOnceAnotherIs() async throws {
+        try await AccountsHarness.make().run { client in
+            let (room, users) = try await client.roomOfThree()
+            let (admin, writer) = (users[0], users[1])
+            let member = { (user: LoginResponse) in "/v1/rooms/\(room)/members/\(userID(user))" }
+
+            let demote = try await client.json(.put, member(admin), token: token(admin), body: #"{"role":"writer"}"#)
+            #expect(demote.status == .conflict && demote.json["code"] as? String == "last-admin")
+            let leave = try await client.json(.delete, member(admin), token: token(admin))
+            #expect(leave.status == .conflict && leave.json["code"] as? String == "last-admin")
+            // Re-stating the role is no change.
+            let same = try await client.json(.put, member(admin), token: token(admin), body: #"{"role":"admin"}"#)
+            #expect(same.status == .ok)
+
+            let promoted = try await client.json(.put, member(writer), token: token(admin), body: #"{"role":"admin"}"#)
+            #expect(promoted.status == .ok)
+            // Two admins: one may remove the other, and then the one left is the last.
+            let removed = try await client.json(.delete, member(admin), token: token(writer))
+            #expect(removed.status == .noContent)
+            let alone = try await client.json(.delete, member(writer), token: token(writer))
+            #expect(alone.status == .conflict && alone.json["code"] as? String == "last-admin")
+            let members = try await client.json(.get, "/v1/rooms/\(room)/members", token: token(writer))
+            let roles = (members.json["members"] as? [[String: Any]] ?? []).compactMap { $0["role"] as? String }
+            #expect(roles.sorted() == ["admin", "reader"])
+        }
+    }
+}

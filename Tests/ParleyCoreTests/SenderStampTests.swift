@@ -1,0 +1,46 @@
+import Foundation
+import ParleyCore
+import Testing
+
+/// The plugin's signed `parley-user` stamp: only a signature made with the shared key over
+/// this user, this topic and this payload vouches for the sender.
+struct SenderStampTests {
+    let key = try! SenderStampKey(bytes: Array(repeating: 9, count: 32))
+    let payload = Array(#"{"type":"new-message-notification"}"#.utf8)
+
+    func verified(user: String?, signature: String?, topic: String = "chat-in/r1", payload: [UInt8]? = nil) -> String? {
+        SenderStamp.verifiedSender(
+            user: user, signature: signature, topic: topic, payload: payload ?? self.payload, key: key)
+    }
+
+    @Test func theKeysSignatureVouchesForTheStampedUser() {
+        let signature = SenderStamp.signature(user: "42", topic: "chat-in/r1", payload: payload, key: key)
+        #expect(signature.count == 64)
+        #expect(verified(user: "42", signature: signature) == "42")
+    }
+
+    @Test func anUnsignedOrWronglySignedStampVouchesForNobody() throws {
+        let signature = SenderStamp.signature(user: "42", topic: "chat-in/r1", payload: payload, key: key)
+        let otherKey = try SenderStampKey(bytes: Array(repeating: 8, count: 32))
+        #expect(verified(user: "42", signature: nil) == nil, "unsigned")
+        #expect(verified(user: nil, signature: signature) == nil, "no user")
+        #expect(verified(user: "43", signature: signature) == nil, "another user")
+        #expect(verified(user: "42", signature: signature, topic: "chat-in/r2") == nil, "another topic")
+        #expect(verified(user: "42", signature: signature, payload: payload + [32]) == nil, "another payload")
+        let forged = SenderStamp.signature(user: "42", topic: "chat-in/r1", payload: payload, key: otherKey)
+        #expect(verified(user: "42", signature: forged) == nil, "another key")
+        #expect(verified(user: "42", signature: signature.uppercased()) == nil, "not the plugin's form")
+        #expect(verified(user: "42", signature: String(signature.dropLast(2))) == nil, "cut short")
+        #expect(verified(user: "42", signature: "zz" + signature.dropFirst(2)) == nil, "not hex")
+    }
+
+    /// Fields cannot run into each other: user `4` on `2/chat-in/r1` is not user `42`.
+    @Test func fieldsAreSeparated() {
+        let signature = SenderStamp.signature(user: "4", topic: "2chat-in/r1", payload: payload, key: key)
+        #expect(verified(user: "42", signature: signature, topic: "chat-in/r1") == nil)
+    }
+
+    @Test func aKeyShorterThan32BytesIsRefused() {
+        #expect(throws: (any Error).self) { try SenderStampKey(bytes: Array(repeating: 1, count: 31)) }
+    }
+}
