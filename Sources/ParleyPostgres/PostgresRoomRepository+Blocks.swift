@@ -40,6 +40,13 @@ extension PostgresRoomRepository: BlockRepository {
                 guard exists != nil else { throw ParleyError.notFound("No such user.") }
                 return
             }
+            // A block withdraws the invitations between the two, either way.
+            try await connection.query(
+                """
+                DELETE FROM messenger.room_invitation
+                WHERE (invitee_id = \(blockedID) AND inviter_id = \(blockerID))
+                   OR (invitee_id = \(blockerID) AND inviter_id = \(blockedID))
+                """, logger: logger)
             // The broker forgets that the blocked user may read the blocker's presence: its
             // deliveries stop, and a new subscription asks again (and is refused).
             try await Outbox.control(

@@ -66,6 +66,14 @@ extension PostgresRoomRepository {
                 """, logger: logger
             ).first(Bool.self)
             if wasAdmin == true { try await keepDirectAdmin(roomID: roomID, leaving: userID, on: connection) }
+            if wasAdmin != nil, editorID == userID {
+                // Left of their own accord: back only by an invitation they accept.
+                try await connection.query(
+                    """
+                    INSERT INTO messenger.room_departure (chat_room_id, user_account_id) VALUES (\(roomID), \(userID))
+                    ON CONFLICT (chat_room_id, user_account_id) DO UPDATE SET left_at = now()
+                    """, logger: logger)
+            }
             return wasAdmin != nil
         }
     }
@@ -163,7 +171,7 @@ extension PostgresRoomRepository {
 
     /// Runs a membership change in a transaction and records its events: `members` on the
     /// room topic, and `added`/`removed` to each user who gained or lost the room.
-    private func changeMembership(
+    func changeMembership(
         roomID: Int64, by editorID: Int64, _ change: @escaping @Sendable (PostgresConnection) async throws -> Bool
     ) async throws -> Bool {
         try await database.transaction(logger: logger) { connection in

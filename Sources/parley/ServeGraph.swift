@@ -28,6 +28,7 @@ struct ServeGraph {
         var rateLimitNamespace = "parley"
         var fileLinks: FileLinks
         var sendBatching = SendBatching()
+        var roomAddPolicy = RoomAddPolicy.anyone
         /// How long after sending a message may be edited; zero: always.
         var editWindow: Duration = .zero
         var store: any BlobStore
@@ -48,7 +49,8 @@ struct ServeGraph {
             broker: dependencies.brokerSessions,
             mqttKey: mqttKey, endpoint: try settings.mqttEndpoint(), accountPolicy: try settings.accountPolicy(),
             bcryptCost: try settings.bcryptCost(), fileLinks: try settings.fileLinks(),
-            sendBatching: try settings.sendBatching(), editWindow: try settings.messageEditWindow(),
+            sendBatching: try settings.sendBatching(), roomAddPolicy: try settings.roomAddPolicy(),
+            editWindow: try settings.messageEditWindow(),
             store: try settings.blobStore(database: dependencies.postgres),
             mediaJobs: RedisJobQueue(
                 name: QueueName.media, pool: dependencies.redis, configuration: try settings.jobQueue()),
@@ -95,7 +97,7 @@ struct ServeGraph {
         // Rooms, messages and files.
         let roomRepository = PostgresRoomRepository(
             database: postgres, logger: logger("rooms"), fileLinks: parts.fileLinks)
-        let rooms = RoomService(rooms: roomRepository, batching: parts.sendBatching)
+        let rooms = RoomService(rooms: roomRepository, batching: parts.sendBatching, addPolicy: parts.roomAddPolicy)
         let messageActions = MessageActionService(
             rooms: roomRepository, actions: roomRepository, editWindow: parts.editWindow)
 

@@ -34,6 +34,46 @@ struct RoomServiceTests {
         #expect(try await service.rename(roomID: room, name: " Ours ", by: Self.admin).name == "Ours")
     }
 
+    @Test func underTheInvitePolicyStrangersAreInvitedAndRoomMatesAdded() async throws {
+        let room = try await multiparty()
+        let invite = RoomService(rooms: rooms, addPolicy: .invite)
+        // The stranger shares no room with the admin: an invitation, no membership.
+        guard case .invited(let invitation) = try await invite.setMember(
+            roomID: room, memberID: Self.stranger, role: .writer, by: Self.admin)
+        else { Issue.record("a stranger was added at once"); return }
+        #expect(try await rooms.role(roomID: room, userID: Self.stranger) == nil)
+        #expect(try await invite.invitations(for: Self.stranger, after: nil, limit: 10) == [invitation])
+        // A room-mate of the adder (in another room) is added at once.
+        let other = try await invite.create(
+            by: Self.admin, name: "Other", members: [(Self.writer, .writer), (Self.reader, .reader)], firstMessage: nil)
+        guard case .member = try await invite.setMember(
+            roomID: other.id, memberID: Self.writer, role: .reader, by: Self.admin)
+        else { Issue.record("a room-mate was invited"); return }
+        // Accepted: a member with the invitation's role.
+        _ = try await invite.accept(invitationID: invitation.id, by: Self.stranger)
+        #expect(try await rooms.role(roomID: room, userID: Self.stranger) == .writer)
+        // Under `anyone`, only someone who left is invited.
+        #expect(try await service.removeMember(roomID: room, memberID: Self.reader, by: Self.reader) == ())
+        guard case .invited = try await service.setMember(
+            roomID: room, memberID: Self.reader, role: .reader, by: Self.admin)
+        else { Issue.record("someone who left was added back"); return }
+    }
+
+    @Test func aBlockEitherWayRefusesAddsAndMentions() async throws {
+        let room = try await multiparty()
+        await rooms.block(Self.admin, by: Self.stranger)
+        let add = await #expect(throws: ParleyError.self) {
+            try await service.setMember(roomID: room, memberID: Self.stranger, role: .reader, by: Self.admin)
+        }
+        #expect(add?.code == .blocked)
+        await rooms.block(Self.writer, by: Self.reader)
+        let mention = try await service.send(
+            [MessageSubmission(
+                roomID: room, senderID: Self.writer,
+                message: NewMessage(content: "hi", uid: "b-1", fileId: nil, mentions: [Self.reader]))])
+        #expect((mention.first?.failureError as? ParleyError)?.code == .blocked)
+    }
+
     @Test func aMultipartyRoomNeedsTwoOtherDistinctMembers() async throws {
         for members: [(userID: Int64, role: RoomRole)] in [
             [(Self.writer, .writer)], [(Self.writer, .writer), (Self.writer, .reader)],
@@ -203,7 +243,52 @@ actor InMemoryRooms: RoomRepository {
         stored[roomID]?.members[userID] = role
     }
     func removeDirectMember(roomID: Int64, userID: Int64, by editorID: Int64) async throws -> Bool {
-        stored[roomID]?.members.removeValue(forKey: userID) != nil
+        if editorID == userID { departures.insert(RoomUser(roomID: roomID, userID: userID)) }
+        return stored[roomID]?.members.removeValue(forKey: userID) != nil
+    }
+
+    private var departures = Set<RoomUser>()
+    private(set) var pending: [Int64: (invitation: Invitation, invitee: Int64, role: RoomRole)] = [:]
+
+    func blockedPairs(_ pairs: Set<UserPair>) async throws -> Set<UserPair> {
+        pairs.filter {
+            blocks.contains(UserBlock(blockerID: $0.userID, blockedID: $0.otherID))
+                || blocks.contains(UserBlock(blockerID: $0.otherID, blockedID: $0.userID))
+        }
+    }
+    func shareRoom(_ userID: Int64, _ otherID: Int64) async throws -> Bool {
+        stored.values.contains { $0.members[userID] != nil && $0.members[otherID] != nil }
+    }
+    func hasLeft(roomID: Int64, userID: Int64) async throws -> Bool {
+        departures.contains(RoomUser(roomID: roomID, userID: userID))
+    }
+    func invite(roomID: Int64, inviteeID: Int64, role: RoomRole, by inviterID: Int64) async throws -> Invitation {
+        if let existing = pending.values.first(where: { $0.invitee == inviteeID && $0.invitation.room.id == roomID }) {
+            return existing.invitation
+        }
+        let invitation = Invitation(
+            id: Int64(pending.count + 1),
+            room: Invitation.Room(id: roomID, name: stored[roomID]?.name ?? "", type: .multiparty),
+            inviter: Invitation.Inviter(id: inviterID, firstName: "U", lastName: "\(inviterID)"), createdAt: Date())
+        pending[invitation.id] = (invitation, inviteeID, role)
+        return invitation
+    }
+    func invitations(for userID: Int64, after: Int64?, limit: Int) async throws -> [Invitation] {
+        pending.values.filter { $0.invitee == userID && $0.invitation.id > (after ?? 0) }.map(\.invitation)
+            .sorted { $0.id < $1.id }.prefix(limit).map { $0 }
+    }
+    func accept(invitationID: Int64, by userID: Int64) async throws -> Int64? {
+        guard let found = pending[invitationID], found.invitee == userID else { return nil }
+        pending[invitationID] = nil
+        let roomID = found.invitation.room.id
+        departures.remove(RoomUser(roomID: roomID, userID: userID))
+        stored[roomID]?.members[userID] = found.role
+        return roomID
+    }
+    func decline(invitationID: Int64, by userID: Int64) async throws -> Bool {
+        guard let found = pending[invitationID], found.invitee == userID else { return false }
+        pending[invitationID] = nil
+        return true
     }
     func setGroup(roomID: Int64, groupID: Int64, role: RoomRole?, by editorID: Int64) async throws -> Bool { false }
     func setAppRole(roomID: Int64, appRoleID: Int64, role: RoomRole?, by editorID: Int64) async throws -> Bool {

@@ -220,3 +220,8 @@ struct HistoryCursor: Equatable {
         return page.last.map { HistoryCursor(before: query.before, after: $0.seq) }
     }
 }
+
+/// The answer to an add that became an invitation (202).
+struct InvitationResponse: Encodable, Sendable {
+    let invitation: Invitation
+}

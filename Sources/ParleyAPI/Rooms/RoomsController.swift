@@ -85,10 +85,31 @@ public struct RoomsController: Sendable {
         }
         group.put("rooms/:id/members/:userId") { request, context in
             let body = try await JSONBody.decode(RoleRequestBody.self, from: request, context: context)
-            let member = try await service.setMember(
+            let change = try await service.setMember(
                 roomID: try context.parameters.id("id"), memberID: try context.parameters.id("userId"), role: body.role,
                 by: context.identity.userID)
-            return JSONResponse(.ok, MemberResponse(member, to: context.identity))
+            switch change {
+            case .member(let member):
+                return try JSONResponse(.ok, MemberResponse(member, to: context.identity))
+                    .response(from: request, context: context)
+            case .invited(let invitation):
+                return try JSONResponse(.accepted, InvitationResponse(invitation: invitation))
+                    .response(from: request, context: context)
+            }
+        }
+        group.get("me/invitations") { request, context in
+            let paging = try Paging(request, defaultLimit: 20, maximum: 100)
+            let found = try await service.invitations(
+                for: context.identity.userID, after: try paging.idCursor(), limit: paging.readLimit)
+            return JSONResponse(.ok, paging.page("invitations", found) { String($0.id) })
+        }
+        group.post("me/invitations/:id/accept") { _, context in
+            let room = try await service.accept(invitationID: try context.parameters.id("id"), by: context.identity.userID)
+            return JSONResponse(.ok, RoomResponse(room, to: context.identity))
+        }
+        group.post("me/invitations/:id/decline") { _, context in
+            try await service.decline(invitationID: try context.parameters.id("id"), by: context.identity.userID)
+            return Response(status: .noContent)
         }
         group.delete("rooms/:id/members/:userId") { _, context in
             try await service.removeMember(

@@ -42,7 +42,11 @@ public struct MessageActionService: Sendable {
         }
         try MessageText.check(content, hasFile: facts.fileID != nil, field: "content")
         var named: [Int64]?
-        if let mentions { named = try await readers(named: mentions, roomID: roomID) }
+        if let mentions {
+            named = try await readers(named: mentions, roomID: roomID)
+            let pairs = Set((named ?? []).filter { $0 != userID }.map { UserPair(userID, $0) })
+            if !pairs.isEmpty, try await !rooms.blockedPairs(pairs).isEmpty { throw RoomService.mentionBlocked }
+        }
         let mentions = named
         if content != facts.content || (mentions != nil && mentions != facts.mentions) {
             guard try await actions.edit(messageID: messageID, roomID: roomID, content: content, mentions: mentions)

@@ -2,7 +2,7 @@ import Foundation
 
 /// Rooms, memberships and messages. Every change also records its events (the
 /// transactional outbox) in the same transaction.
-public protocol RoomRepository: Sendable {
+public protocol RoomRepository: InvitationRepository {
     /// The user's effective role: the highest over direct, group and application-role paths.
     func role(roomID: Int64, userID: Int64) async throws -> RoomRole?
     /// The effective roles of many users in many rooms in one query; pairs without a role
@@ -29,7 +29,8 @@ public protocol RoomRepository: Sendable {
     func member(roomID: Int64, userID: Int64) async throws -> Member?
     /// Adds or changes a direct membership; throws `not-found` when the user does not exist.
     func setDirectMember(roomID: Int64, userID: Int64, role: RoomRole, by editorID: Int64) async throws
-    /// Removes a direct membership; false when there was none.
+    /// Removes a direct membership; false when there was none. A user removing themselves
+    /// left: they come back only by an invitation (``InvitationRepository/hasLeft(roomID:userID:)``).
     func removeDirectMember(roomID: Int64, userID: Int64, by editorID: Int64) async throws -> Bool
     /// Links a group or an application role (`link == nil` removes it); false when there
     /// was nothing to remove. Throws `not-found` when the group or role does not exist.

@@ -9,8 +9,12 @@ public struct RoomService: Sendable {
     /// Concurrent sends share transactions (see ``send(roomID:message:by:)``).
     let sends: GroupCommit<MessageSubmission, SentMessage>
 
-    public init(rooms: any RoomRepository, batching: SendBatching = SendBatching()) {
+    /// Whom an admin's add makes a member at once (``RoomAddPolicy``).
+    let addPolicy: RoomAddPolicy
+
+    public init(rooms: any RoomRepository, batching: SendBatching = SendBatching(), addPolicy: RoomAddPolicy = .anyone) {
         self.rooms = rooms
+        self.addPolicy = addPolicy
         self.sends = GroupCommit(lanes: batching.lanes, maxBatch: batching.maxBatch, window: batching.window) {
             [rooms] batch in try await Self.send(batch, to: rooms)
         }
@@ -73,13 +77,39 @@ public struct RoomService: Sendable {
         guard firstMessage?.replyToId == nil else {
             throw ParleyError.invalidRequest("a new room has no message to reply to", field: "firstMessage.replyToId")
         }
-        guard (firstMessage?.mentions ?? []).allSatisfy({ roles[$0] != nil || $0 == creatorID }) else {
+        try await refuseBlocks(between: creatorID, and: Array(roles.keys))
+        var invited: [Int64: RoomRole] = [:]
+        for (userID, role) in roles where try await needsInvitation(userID, by: creatorID, roomID: nil) {
+            invited[userID] = role
+        }
+        let members = roles.filter { invited[$0.key] == nil }
+        guard (firstMessage?.mentions ?? []).allSatisfy({ members[$0] != nil || $0 == creatorID }) else {
             throw ParleyError.invalidRequest(
                 "mentions names a user who is not a member", field: "firstMessage.mentions")
         }
         let id = try await rooms.createMultiparty(
-            creatorID: creatorID, name: name, members: roles, firstMessage: firstMessage)
+            creatorID: creatorID, name: name, members: members, firstMessage: firstMessage)
+        for (userID, role) in invited.sorted(by: { $0.key < $1.key }) {
+            _ = try await rooms.invite(roomID: id, inviteeID: userID, role: role, by: creatorID)
+        }
         return try await room(id: id, for: creatorID)
+    }
+
+    /// Nobody joins, is added back or is mentioned by someone who blocked them or whom they
+    /// blocked (`blocked`), whatever the add policy.
+    func refuseBlocks(between userID: Int64, and others: [Int64]) async throws {
+        let pairs = Set(others.filter { $0 != userID }.map { UserPair(userID, $0) })
+        guard !pairs.isEmpty else { return }
+        if try await !rooms.blockedPairs(pairs).isEmpty {
+            throw ParleyError(.blocked, "A block between you and this user keeps them out of your rooms.")
+        }
+    }
+
+    /// Whether adding `userID` makes an invitation rather than a membership: they left the
+    /// room themselves, or, under ``RoomAddPolicy/invite``, share no room with the adder.
+    func needsInvitation(_ userID: Int64, by adderID: Int64, roomID: Int64?) async throws -> Bool {
+        if let roomID, try await rooms.hasLeft(roomID: roomID, userID: userID) { return true }
+        return addPolicy == .invite ? try await !rooms.shareRoom(adderID, userID) : false
     }
 
     public func direct(userID: Int64, peerID: Int64) async throws -> (room: RoomView, created: Bool) {
@@ -153,13 +183,42 @@ public struct RoomService: Sendable {
         return try await rooms.members(roomID: roomID, after: after, limit: limit)
     }
 
-    public func setMember(roomID: Int64, memberID: Int64, role: RoomRole, by userID: Int64) async throws -> Member {
+    /// An admin adds a user or changes a member's role. Someone who cannot read the room yet
+    /// becomes a member at once, or is invited (``needsInvitation(_:by:roomID:)``).
+    public func setMember(roomID: Int64, memberID: Int64, role: RoomRole, by userID: Int64) async throws
+        -> MembershipChange
+    {
         try await requireAdminOfMultiparty(roomID: roomID, userID: userID)
+        try await refuseBlocks(between: userID, and: [memberID])
+        if try await rooms.role(roomID: roomID, userID: memberID) == nil,
+            try await needsInvitation(memberID, by: userID, roomID: roomID)
+        {
+            return .invited(try await rooms.invite(roomID: roomID, inviteeID: memberID, role: role, by: userID))
+        }
         try await rooms.setDirectMember(roomID: roomID, userID: memberID, role: role, by: userID)
         guard let member = try await rooms.member(roomID: roomID, userID: memberID) else {
             throw ParleyError.notFound("No such user.")
         }
-        return member
+        return .member(member)
+    }
+
+    /// The caller's pending invitations.
+    public func invitations(for userID: Int64, after: Int64?, limit: Int) async throws -> [Invitation] {
+        try await rooms.invitations(for: userID, after: after, limit: limit)
+    }
+
+    /// The invitee joins the room with the invitation's role.
+    public func accept(invitationID: Int64, by userID: Int64) async throws -> RoomView {
+        guard let roomID = try await rooms.accept(invitationID: invitationID, by: userID) else {
+            throw ParleyError.notFound("No such invitation.")
+        }
+        return try await room(id: roomID, for: userID)
+    }
+
+    public func decline(invitationID: Int64, by userID: Int64) async throws {
+        guard try await rooms.decline(invitationID: invitationID, by: userID) else {
+            throw ParleyError.notFound("No such invitation.")
+        }
     }
 
     /// An admin removes a member, or a member leaves.
@@ -259,6 +318,10 @@ public struct RoomService: Sendable {
         }
         let writers = Set(batch.indices.filter { outcomes[$0] == nil }.map { batch[$0].member })
         let refusals = writers.isEmpty ? [:] : try await rooms.sendRefusals(writers)
+        let mentionPairs = Set(batch.flatMap { submission in
+            submission.message.mentions.filter { $0 != submission.senderID }.map { UserPair(submission.senderID, $0) }
+        })
+        let blocked = mentionPairs.isEmpty ? [] : try await rooms.blockedPairs(mentionPairs)
         // An archive, a block, or a reply or mention that no longer fits (the target deleted, a
         // user gone) refuses a new message, not a retry of one stored before: that is
         // answered as stored.
@@ -267,6 +330,10 @@ public struct RoomService: Sendable {
             do {
                 if let refusal = refusals[batch[index].member] { throw refusal.error }
                 try Self.checkReferences(of: batch[index], roles: roles, targets: targets)
+                let sender = batch[index].senderID
+                if batch[index].message.mentions.contains(where: { blocked.contains(UserPair(sender, $0)) }) {
+                    throw Self.mentionBlocked
+                }
             } catch {
                 unfit[index] = error
             }
@@ -297,6 +364,9 @@ public struct RoomService: Sendable {
             throw ParleyError.invalidRequest("mentions names a user who cannot read the room", field: "mentions")
         }
     }
+
+    /// A mention of someone who blocked the sender, or whom the sender blocked.
+    static let mentionBlocked = ParleyError(.blocked, "A block between you and a user you mention refuses the mention.")
 
     public func history(roomID: Int64, query: HistoryQuery, for userID: Int64) async throws -> (
         messages: [Message], hasMore: Bool

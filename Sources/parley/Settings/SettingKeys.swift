@@ -330,7 +330,11 @@ enum SettingKeys {
         static let maintenanceInterval = SettingKey(
             "maintenance.interval", default: "300",
             "Seconds between the media role's maintenance passes (retention purge, expired exports).")
-        static let all = [editWindow, retentionDefaultDays, maintenanceInterval]
+        static let roomAddPolicy = SettingKey(
+            "room.addPolicy", default: "anyone",
+            "Whom an admin's add makes a member at once: anyone (but someone who left, who is invited) or invite "
+                + "(only people who share a room with the adder; anyone else is invited, 202).")
+        static let all = [editWindow, retentionDefaultDays, maintenanceInterval, roomAddPolicy]
     }
 
     static let all =

@@ -1,0 +1,112 @@
+import Foundation
+import HummingbirdTesting
+import ParleyCore
+import Testing
+
+@testable import ParleyAPI
+
+/// Adding people respects their choices: blocks hold both ways, and someone who left comes
+/// back only by accepting an invitation (`/v1/me/invitations`).
+struct InvitationRoutesTests {
+    @Test func aBlockKeepsEitherUserFromAddingOrMentioningTheOther() async throws {
+        try await AccountsHarness.make().run { client in
+            let (room, users) = try await client.roomOfThree()
+            let (admin, writer, reader) = (users[0], users[1], users[2])
+            let outsider = try await client.signUp()
+            // The outsider blocks the admin: the admin cannot pull them into a room, new or old.
+            #expect(try await client.json(.put, "/v1/me/blocks/\(userID(admin))", token: token(outsider)).status == .noContent)
+            let add = try await client.json(
+                .put, "/v1/rooms/\(room)/members/\(userID(outsider))", token: token(admin), body: #"{"role":"writer"}"#)
+            #expect(add.status == .forbidden && add.json["code"] as? String == "blocked")
+            let create = try await client.json(
+                .post, "/v1/rooms", token: token(admin),
+                body: #"{"name":"New","members":[{"userId":\#(userID(outsider)),"role":"writer"},{"userId":\#(userID(writer)),"role":"writer"}]}"#
+            )
+            #expect(create.status == .forbidden && create.json["code"] as? String == "blocked", "\(create.text)")
+            // The blocker cannot add the one they blocked either.
+            let outsiderRoom = try await client.multipartyRoom(
+                by: outsider, members: [(writer, "writer"), (reader, "reader")], name: "O")
+            let back = try await client.json(
+                .put, "/v1/rooms/\(outsiderRoom.id)/members/\(userID(admin))", token: token(outsider),
+                body: #"{"role":"writer"}"#)
+            #expect(back.status == .forbidden && back.json["code"] as? String == "blocked")
+
+            // A mention across a block is refused, in a send and in an edit; without it, the
+            // same message goes.
+            #expect(try await client.json(.put, "/v1/me/blocks/\(userID(writer))", token: token(reader)).status == .noContent)
+            let mention = try await client.json(
+                .post, "/v1/rooms/\(room)/messages", token: token(writer),
+                body: #"{"content":"hey","uid":"m-1","mentions":[\#(userID(reader))]}"#)
+            #expect(mention.status == .forbidden && mention.json["code"] as? String == "blocked", "\(mention.text)")
+            let plain = try await client.send("hey", uid: "m-2", to: room, as: writer)
+            let edit = try await client.json(
+                .patch, "/v1/rooms/\(room)/messages/\(plain.id)", token: token(writer),
+                body: #"{"content":"hey you","mentions":[\#(userID(reader))]}"#)
+            #expect(edit.status == .forbidden && edit.json["code"] as? String == "blocked", "\(edit.text)")
+        }
+    }
+
+    @Test func someoneWhoLeftComesBackOnlyByAcceptingAnInvitation() async throws {
+        let harness = try await AccountsHarness.make()
+        try await harness.run { client in
+            let (room, users) = try await client.roomOfThree()
+            let (admin, leaver) = (users[0], users[2])
+            let member = "/v1/rooms/\(room)/members/\(userID(leaver))"
+            #expect(try await client.json(.delete, member, token: token(leaver)).status == .noContent)
+
+            let readd = try await client.json(.put, member, token: token(admin), body: #"{"role":"writer"}"#)
+            #expect(readd.status == .accepted, "\(readd.text)")
+            let invitation = try #require(readd.json["invitation"] as? [String: Any])
+            let invitationID = try #require(invitation["id"] as? Int)
+            let roomObject = try #require(invitation["room"] as? [String: Any])
+            #expect(roomObject["id"] as? Int == room && roomObject["name"] as? String == "T")
+            #expect(roomObject["type"] as? String == "multiparty")
+            let inviter = try #require(invitation["inviter"] as? [String: Any])
+            #expect(inviter["id"] as? Int == Int(userID(admin)) && inviter["firstName"] as? String == "Test")
+            #expect(invitation["createdAt"] is String)
+            // Nothing of the room until accepted; one pending invitation however often re-added.
+            #expect(try await client.json(.get, "/v1/rooms/\(room)", token: token(leaver)).status == .notFound)
+            let again = try await client.json(.put, member, token: token(admin), body: #"{"role":"writer"}"#)
+            #expect((again.json["invitation"] as? [String: Any])?["id"] as? Int == invitationID)
+            let listed = try await client.json(.get, "/v1/me/invitations", token: token(leaver))
+            #expect((listed.json["invitations"] as? [[String: Any]])?.compactMap { $0["id"] as? Int } == [invitationID])
+            #expect(listed.json.keys.contains("nextCursor"))
+            // The invitee's notification topic gets the invitation (through the outbox).
+            let events = try await harness.database.client.query(
+                "SELECT count(*) FROM messenger.outbox WHERE fanout LIKE '%invitation%' AND chat_room_id = \(room)",
+                logger: .quiet
+            ).first(Int.self)
+            #expect(events == 1)
+
+            // Declined: gone; re-adding makes a new one, which the invitee accepts.
+            let decline = "/v1/me/invitations/\(invitationID)/decline"
+            #expect(try await client.json(.post, decline, token: token(leaver)).status == .noContent)
+            #expect(try await client.json(.post, decline, token: token(leaver)).status == .notFound)
+            let second = try await client.json(.put, member, token: token(admin), body: #"{"role":"writer"}"#)
+            let secondID = try #require((second.json["invitation"] as? [String: Any])?["id"] as? Int)
+            #expect(secondID != invitationID)
+            // Only the invitee accepts.
+            let accept = "/v1/me/invitations/\(secondID)/accept"
+            #expect(try await client.json(.post, accept, token: token(admin)).status == .notFound)
+            let accepted = try await client.json(.post, accept, token: token(leaver))
+            #expect(accepted.status == .ok && accepted.json["id"] as? Int == room, "\(accepted.text)")
+            #expect(accepted.json["myRole"] as? String == "writer")
+            #expect(try await client.json(.get, "/v1/rooms/\(room)", token: token(leaver)).status == .ok)
+            // A member again: a role change is a change, not an invitation.
+            #expect(try await client.json(.put, member, token: token(admin), body: #"{"role":"reader"}"#).status == .ok)
+        }
+    }
+
+    @Test func aBlockWithdrawsPendingInvitations() async throws {
+        try await AccountsHarness.make().run { client in
+            let (room, users) = try await client.roomOfThree()
+            let (admin, leaver) = (users[0], users[2])
+            let member = "/v1/rooms/\(room)/members/\(userID(leaver))"
+            #expect(try await client.json(.delete, member, token: token(leaver)).status == .noContent)
+            #expect(try await client.json(.put, member, token: token(admin), body: #"{"role":"writer"}"#).status == .accepted)
+            #expect(try await client.json(.put, "/v1/me/blocks/\(userID(admin))", token: token(leaver)).status == .noContent)
+            let listed = try await client.json(.get, "/v1/me/invitations", token: token(leaver))
+            #expect((listed.json["invitations"] as? [[String: Any]])?.isEmpty == true)
+        }
+    }
+}
