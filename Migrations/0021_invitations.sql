@@ -12,6 +12,7 @@ CREATE TABLE messenger.room_invitation (
 );
 CREATE INDEX room_invitation_invitee_idx ON messenger.room_invitation (invitee_id, id);
 CREATE INDEX room_invitation_inviter_idx ON messenger.room_invitation (inviter_id);
+CREATE INDEX room_invitation_role_idx ON messenger.room_invitation (role_id);
 
 -- Who left a room of their own accord: they come back only by accepting an invitation.
 CREATE TABLE messenger.room_departure (

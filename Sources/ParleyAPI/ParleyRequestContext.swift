@@ -36,7 +36,10 @@ public struct AuthenticatedRequestContext: ChildRequestContext {
         self.clientAddress = context.clientAddress
     }
 
-    public var responseEncoder: JSONEncoder { .parley }
+    /// Set by ``FileViewerMiddleware``: answers carry file links signed for the caller.
+    public var fileViewer: FileViewer?
+
+    public var responseEncoder: JSONEncoder { fileViewer?.encoder() ?? .parley }
 }
 
 extension JSONEncoder {

@@ -52,6 +52,7 @@ public struct ParleyRoutes: Sendable {
         let signedIn = v1.group()
             .add(middleware: BearerAuthenticationMiddleware(sessions: features.sessions, cache: features.cache))
             .group(context: AuthenticatedRequestContext.self)
+            .add(middleware: FileViewerMiddleware(links: features.links))
         // With PostgreSQL replicas: reads of users who wrote nothing lately may use them.
         if let writers = features.recentWriters { signedIn.add(middleware: ReplicaReadsMiddleware(writers: writers)) }
         features.auth.addSignedInRoutes(to: signedIn)
@@ -116,6 +117,8 @@ extension ParleyRoutes {
         let webClient: WebClientController
         let sessions: any SessionRepository
         let cache: SessionCache
+        /// Signs the file links of answers for their caller.
+        let links: FileLinks
         /// Who wrote lately, when reads may use PostgreSQL replicas; nil: no replicas.
         let recentWriters: (any RecentWriters)?
 
@@ -151,6 +154,7 @@ extension ParleyRoutes {
             webClient = WebClientController(endpoint: endpoint, fileBaseURL: links.baseURL)
             self.sessions = sessions
             self.cache = cache
+            self.links = links
         }
     }
 }

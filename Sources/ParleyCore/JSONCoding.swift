@@ -6,15 +6,20 @@ public enum JSONCoding {
     // One encoder, decoder and format of each kind for the process: building them (and looking
     // the UTC time zone up) for every message cost more than the encoding itself. Foundation's
     // JSONEncoder and JSONDecoder are Sendable and may be used from many tasks at once.
-    public static let encoder: JSONEncoder = {
+    public static let encoder = makeEncoder()
+
+    /// A new encoder of Parley's JSON, for an answer whose encoding depends on `userInfo` (a
+    /// ``FileViewer``'s signed links).
+    public static func makeEncoder(userInfo: [CodingUserInfoKey: any Sendable] = [:]) -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
             try container.encode(timestamp(date))
         }
+        encoder.userInfo = userInfo
         return encoder
-    }()
+    }
 
     public static let decoder: JSONDecoder = {
         let decoder = JSONDecoder()

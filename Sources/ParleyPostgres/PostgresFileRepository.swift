@@ -36,6 +36,8 @@ public struct PostgresFileRepository: FileRepository {
         return try text.map(FileRecord.decode)
     }
 
+    /// On the primary: a removal or a deletion just committed ends access (and every signed
+    /// link naming the user) at once.
     public func canRead(fileID: Int64, userID: Int64) async throws -> Bool {
         try await database.client.query(
             """
@@ -43,7 +45,17 @@ public struct PostgresFileRepository: FileRepository {
                 OR EXISTS (SELECT 1 FROM messenger.message m
                            JOIN messenger.room_membership rm ON rm.chat_room_id = m.chat_room_id
                            WHERE m.file_id = \(fileID) AND rm.user_account_id = \(userID))
+                OR EXISTS (SELECT 1 FROM cloud.user_account u WHERE u.avatar_file_id = \(fileID))
+                OR EXISTS (SELECT 1 FROM messenger.chat_room c
+                           JOIN messenger.room_membership rm ON rm.chat_room_id = c.id
+                           WHERE c.avatar_file_id = \(fileID) AND rm.user_account_id = \(userID))
             """, logger: logger
+        ).single(Bool.self)
+    }
+
+    public func isDataExport(fileID: Int64) async throws -> Bool {
+        try await database.client.query(
+            "SELECT EXISTS (SELECT 1 FROM cloud.data_export WHERE file_id = \(fileID))", logger: logger
         ).single(Bool.self)
     }
 

@@ -41,7 +41,8 @@ extension PostgresRoomRepository {
         ).first(Bool.self) ?? false
     }
 
-    public func invite(roomID: Int64, inviteeID: Int64, role: RoomRole, by inviterID: Int64) async throws -> Invitation {
+    public func invite(roomID: Int64, inviteeID: Int64, role: RoomRole, by inviterID: Int64) async throws -> Invitation
+    {
         try await database.transaction(logger: logger) { connection in
             let created = try await connection.query(
                 """
@@ -129,7 +130,8 @@ extension PostgresRoomRepository {
         for try await row in rows.decode((Int64, Int64, String, String, Int64, String, String, Date).self) {
             found.append(
                 Invitation(
-                    id: row.0, room: Invitation.Room(id: row.1, name: row.2, type: RoomView.Kind(rawValue: row.3) ?? .multiparty),
+                    id: row.0,
+                    room: Invitation.Room(id: row.1, name: row.2, type: RoomView.Kind(rawValue: row.3) ?? .multiparty),
                     inviter: Invitation.Inviter(id: row.4, firstName: row.5, lastName: row.6), createdAt: row.7))
         }
         return found

@@ -224,7 +224,8 @@ public struct IngestHandler: Sendable {
 
     private func reject(sender: Int64, roomID: Int64?, uid: String?, hash: String?, _ rejection: Rejection) async {
         let notice = RoomEvent.rejected(
-            roomID: roomID, uid: uid, code: rejection.code, reason: rejection.reason, hash: hash)
+            roomID: roomID, uid: uid, code: rejection.code, reason: rejection.reason, hash: hash,
+            retryAfter: rejection.retryAfter)
         do {
             try await publisher.publish(topic: Topic.notifications(sender), payload: notice.json())
         } catch {
@@ -245,6 +246,7 @@ public struct IngestHandler: Sendable {
     struct Rejection: Error {
         let code: ParleyError.Code
         let reason: String
+        var retryAfter: Int?
 
         init(_ code: ParleyError.Code, _ reason: String) {
             self.code = code
@@ -256,6 +258,7 @@ public struct IngestHandler: Sendable {
         init(_ error: ParleyError) {
             code = error.code == .notFound ? .forbidden : error.code
             reason = error.detail
+            retryAfter = error.retryAfter
         }
     }
 }

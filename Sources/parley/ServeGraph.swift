@@ -29,6 +29,7 @@ struct ServeGraph {
         var fileLinks: FileLinks
         var sendBatching = SendBatching()
         var roomAddPolicy = RoomAddPolicy.anyone
+        var abuseLimits = AbuseLimits()
         /// How long after sending a message may be edited; zero: always.
         var editWindow: Duration = .zero
         var store: any BlobStore
@@ -50,6 +51,7 @@ struct ServeGraph {
             mqttKey: mqttKey, endpoint: try settings.mqttEndpoint(), accountPolicy: try settings.accountPolicy(),
             bcryptCost: try settings.bcryptCost(), fileLinks: try settings.fileLinks(),
             sendBatching: try settings.sendBatching(), roomAddPolicy: try settings.roomAddPolicy(),
+            abuseLimits: try settings.abuseLimits(),
             editWindow: try settings.messageEditWindow(),
             store: try settings.blobStore(database: dependencies.postgres),
             mediaJobs: RedisJobQueue(
@@ -97,7 +99,10 @@ struct ServeGraph {
         // Rooms, messages and files.
         let roomRepository = PostgresRoomRepository(
             database: postgres, logger: logger("rooms"), fileLinks: parts.fileLinks)
-        let rooms = RoomService(rooms: roomRepository, batching: parts.sendBatching, addPolicy: parts.roomAddPolicy)
+        let rooms = RoomService(
+            rooms: roomRepository, batching: parts.sendBatching, addPolicy: parts.roomAddPolicy,
+            limits: parts.abuseLimits,
+            buckets: RedisTokenBuckets(pool: parts.redis, namespace: parts.rateLimitNamespace))
         let messageActions = MessageActionService(
             rooms: roomRepository, actions: roomRepository, editWindow: parts.editWindow)
 

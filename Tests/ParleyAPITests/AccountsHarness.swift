@@ -29,6 +29,12 @@ struct AccountsHarness: Sendable {
     let namespace = "test-\(UUID().uuidString.prefix(8))"
     let blobStore: any BlobStore
     let uploadLimit: Int64
+    /// The limits against abuse: out of the way unless a test sets them (the suite's users
+    /// send bursts); `AbuseLimitsTests` checks the product's defaults.
+    var abuseLimits = AccountsHarness.unlimited
+    static let unlimited = AbuseLimits(
+        messages: RateBucket(perSecond: 1_000_000, burst: 1_000_000), roomsPerHour: 1_000_000, membersPerHour: 1_000_000
+    )
     /// Media jobs queued by uploads, when a test wants them.
     let mediaJobs: (any JobQueue)?
     /// Erasure and export jobs queued by requests, run by ``maintenance()``.
@@ -61,7 +67,8 @@ struct AccountsHarness: Sendable {
             ServeGraph.Parts(
                 postgres: database, redis: redis, broker: broker, mqttKey: Self.mqttKey, endpoint: Self.endpoint,
                 accountPolicy: policy, bcryptCost: 4, rateLimitNamespace: namespace, fileLinks: Self.fileLinks,
-                store: blobStore, mediaJobs: mediaJobs, maintenanceJobs: maintenanceJobs, uploadLimit: uploadLimit,
+                abuseLimits: abuseLimits, store: blobStore, mediaJobs: mediaJobs, maintenanceJobs: maintenanceJobs,
+                uploadLimit: uploadLimit,
                 logger: { _ in .quiet }),
             cache: cache)
     }

@@ -47,12 +47,13 @@ extension BrokerPluginTests {
             let rejected = try #require(await rejection(watcher))
             #expect(rejected.code == .blocked && rejected.uid == "x-1")
 
-            // An archived room refuses chat-in too.
+            // An archived room refuses chat-in too (a third user's room: the blocker may not pull
+            // the blocked user into one).
             let third = try await api.signUp()
             let (groupID, groupUID) = try await api.multipartyRoom(
-                by: blocker, members: [(blocked, "writer"), (third, "writer")], name: "Archive")
+                by: third, members: [(blocked, "writer"), (blocker, "writer")], name: "Archive")
             #expect(
-                try await api.json(.post, "/v1/rooms/\(groupID)/archive", token: token(blocker)).status == .noContent)
+                try await api.json(.post, "/v1/rooms/\(groupID)/archive", token: token(third)).status == .noContent)
             try await watcher.publish(
                 topic: Topic.chatIn(groupUID),
                 string: #"{"type":"new-message-notification","data":{"content":"hi","uid":"x-2"},"hash":"x2"}"#)

@@ -188,13 +188,16 @@ struct DeliveryEndToEndTests {
                         answered.name, answered.mimeType, answered.checksum,
                     ]
                     && file.protected == answered.protected)
-            // Signed when it was encoded: the expiry may differ by a second, the key may not.
-            let url = try #require(URLComponents(string: file.url))
-            let query = Dictionary(uniqueKeysWithValues: (url.queryItems ?? []).map { ($0.name, $0.value ?? "") })
+            // One payload for every member: its links are unsigned (they need a token), while
+            // the sender's REST answer has them signed for the sender.
             #expect(answered.protected)
+            #expect(file.url == "/v1/files/\(fileID)/content")
+            let url = try #require(URLComponents(string: answered.url))
+            let query = Dictionary(uniqueKeysWithValues: (url.queryItems ?? []).map { ($0.name, $0.value ?? "") })
             #expect(
                 AccountsHarness.fileLinks.verify(
-                    path: url.path, expires: Int64(query["expires"] ?? "") ?? 0, signature: query["signature"] ?? ""))
+                    path: url.path, expires: Int64(query["expires"] ?? "") ?? 0, viewer: userID(sender),
+                    signature: query["signature"] ?? ""))
         }
     }
 }

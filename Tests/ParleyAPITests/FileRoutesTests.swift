@@ -400,9 +400,10 @@ struct FileRoutesTests {
             let user = try await client.signUp()
             let id = try #require(try await upload(client, token: token(user), Self.bytes(10)).file?.id)
             let path = "/v1/files/\(id)/content"
-            let expired = AccountsHarness.fileLinks.signed(path, now: Date().addingTimeInterval(-200_000))
+            let expired = AccountsHarness.fileLinks.signed(
+                path, viewer: userID(user), now: Date().addingTimeInterval(-200_000))
             #expect(try await send(client, .get, expired).status == .forbidden)
-            let valid = AccountsHarness.fileLinks.signed(path)
+            let valid = AccountsHarness.fileLinks.signed(path, viewer: userID(user))
             #expect(try await send(client, .get, valid).status == .ok)
         }
     }

@@ -13,7 +13,8 @@ struct FormQueryTests {
     @Test func thePlusOfAQueryIsASpaceAndThePathIsLeftAlone() {
         func decoded(_ uri: String) -> Request {
             let request = Request(
-                head: HTTPRequest(method: .get, scheme: "https", authority: "x", path: uri), body: .init(buffer: .init()))
+                head: HTTPRequest(method: .get, scheme: "https", authority: "x", path: uri),
+                body: .init(buffer: .init()))
             return FormQueryMiddleware<BasicRequestContext>.formDecoded(request)
         }
         func path(_ uri: String) -> String? { decoded(uri).head.path }

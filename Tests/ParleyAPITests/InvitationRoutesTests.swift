@@ -14,13 +14,16 @@ struct InvitationRoutesTests {
             let (admin, writer, reader) = (users[0], users[1], users[2])
             let outsider = try await client.signUp()
             // The outsider blocks the admin: the admin cannot pull them into a room, new or old.
-            #expect(try await client.json(.put, "/v1/me/blocks/\(userID(admin))", token: token(outsider)).status == .noContent)
+            #expect(
+                try await client.json(.put, "/v1/me/blocks/\(userID(admin))", token: token(outsider)).status
+                    == .noContent)
             let add = try await client.json(
                 .put, "/v1/rooms/\(room)/members/\(userID(outsider))", token: token(admin), body: #"{"role":"writer"}"#)
             #expect(add.status == .forbidden && add.json["code"] as? String == "blocked")
             let create = try await client.json(
                 .post, "/v1/rooms", token: token(admin),
-                body: #"{"name":"New","members":[{"userId":\#(userID(outsider)),"role":"writer"},{"userId":\#(userID(writer)),"role":"writer"}]}"#
+                body:
+                    #"{"name":"New","members":[{"userId":\#(userID(outsider)),"role":"writer"},{"userId":\#(userID(writer)),"role":"writer"}]}"#
             )
             #expect(create.status == .forbidden && create.json["code"] as? String == "blocked", "\(create.text)")
             // The blocker cannot add the one they blocked either.
@@ -33,7 +36,9 @@ struct InvitationRoutesTests {
 
             // A mention across a block is refused, in a send and in an edit; without it, the
             // same message goes.
-            #expect(try await client.json(.put, "/v1/me/blocks/\(userID(writer))", token: token(reader)).status == .noContent)
+            #expect(
+                try await client.json(.put, "/v1/me/blocks/\(userID(writer))", token: token(reader)).status
+                    == .noContent)
             let mention = try await client.json(
                 .post, "/v1/rooms/\(room)/messages", token: token(writer),
                 body: #"{"content":"hey","uid":"m-1","mentions":[\#(userID(reader))]}"#)
@@ -103,8 +108,12 @@ struct InvitationRoutesTests {
             let (admin, leaver) = (users[0], users[2])
             let member = "/v1/rooms/\(room)/members/\(userID(leaver))"
             #expect(try await client.json(.delete, member, token: token(leaver)).status == .noContent)
-            #expect(try await client.json(.put, member, token: token(admin), body: #"{"role":"writer"}"#).status == .accepted)
-            #expect(try await client.json(.put, "/v1/me/blocks/\(userID(admin))", token: token(leaver)).status == .noContent)
+            #expect(
+                try await client.json(.put, member, token: token(admin), body: #"{"role":"writer"}"#).status
+                    == .accepted)
+            #expect(
+                try await client.json(.put, "/v1/me/blocks/\(userID(admin))", token: token(leaver)).status == .noContent
+            )
             let listed = try await client.json(.get, "/v1/me/invitations", token: token(leaver))
             #expect((listed.json["invitations"] as? [[String: Any]])?.isEmpty == true)
         }

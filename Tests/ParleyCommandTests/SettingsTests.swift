@@ -36,6 +36,20 @@ struct SettingsTests {
         #expect(try Settings(environment: [:]).mqtt(role: "worker").receiveMaximum == 1_000)
     }
 
+    /// Signed file links last an hour; `PARLEY_FILES_LINK_LIFETIME` is read only when
+    /// `PARLEY_SIGNED_URL_TTL` is not set.
+    @Test func signedFileLinksLastAnHourUnlessConfigured() throws {
+        let key = ["PARLEY_MQTT_TOKEN_KEY": Data(repeating: 1, count: 32).base64EncodedString()]
+        #expect(SettingKeys.Files.signedURLTTL.environmentVariable == "PARLEY_SIGNED_URL_TTL")
+        #expect(try Settings(environment: key).fileLinks().lifetime == .seconds(3_600))
+        let set = key.merging(["PARLEY_SIGNED_URL_TTL": "600", "PARLEY_FILES_LINK_LIFETIME": "86400"]) { $1 }
+        #expect(try Settings(environment: set).fileLinks().lifetime == .seconds(600))
+        let former = key.merging(["PARLEY_FILES_LINK_LIFETIME": "900"]) { $1 }
+        #expect(try Settings(environment: former).fileLinks().lifetime == .seconds(900))
+        let zero = Settings(environment: key.merging(["PARLEY_SIGNED_URL_TTL": "0"]) { $1 })
+        #expect(throws: SettingsError.self) { try zero.fileLinks() }
+    }
+
     @Test func anEmptyValueMeansTheDefaultAndASetOneWins() throws {
         let empty = Settings(environment: ["PARLEY_POSTGRES_HOST": "", "PARLEY_REDIS_COMMAND_TIMEOUT": ""])
         #expect(try empty.postgres().host == "127.0.0.1")

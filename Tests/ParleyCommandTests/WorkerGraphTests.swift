@@ -14,6 +14,7 @@ struct WorkerGraphTests {
     static func settings(_ overrides: [String: String] = [:]) -> Settings {
         let base = [
             "PARLEY_MQTT_TOKEN_KEY": Data(repeating: 42, count: 32).base64EncodedString(),
+            "PARLEY_MQTT_STAMP_KEY": Data(repeating: 43, count: 32).base64EncodedString(),
             "PARLEY_FILES_DIRECTORY": TestScratch.path("worker-graph"),
             "PARLEY_FANOUT_CONSUMERS": "3",
         ]

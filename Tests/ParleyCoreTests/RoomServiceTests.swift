@@ -38,25 +38,37 @@ struct RoomServiceTests {
         let room = try await multiparty()
         let invite = RoomService(rooms: rooms, addPolicy: .invite)
         // The stranger shares no room with the admin: an invitation, no membership.
-        guard case .invited(let invitation) = try await invite.setMember(
-            roomID: room, memberID: Self.stranger, role: .writer, by: Self.admin)
-        else { Issue.record("a stranger was added at once"); return }
+        guard
+            case .invited(let invitation) = try await invite.setMember(
+                roomID: room, memberID: Self.stranger, role: .writer, by: Self.admin)
+        else {
+            Issue.record("a stranger was added at once")
+            return
+        }
         #expect(try await rooms.role(roomID: room, userID: Self.stranger) == nil)
         #expect(try await invite.invitations(for: Self.stranger, after: nil, limit: 10) == [invitation])
         // A room-mate of the adder (in another room) is added at once.
         let other = try await invite.create(
             by: Self.admin, name: "Other", members: [(Self.writer, .writer), (Self.reader, .reader)], firstMessage: nil)
-        guard case .member = try await invite.setMember(
-            roomID: other.id, memberID: Self.writer, role: .reader, by: Self.admin)
-        else { Issue.record("a room-mate was invited"); return }
+        guard
+            case .member = try await invite.setMember(
+                roomID: other.id, memberID: Self.writer, role: .reader, by: Self.admin)
+        else {
+            Issue.record("a room-mate was invited")
+            return
+        }
         // Accepted: a member with the invitation's role.
         _ = try await invite.accept(invitationID: invitation.id, by: Self.stranger)
         #expect(try await rooms.role(roomID: room, userID: Self.stranger) == .writer)
         // Under `anyone`, only someone who left is invited.
         #expect(try await service.removeMember(roomID: room, memberID: Self.reader, by: Self.reader) == ())
-        guard case .invited = try await service.setMember(
-            roomID: room, memberID: Self.reader, role: .reader, by: Self.admin)
-        else { Issue.record("someone who left was added back"); return }
+        guard
+            case .invited = try await service.setMember(
+                roomID: room, memberID: Self.reader, role: .reader, by: Self.admin)
+        else {
+            Issue.record("someone who left was added back")
+            return
+        }
     }
 
     @Test func aBlockEitherWayRefusesAddsAndMentions() async throws {
@@ -68,10 +80,28 @@ struct RoomServiceTests {
         #expect(add?.code == .blocked)
         await rooms.block(Self.writer, by: Self.reader)
         let mention = try await service.send(
-            [MessageSubmission(
-                roomID: room, senderID: Self.writer,
-                message: NewMessage(content: "hi", uid: "b-1", fileId: nil, mentions: [Self.reader]))])
+            [
+                MessageSubmission(
+                    roomID: room, senderID: Self.writer,
+                    message: NewMessage(content: "hi", uid: "b-1", fileId: nil, mentions: [Self.reader]))
+            ])
         #expect((mention.first?.failureError as? ParleyError)?.code == .blocked)
+    }
+
+    @Test func chatInBeyondASendersBudgetIsRefusedWithItsWait() async throws {
+        let room = try await multiparty()
+        let limited = RoomService(
+            rooms: rooms, limits: AbuseLimits(messages: RateBucket(perSecond: 1, burst: 2)), buckets: CountingBuckets())
+        let batch = try (0..<4).map { index in
+            MessageSubmission(
+                roomID: room, senderID: index == 3 ? Self.admin : Self.writer,
+                message: try NewMessage(content: "m", uid: "l-\(index)", fileId: nil))
+        }
+        let outcomes = try await limited.send(batch)
+        #expect(outcomes.map { $0.failureError == nil } == [true, true, false, true])
+        let refusal = outcomes[2].failureError as? ParleyError
+        #expect(refusal?.code == .rateLimited && refusal?.retryAfter == 1)
+        #expect(await rooms.messageCount(room) == 4)
     }
 
     @Test func aMultipartyRoomNeedsTwoOtherDistinctMembers() async throws {
@@ -398,5 +428,20 @@ actor InMemoryRooms: RoomRepository {
         nextMessageID += 1
         stored[submission.roomID]?.messages.append(message)
         return .success(SentMessage(message: message, created: true))
+    }
+}
+
+/// Buckets that never refill: each key holds the bucket's burst, then nothing.
+actor CountingBuckets: TokenBuckets {
+    private var spent: [String: Int] = [:]
+
+    func take(_ counts: [String: Int], from bucket: RateBucket) async throws -> [String: Allowance] {
+        var allowances: [String: Allowance] = [:]
+        for (key, count) in counts {
+            let allowed = min(count, bucket.burst - spent[key, default: 0])
+            spent[key, default: 0] += allowed
+            allowances[key] = Allowance(allowed: allowed, retryAfter: Int((1 / bucket.perSecond).rounded(.up)))
+        }
+        return allowances
     }
 }

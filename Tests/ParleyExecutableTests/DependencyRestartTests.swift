@@ -218,9 +218,12 @@ final class RoomReader: Sendable {
     /// under load the REST warm-up send once reached the broker first (the reader waited 10 s
     /// for a message that was never going to come).
     func subscribe(to topic: String) async throws {
+        // Line-buffered: to a file, mosquitto_sub's stdout is block-buffered and its SUBACK line
+        // (and each message) would wait for 4 KiB or its exit.
         let started = try Subprocess.start(
-            "/usr/bin/mosquitto_sub",
+            "/usr/bin/stdbuf",
             [
+                "-oL", "/usr/bin/mosquitto_sub",
                 "-h", "127.0.0.1", "-p", String(services.port("MQTT")), "-u", "parley-server", "-P",
                 services.secret("MQTT"), "-V", "mqttv311", "-i", "reader-\(UUID().uuidString.prefix(8))", "-c",
                 "-q", "1", "-t", topic, "-F", "%U %p", "-d",

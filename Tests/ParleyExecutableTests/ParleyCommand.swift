@@ -42,6 +42,9 @@ struct ParleyCommand {
             "PARLEY_MQTT_TOKEN_KEY": Self.tokenKey,
             // The key of every test plugin broker's sender stamps (PluginBroker.stampKeyBase64).
             "PARLEY_MQTT_STAMP_KEY": PluginBroker.stampKeyBase64,
+            // The tests' users send in bursts; the limits' defaults have tests of their own.
+            "PARLEY_LIMIT_MESSAGES_PER_SECOND": "1000000", "PARLEY_LIMIT_MESSAGES_BURST": "1000000",
+            "PARLEY_LIMIT_ROOMS_PER_HOUR": "1000000", "PARLEY_LIMIT_MEMBERS_PER_HOUR": "100000000",
             // Uploads and media work files in the test's own directory, never the checkout.
             "PARLEY_FILES_DIRECTORY": TestScratch.path("parley-files"),
         ]) { $1 }

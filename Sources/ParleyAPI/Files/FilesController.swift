@@ -87,11 +87,18 @@ public struct FilesController: Sendable {
             fileName: file.name, cacheControl: isPublic ? "public, max-age=86400" : "private, max-age=86400")
     }
 
-    /// A signed URL for exactly this path, else the caller's token (header or `access_token`).
+    /// A signed URL for exactly this path (and the viewer it names), else the caller's token
+    /// (header or `access_token`).
     private func authorised(_ request: Request, fileID: Int64, path: String) async throws -> StoredFile {
         let query = request.uri.queryParameters
         if let expires = query["expires"].flatMap({ Int64($0) }), let signature = query["signature"] {
-            return try await access.signed(fileID, path: path, expires: expires, signature: String(signature))
+            // A `viewer` that is not a number cannot verify: the signature covers its text.
+            let viewer = try query["viewer"].map { text in
+                guard let id = Int64(text) else { throw ParleyError(.forbidden, "The link is invalid or has expired.") }
+                return id
+            }
+            return try await access.signed(
+                fileID, path: path, expires: expires, viewer: viewer, signature: String(signature))
         }
         return try await access.readable(fileID, by: try await tokens.caller(of: request, queryToken: true).userID)
     }

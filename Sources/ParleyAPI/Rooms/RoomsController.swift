@@ -104,7 +104,8 @@ public struct RoomsController: Sendable {
             return JSONResponse(.ok, paging.page("invitations", found) { String($0.id) })
         }
         group.post("me/invitations/:id/accept") { _, context in
-            let room = try await service.accept(invitationID: try context.parameters.id("id"), by: context.identity.userID)
+            let room = try await service.accept(
+                invitationID: try context.parameters.id("id"), by: context.identity.userID)
             return JSONResponse(.ok, RoomResponse(room, to: context.identity))
         }
         group.post("me/invitations/:id/decline") { _, context in

@@ -14,7 +14,8 @@ public struct FileAccess: Sendable {
         self.rooms = rooms
     }
 
-    /// The uploader reads their file; anyone else through a message of a room they read.
+    /// The uploader reads their file; anyone else through a message of a room they read, or as
+    /// an avatar (``FileRepository/canRead(fileID:userID:)``).
     public func readable(_ fileID: Int64, by userID: Int64) async throws -> StoredFile {
         guard let file = try await files.find(id: fileID) else { throw ParleyError.notFound() }
         if file.uploadedById == userID { return file }
@@ -23,12 +24,19 @@ public struct FileAccess: Sendable {
     }
 
     /// A URL signed for exactly `path` until `expires`: `forbidden` when the signature is wrong
-    /// or has expired.
-    public func signed(_ fileID: Int64, path: String, expires: Int64, signature: String) async throws -> StoredFile {
-        guard links.verify(path: path, expires: expires, signature: signature) else {
+    /// or has expired. A link names its viewer, who must still read the file, by the same rule
+    /// as a token (`not-found` otherwise: a removal or a deletion ends their links at once); a
+    /// link naming none opens only a data export.
+    public func signed(
+        _ fileID: Int64, path: String, expires: Int64, viewer: Int64?, signature: String
+    ) async throws -> StoredFile {
+        guard links.verify(path: path, expires: expires, viewer: viewer, signature: signature) else {
             throw ParleyError(.forbidden, "The link is invalid or has expired.")
         }
-        guard let file = try await files.find(id: fileID) else { throw ParleyError.notFound() }
+        if let viewer { return try await readable(fileID, by: viewer) }
+        guard let file = try await files.find(id: fileID), try await files.isDataExport(fileID: fileID) else {
+            throw ParleyError.notFound()
+        }
         return file
     }
 

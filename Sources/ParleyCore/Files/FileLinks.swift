@@ -4,22 +4,28 @@ import Foundation
 /// URLs in file objects: a signed, expiring URL for protected content (players and AirPlay
 /// send no headers), a plain one for public files.
 ///
-/// A signature is HMAC-SHA256 over the path and the expiry, so it opens exactly one file's
-/// content or one thumbnail until then, for whoever holds the URL.
+/// A link names its viewer: the signature is HMAC-SHA256 over the path, the expiry and the
+/// viewer's id, and ``FileAccess`` opens it only while that viewer may still read the file,
+/// so a removal or a deletion ends it at once (<doc:SignedFileLinks>). A file object is made
+/// without a viewer (``object(_:)``): its URLs are signed when it is encoded for one
+/// (``FileViewer``), and stay unsigned, needing a token, in payloads shared by many.
 public struct FileLinks: Sendable {
     let key: SymmetricKey
     /// Prepended to paths (`https://chat.example.com`); empty for paths relative to the API.
     public let baseURL: String
+    /// How long a signed URL opens its file, access permitting (`PARLEY_SIGNED_URL_TTL`).
     public let lifetime: Duration
 
-    public init(key: SymmetricKey, baseURL: String = "", lifetime: Duration = .seconds(86_400)) {
+    public static let defaultLifetime = Duration.seconds(3_600)
+
+    public init(key: SymmetricKey, baseURL: String = "", lifetime: Duration = Self.defaultLifetime) {
         self.key = key
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.lifetime = lifetime
     }
 
     /// A key of its own derived from the MQTT token key, so operators manage one secret.
-    public init(deriveFrom secret: [UInt8], baseURL: String = "", lifetime: Duration = .seconds(86_400)) {
+    public init(deriveFrom secret: [UInt8], baseURL: String = "", lifetime: Duration = Self.defaultLifetime) {
         let derived = HKDF<SHA256>.deriveKey(
             inputKeyMaterial: SymmetricKey(data: secret), info: Array("parley file links v1".utf8), outputByteCount: 32)
         self.init(key: derived, baseURL: baseURL, lifetime: lifetime)
@@ -34,110 +40,46 @@ public struct FileLinks: Sendable {
         return "/v1/public/files/\(fileID)/\(name.addingPercentEncoding(withAllowedCharacters: allowed) ?? "file")"
     }
 
-    public func signed(_ path: String, now: Date = Date()) -> String {
-        signed(path, expiresAt: now.addingTimeInterval(Double(lifetime.components.seconds)))
+    /// A URL that opens `path` for `viewer` for the next ``lifetime``, while they may read it.
+    public func signed(_ path: String, viewer: Int64, now: Date = Date()) -> String {
+        signed(path, expiresAt: now.addingTimeInterval(Double(lifetime.components.seconds)), viewer: viewer)
     }
 
-    /// A URL that opens `path` until `expiresAt` (a data export's download).
-    public func signed(_ path: String, expiresAt: Date) -> String {
+    /// A URL that opens `path` until `expiresAt`: for `viewer` while they may read it, or,
+    /// without one, only a data export's file (its owner's download).
+    public func signed(_ path: String, expiresAt: Date, viewer: Int64? = nil) -> String {
         let expires = Int64(expiresAt.timeIntervalSince1970)
-        return "\(baseURL)\(path)?expires=\(expires)&signature=\(signature(path: path, expires: expires))"
+        let named = viewer.map { "&viewer=\($0)" } ?? ""
+        return "\(baseURL)\(path)?expires=\(expires)\(named)&signature=\(signature(path, expires, viewer))"
     }
 
-    /// Whether a signature opens `path` now.
-    public func verify(path: String, expires: Int64, signature: String, now: Date = Date()) -> Bool {
+    /// Whether a signature opens `path` for `viewer` (nil: a link naming none) now. Whether the
+    /// viewer may still read the file is ``FileAccess``'s question.
+    public func verify(path: String, expires: Int64, viewer: Int64?, signature: String, now: Date = Date()) -> Bool {
         guard expires >= Int64(now.timeIntervalSince1970), let given = Base64URL.decode(signature) else { return false }
         return HMAC<SHA256>.isValidAuthenticationCode(
-            given, authenticating: Array("\(path)|\(expires)".utf8), using: key)
+            given, authenticating: Self.signedText(path, expires, viewer), using: key)
     }
 
-    func signature(path: String, expires: Int64) -> String {
-        Base64URL.encode(Array(HMAC<SHA256>.authenticationCode(for: Array("\(path)|\(expires)".utf8), using: key)))
+    func signature(_ path: String, _ expires: Int64, _ viewer: Int64?) -> String {
+        Base64URL.encode(
+            Array(HMAC<SHA256>.authenticationCode(for: Self.signedText(path, expires, viewer), using: key)))
     }
 
-    /// The contract's file object.
-    public func object(_ file: StoredFile, now: Date = Date()) -> FileObject {
-        let url =
-            file.isProtected
-            ? signed(Self.contentPath(file.id), now: now) : baseURL + Self.publicPath(file.id, name: file.name)
+    /// `path|expires`, or `path|expires|viewer`: neither passes for the other, as no path
+    /// holds a `|`.
+    static func signedText(_ path: String, _ expires: Int64, _ viewer: Int64?) -> [UInt8] {
+        Array((viewer.map { "\(path)|\(expires)|\($0)" } ?? "\(path)|\(expires)").utf8)
+    }
+
+    /// The contract's file object, its URLs unsigned: encoded for a ``FileViewer`` they are
+    /// signed for that viewer; encoded for no one (MQTT payloads every member shares) they
+    /// need a token, and `GET /v1/files/{id}` answers them signed.
+    public func object(_ file: StoredFile) -> FileObject {
+        let url = baseURL + (file.isProtected ? Self.contentPath(file.id) : Self.publicPath(file.id, name: file.name))
         return FileObject(
             file, url: url,
-            small: file.thumbnailSmallKey.map { _ in signed(Self.thumbnailPath(file.id, .small), now: now) },
-            large: file.thumbnailLargeKey.map { _ in signed(Self.thumbnailPath(file.id, .large), now: now) })
-    }
-}
-
-/// `{id, name, extension, size, mimeType, checksum, protected, createdAt, uploadedById, url,
-/// thumbnails: {small, large}, width, height, durationMs}`; absent values are null. What a client
-/// sees of a stored file: no storage keys.
-public struct FileObject: Sendable, Equatable, Codable {
-    public struct Thumbnails: Sendable, Equatable, Codable {
-        public let small: String?
-        public let large: String?
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(small, forKey: .small)
-            try container.encode(large, forKey: .large)
-        }
-
-        enum CodingKeys: String, CodingKey { case small, large }
-    }
-
-    public let id: Int64
-    public let name: String
-    public let `extension`: String
-    public let size: Int64
-    public let mimeType: String
-    /// `sha256:<hex>`.
-    public let checksum: String
-    public let `protected`: Bool
-    public let createdAt: Date
-    public let uploadedById: Int64
-    public let url: String
-    public let thumbnails: Thumbnails
-    public let width: Int?
-    public let height: Int?
-    public let durationMs: Int64?
-
-    init(_ file: StoredFile, url: String, small: String?, large: String?) {
-        id = file.id
-        name = file.name
-        `extension` = file.fileExtension
-        size = file.size
-        mimeType = file.mimeType
-        checksum = file.checksumText
-        `protected` = file.isProtected
-        createdAt = file.createdAt
-        uploadedById = file.uploadedById
-        self.url = url
-        thumbnails = Thumbnails(small: small, large: large)
-        width = file.width
-        height = file.height
-        durationMs = file.durationMs
-    }
-
-    /// Every key, null when absent (the contract's shape).
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(name, forKey: .name)
-        try container.encode(`extension`, forKey: .extension)
-        try container.encode(size, forKey: .size)
-        try container.encode(mimeType, forKey: .mimeType)
-        try container.encode(checksum, forKey: .checksum)
-        try container.encode(`protected`, forKey: .protected)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(uploadedById, forKey: .uploadedById)
-        try container.encode(url, forKey: .url)
-        try container.encode(thumbnails, forKey: .thumbnails)
-        try container.encode(width, forKey: .width)
-        try container.encode(height, forKey: .height)
-        try container.encode(durationMs, forKey: .durationMs)
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case id, name, `extension`, size, mimeType, checksum, protected, createdAt, uploadedById, url, thumbnails
-        case width, height, durationMs
+            small: file.thumbnailSmallKey.map { _ in baseURL + Self.thumbnailPath(file.id, .small) },
+            large: file.thumbnailLargeKey.map { _ in baseURL + Self.thumbnailPath(file.id, .large) })
     }
 }

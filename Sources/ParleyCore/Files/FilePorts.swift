@@ -4,8 +4,11 @@ import Foundation
 public protocol FileRepository: Sendable {
     func create(_ file: NewFile) async throws -> StoredFile
     func find(id: Int64) async throws -> StoredFile?
-    /// The uploader, or a reader of a room where a message carries the file.
+    /// The uploader, a reader of a room where a message carries the file, anyone for a user's
+    /// avatar, a reader of the room for a room's avatar.
     func canRead(fileID: Int64, userID: Int64) async throws -> Bool
+    /// Whether the file is a data export (what a signed link naming no viewer may open).
+    func isDataExport(fileID: Int64) async throws -> Bool
     /// Files attached in a room, newest first, with an id below `before`.
     func roomFiles(roomID: Int64, before: Int64?, limit: Int) async throws -> [StoredFile]
     func setMedia(fileID: Int64, _ details: MediaDetails) async throws

@@ -86,27 +86,31 @@ extension RoomEvent {
         /// One of the REST API's codes: clients branch on one vocabulary.
         public let code: ParleyError.Code
         public let reason: String
+        /// With `rate-limited`: seconds until a publish would be taken.
+        public var retryAfter: Int? = nil
 
-        /// Keys with no value are present as `null`.
+        /// Keys with no value are present as `null`; `retryAfter` only with a value.
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(chatRoomId, forKey: .chatRoomId)
             try container.encode(uid, forKey: .uid)
             try container.encode(code.rawValue, forKey: .code)
             try container.encode(reason, forKey: .reason)
+            try container.encodeIfPresent(retryAfter, forKey: .retryAfter)
         }
 
-        enum CodingKeys: String, CodingKey { case chatRoomId, uid, code, reason }
+        enum CodingKeys: String, CodingKey { case chatRoomId, uid, code, reason, retryAfter }
     }
 
     /// The negative acknowledgement of a `chat-in` publish, on the sender's notification topic.
     public static func rejected(
-        roomID: Int64?, uid: String?, code: ParleyError.Code, reason: String, hash: String?
+        roomID: Int64?, uid: String?, code: ParleyError.Code, reason: String, hash: String?, retryAfter: Int? = nil
     )
         -> Envelope<Rejection>
     {
         Envelope(
-            type: "message-rejected", data: Rejection(chatRoomId: roomID, uid: uid, code: code, reason: reason),
+            type: "message-rejected",
+            data: Rejection(chatRoomId: roomID, uid: uid, code: code, reason: reason, retryAfter: retryAfter),
             identity: "\(roomID ?? 0):\(uid ?? ""):\(hash ?? UUID().uuidString)")
     }
 }

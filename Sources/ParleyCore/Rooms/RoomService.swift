@@ -11,10 +11,19 @@ public struct RoomService: Sendable {
 
     /// Whom an admin's add makes a member at once (``RoomAddPolicy``).
     let addPolicy: RoomAddPolicy
+    /// The limits against abuse (``AbuseLimits``) and the buckets that count them; without
+    /// buckets, only the per-request bound holds.
+    let limits: AbuseLimits
+    let buckets: (any TokenBuckets)?
 
-    public init(rooms: any RoomRepository, batching: SendBatching = SendBatching(), addPolicy: RoomAddPolicy = .anyone) {
+    public init(
+        rooms: any RoomRepository, batching: SendBatching = SendBatching(), addPolicy: RoomAddPolicy = .anyone,
+        limits: AbuseLimits = AbuseLimits(), buckets: (any TokenBuckets)? = nil
+    ) {
         self.rooms = rooms
         self.addPolicy = addPolicy
+        self.limits = limits
+        self.buckets = buckets
         self.sends = GroupCommit(lanes: batching.lanes, maxBatch: batching.maxBatch, window: batching.window) {
             [rooms] batch in try await Self.send(batch, to: rooms)
         }
@@ -62,6 +71,10 @@ public struct RoomService: Sendable {
         by creatorID: Int64, name: String, members: [(userID: Int64, role: RoomRole)], firstMessage: NewMessage?
     ) async throws -> RoomView {
         let name = try Self.roomName(name)
+        guard members.count <= limits.membersPerRequest else {
+            throw ParleyError.invalidRequest(
+                "members lists more than \(limits.membersPerRequest) users", field: "members")
+        }
         var roles: [Int64: RoomRole] = [:]
         for member in members where member.userID != creatorID {
             guard roles[member.userID] == nil else {
@@ -78,6 +91,8 @@ public struct RoomService: Sendable {
             throw ParleyError.invalidRequest("a new room has no message to reply to", field: "firstMessage.replyToId")
         }
         try await refuseBlocks(between: creatorID, and: Array(roles.keys))
+        try await spend("rooms", 1, of: .perHour(limits.roomsPerHour), by: creatorID)
+        try await spend("members", roles.count, of: .perHour(limits.membersPerHour), by: creatorID)
         var invited: [Int64: RoomRole] = [:]
         for (userID, role) in roles where try await needsInvitation(userID, by: creatorID, roomID: nil) {
             invited[userID] = role
@@ -190,7 +205,9 @@ public struct RoomService: Sendable {
     {
         try await requireAdminOfMultiparty(roomID: roomID, userID: userID)
         try await refuseBlocks(between: userID, and: [memberID])
-        if try await rooms.role(roomID: roomID, userID: memberID) == nil,
+        let adding = try await rooms.role(roomID: roomID, userID: memberID) == nil
+        if adding { try await spend("members", 1, of: .perHour(limits.membersPerHour), by: userID) }
+        if adding,
             try await needsInvitation(memberID, by: userID, roomID: roomID)
         {
             return .invited(try await rooms.invite(roomID: roomID, inviteeID: memberID, role: role, by: userID))
@@ -201,6 +218,23 @@ public struct RoomService: Sendable {
         }
         return .member(member)
     }
+
+    /// What each key's bucket lets go now. Without an answer from the buckets' store (Redis
+    /// away) everything goes: a limit against abuse does not stop the chat while Redis restarts.
+    private func allowances(_ counts: [String: Int], of bucket: RateBucket) async -> [String: Allowance] {
+        guard let buckets else { return [:] }
+        return (try? await buckets.take(counts, from: bucket)) ?? [:]
+    }
+
+    /// Takes `count` of the user's `what` bucket, or refuses all of them (429 `rate-limited`).
+    private func spend(_ what: String, _ count: Int, of bucket: RateBucket, by userID: Int64) async throws {
+        let key = Self.bucketKey(what, userID)
+        if let allowance = await allowances([key: count], of: bucket)[key], allowance.allowed < count {
+            throw ParleyError.tooMany(what, retryAfter: allowance.retryAfter)
+        }
+    }
+
+    static func bucketKey(_ what: String, _ userID: Int64) -> String { "\(what):\(userID)" }
 
     /// The caller's pending invitations.
     public func invitations(for userID: Int64, after: Int64?, limit: Int) async throws -> [Invitation] {
@@ -256,6 +290,7 @@ public struct RoomService: Sendable {
     public func send(roomID: Int64, message: NewMessage, by userID: Int64) async throws -> (
         message: Message, created: Bool
     ) {
+        try await spend("messages", 1, of: limits.messages, by: userID)
         let sent = try await sends.submit(
             MessageSubmission(
                 roomID: roomID, senderID: userID, message: message, traceparent: PipelineTrace.current()),
@@ -267,7 +302,25 @@ public struct RoomService: Sendable {
     /// (``RoomRepository/send(batch:)``). One outcome per send, in order; a send refused
     /// alone fails alone.
     public func send(_ batch: [MessageSubmission]) async throws -> [SendOutcome] {
-        try await Self.send(batch, to: rooms)
+        guard buckets != nil else { return try await Self.send(batch, to: rooms) }
+        // Each sender's first messages in the batch take their budget; the rest are refused.
+        let counts = Dictionary(batch.map { (Self.bucketKey("messages", $0.senderID), 1) }, uniquingKeysWith: +)
+        let allowances = await allowances(counts, of: limits.messages)
+        var taken: [Int64: Int] = [:]
+        var outcomes: [SendOutcome?] = batch.map { submission in
+            taken[submission.senderID, default: 0] += 1
+            guard let allowance = allowances[Self.bucketKey("messages", submission.senderID)],
+                taken[submission.senderID, default: 0] > allowance.allowed
+            else { return nil }
+            return .failure(ParleyError.tooMany("messages", retryAfter: allowance.retryAfter))
+        }
+        let allowed = batch.indices.filter { outcomes[$0] == nil }
+        if !allowed.isEmpty {
+            for (index, outcome) in zip(allowed, try await Self.send(allowed.map { batch[$0] }, to: rooms)) {
+                outcomes[index] = outcome
+            }
+        }
+        return outcomes.map { $0 ?? .failure(ParleyError.notFound("No such room.")) }
     }
 
     static func send(_ batch: [MessageSubmission], to rooms: any RoomRepository) async throws -> [SendOutcome] {
@@ -318,9 +371,12 @@ public struct RoomService: Sendable {
         }
         let writers = Set(batch.indices.filter { outcomes[$0] == nil }.map { batch[$0].member })
         let refusals = writers.isEmpty ? [:] : try await rooms.sendRefusals(writers)
-        let mentionPairs = Set(batch.flatMap { submission in
-            submission.message.mentions.filter { $0 != submission.senderID }.map { UserPair(submission.senderID, $0) }
-        })
+        let mentionPairs = Set(
+            batch.flatMap { submission in
+                submission.message.mentions.filter { $0 != submission.senderID }.map {
+                    UserPair(submission.senderID, $0)
+                }
+            })
         let blocked = mentionPairs.isEmpty ? [] : try await rooms.blockedPairs(mentionPairs)
         // An archive, a block, or a reply or mention that no longer fits (the target deleted, a
         // user gone) refuses a new message, not a retry of one stored before: that is

@@ -306,8 +306,12 @@ enum SettingKeys {
             "files.uploadLimit", default: "104857600", "Largest upload in bytes; larger ones get 413 too-large.")
         static let orphanGrace = SettingKey(
             "files.orphanGrace", default: "86400", "Seconds an upload no message uses is kept before it is deleted.")
+        static let signedURLTTL = SettingKey(
+            "signedUrl.ttl", default: "3600",
+            "Seconds a signed file URL (in file objects, signed for the user it was given to) stays valid; it "
+                + "opens the file only while that user may read it, so a removal or a deletion ends it at once.")
         static let linkLifetime = SettingKey(
-            "files.linkLifetime", default: "86400", "Seconds a signed file URL stays valid.")
+            "files.linkLifetime", "Deprecated former name of PARLEY_SIGNED_URL_TTL, read only when that is unset.")
         static let publicURL = SettingKey(
             "public.url",
             "Base URL of the API as clients see it (https://chat.example.com); file URLs are relative without it.")
@@ -316,7 +320,8 @@ enum SettingKeys {
         static let mediaTimeout = SettingKey(
             "media.timeout", default: "90", "Seconds a thumbnail or probe tool may run before it is killed.")
         static let all = [
-            store, directory, uploadLimit, orphanGrace, linkLifetime, publicURL, mediaMemoryLimit, mediaTimeout,
+            store, directory, uploadLimit, orphanGrace, signedURLTTL, linkLifetime, publicURL, mediaMemoryLimit,
+            mediaTimeout,
         ]
     }
 
@@ -337,10 +342,28 @@ enum SettingKeys {
         static let all = [editWindow, retentionDefaultDays, maintenanceInterval, roomAddPolicy]
     }
 
+    /// Limits against abuse, per user.
+    enum Limits {
+        static let messagesPerSecond = SettingKey(
+            "limit.messagesPerSecond", default: "10",
+            "Messages a user may send per second, REST and chat-in together, once the burst is spent "
+                + "(429 with Retry-After, or message-rejected rate-limited with retryAfter).")
+        static let messagesBurst = SettingKey(
+            "limit.messagesBurst", default: "30", "Messages a user may send at once before the rate applies.")
+        static let roomsPerHour = SettingKey(
+            "limit.roomsPerHour", default: "20", "Multiparty rooms a user may create per hour.")
+        static let membersPerRequest = SettingKey(
+            "limit.membersPerRequest", default: "1000",
+            "Users one request may add (a new room's members); more is 400 before any is looked up.")
+        static let membersPerHour = SettingKey(
+            "limit.membersPerHour", default: "2000", "Users one user may add to rooms per hour, in all.")
+        static let all = [messagesPerSecond, messagesBurst, roomsPerHour, membersPerRequest, membersPerHour]
+    }
+
     static let all =
         General.all + Traces.all + Postgres.all + Redis.all + MQTT.all + MQTTClients.all + HTTP.all + Accounts.all
         + Jobs.all
-        + Push.all + Files.all + Messages.all
+        + Push.all + Files.all + Messages.all + Limits.all
 
     /// The key table for `--help`.
     static var helpText: String {

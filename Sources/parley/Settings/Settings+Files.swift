@@ -1,3 +1,4 @@
+import Configuration
 import Foundation
 import ParleyCore
 import ParleyMedia
@@ -28,9 +29,16 @@ extension Settings {
         guard let text = string(keyText), let secret = Data(base64Encoded: text) else {
             throw SettingsError.missing(keyText)
         }
-        return FileLinks(
-            deriveFrom: Array(secret), baseURL: string(K.publicURL) ?? "", lifetime: try positiveSeconds(K.linkLifetime)
-        )
+        return FileLinks(deriveFrom: Array(secret), baseURL: string(K.publicURL) ?? "", lifetime: try signedURLTTL())
+    }
+
+    /// `PARLEY_SIGNED_URL_TTL`, else its deprecated former name `PARLEY_FILES_LINK_LIFETIME`,
+    /// else the default.
+    func signedURLTTL() throws -> Duration {
+        typealias K = SettingKeys.Files
+        let configured = reader.string(forKey: ConfigKey(K.signedURLTTL.name)) ?? ""
+        return try positiveSeconds(
+            configured.isEmpty && string(K.linkLifetime) != nil ? K.linkLifetime : K.signedURLTTL)
     }
 
     func uploadLimit() throws -> Int64 {

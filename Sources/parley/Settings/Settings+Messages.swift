@@ -26,3 +26,20 @@ extension Settings {
         try positiveSeconds(SettingKeys.Messages.maintenanceInterval)
     }
 }
+
+extension Settings {
+    /// The limits against abuse in rooms, per user.
+    func abuseLimits() throws -> AbuseLimits {
+        typealias K = SettingKeys.Limits
+        let perSecond = try required(string(K.messagesPerSecond), K.messagesPerSecond)
+        guard let rate = Double(perSecond), rate > 0, rate <= 1_000_000 else {
+            throw SettingsError.invalid(K.messagesPerSecond, expected: "a number of messages per second above 0")
+        }
+        return AbuseLimits(
+            messages: RateBucket(
+                perSecond: rate, burst: try required(int(K.messagesBurst, in: 1...1_000_000), K.messagesBurst)),
+            roomsPerHour: try required(int(K.roomsPerHour, in: 1...1_000_000), K.roomsPerHour),
+            membersPerRequest: try required(int(K.membersPerRequest, in: 2...1_000_000), K.membersPerRequest),
+            membersPerHour: try required(int(K.membersPerHour, in: 1...100_000_000), K.membersPerHour))
+    }
+}

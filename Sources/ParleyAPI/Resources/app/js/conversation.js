@@ -1,5 +1,5 @@
 import { h, clear, notify } from './dom.js';
-import { renderMessage } from './message-view.js';
+import { renderMessage, signedFile } from './message-view.js';
 import { membersDialog } from './people.js';
 import { roomSettingsDialog } from './settings.js';
 import { toggleBlock } from './moderation.js';
@@ -180,6 +180,12 @@ export class Conversation {
 
   place(message) {
     const existing = this.messages.get(message.seq);
+    // A file from the room topic comes with unsigned links: keep the signed ones this reader
+    // has (an edit), else ask for them.
+    if (message.file && !signedFile(message.file)) {
+      if (existing?.file?.id === message.file.id && signedFile(existing.file)) message = { ...message, file: existing.file };
+      else this.signFile(message.seq, message.file.id);
+    }
     const element = this.render(message);
     this.messages.set(message.seq, message);
     if (existing) {
@@ -197,6 +203,17 @@ export class Conversation {
 
   replace(message) {
     if (this.messages.has(message.seq)) this.place(message);
+  }
+
+  /// The file object with links signed for this reader; nothing when they may not read it now.
+  async signFile(seq, fileID) {
+    try {
+      const file = await this.api.get(`/v1/files/${fileID}`);
+      const message = this.messages.get(seq);
+      if (message?.file?.id === fileID && !message.deletedAt) this.place({ ...message, file });
+    } catch {
+      // Deleted meanwhile, or no longer readable: the file's name stays.
+    }
   }
 
   deleted(data) {

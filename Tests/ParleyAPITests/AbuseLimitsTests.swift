@@ -1,0 +1,43 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import ParleyCore
+import Testing
+
+@testable import ParleyAPI
+
+/// The limits against abuse over REST, on real Redis: messages per user, rooms per hour and
+/// members per request, each 429 with Retry-After (or 400 before any id is looked up).
+struct AbuseLimitsTests {
+    @Test func messagesBeyondTheBurstAndRoomsBeyondTheHourAre429() async throws {
+        var harness = try await AccountsHarness.make()
+        harness.abuseLimits = AbuseLimits(
+            messages: RateBucket(perSecond: 0.2, burst: 3), roomsPerHour: 1, membersPerRequest: 5,
+            membersPerHour: 1_000)
+        try await harness.run { client in
+            let (room, users) = try await client.roomOfThree()
+            let writer = users[1]
+            for index in 0..<3 { _ = try await client.send("m", uid: "b-\(index)", to: room, as: writer) }
+            let refused = try await client.json(
+                .post, "/v1/rooms/\(room)/messages", token: token(writer), body: #"{"content":"m","uid":"b-3"}"#)
+            #expect(refused.status == .tooManyRequests && refused.json["code"] as? String == "rate-limited")
+            #expect(Int(refused.headers[.retryAfter] ?? "") ?? 0 >= 1)
+            // Another user's budget is their own.
+            _ = try await client.send("m", uid: "o-1", to: room, as: users[0])
+
+            // roomOfThree's room was the admin's one room this hour.
+            let another = try await client.json(
+                .post, "/v1/rooms", token: token(users[0]),
+                body:
+                    #"{"name":"Two","members":[{"userId":\#(userID(users[1])),"role":"writer"},{"userId":\#(userID(users[2])),"role":"writer"}]}"#
+            )
+            #expect(another.status == .tooManyRequests && another.headers[.retryAfter] != nil, "\(another.text)")
+
+            // More members than one request may add: 400 naming members, whoever they are.
+            let many = (1...6).map { #"{"userId":\#(1_000_000 + $0),"role":"reader"}"# }.joined(separator: ",")
+            let tooMany = try await client.json(
+                .post, "/v1/rooms", token: token(users[2]), body: #"{"name":"Many","members":[\#(many)]}"#)
+            #expect(tooMany.status == .badRequest && tooMany.json["field"] as? String == "members", "\(tooMany.text)")
+        }
+    }
+}

@@ -1,0 +1,26 @@
+import Foundation
+import ParleyCore
+import ParleyTestSupport
+import Testing
+
+@testable import ParleyRedis
+
+/// Token buckets in Redis: a burst at once, then the rate, many keys in one step.
+struct TokenBucketsTests {
+    @Test func aBurstGoesAtOnceThenTheRateRefills() async throws {
+        let pool = RedisConnectionPool(configuration: try TestServices.shared().redis(), logger: .quiet)
+        let buckets = RedisTokenBuckets(pool: pool, namespace: "test-\(UUID().uuidString.prefix(8))")
+        let bucket = RateBucket(perSecond: 4, burst: 3)
+        // Five asked of a bucket of three: the first three go, the next in about 250 ms.
+        let first = try await buckets.take(["a": 5, "b": 1], from: bucket)
+        #expect(first["a"] == Allowance(allowed: 3, retryAfter: 1))
+        #expect(first["b"]?.allowed == 1)
+        #expect(try await buckets.take(["a": 1], from: bucket)["a"]?.allowed == 0)
+        try await Task.sleep(for: .milliseconds(600))
+        // About two tokens came back (4 a second), never more than the burst.
+        let refilled = try await buckets.take(["a": 3], from: bucket)["a"]?.allowed ?? -1
+        #expect((1...2).contains(refilled), "\(refilled)")
+        // "b" kept two and got about two more: the burst, three, caps it.
+        #expect(try await buckets.take(["b": 5], from: bucket)["b"]?.allowed == 3)
+    }
+}
