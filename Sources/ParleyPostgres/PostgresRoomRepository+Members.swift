@@ -66,14 +66,6 @@ extension PostgresRoomRepository {
                 """, logger: logger
             ).first(Bool.self)
             if wasAdmin == true { try await keepDirectAdmin(roomID: roomID, leaving: userID, on: connection) }
-            if wasAdmin != nil, editorID == userID {
-                // Left of their own accord: back only by an invitation they accept.
-                try await connection.query(
-                    """
-                    INSERT INTO messenger.room_departure (chat_room_id, user_account_id) VALUES (\(roomID), \(userID))
-                    ON CONFLICT (chat_room_id, user_account_id) DO UPDATE SET left_at = now()
-                    """, logger: logger)
-            }
             return wasAdmin != nil
         }
     }
@@ -108,12 +100,53 @@ extension PostgresRoomRepository {
             """, logger: logger)
     }
 
-    public func setGroup(roomID: Int64, groupID: Int64, role: RoomRole?, by editorID: Int64) async throws -> Bool {
-        try await setLink(.group, roomID: roomID, linkID: groupID, role: role, by: editorID)
+    public func leave(roomID: Int64, userID: Int64) async throws -> Bool {
+        try await changeMembership(roomID: roomID, by: userID) { connection in
+            let state = try await connection.query(
+                """
+                SELECT EXISTS (SELECT 1 FROM messenger.room_membership
+                               WHERE chat_room_id = \(roomID) AND user_account_id = \(userID)),
+                       EXISTS (SELECT 1 FROM messenger.chat_room_to_user_group g
+                               JOIN cloud.user_account_to_user_group ug ON ug.user_group_id = g.user_group_id
+                               WHERE g.chat_room_id = \(roomID) AND g.required AND ug.user_account_id = \(userID))
+                    OR EXISTS (SELECT 1 FROM messenger.chat_room_to_app_role a
+                               JOIN cloud.user_account_to_role ur ON ur.role_id = a.app_role_id
+                               WHERE a.chat_room_id = \(roomID) AND a.required AND ur.user_account_id = \(userID))
+                """, logger: logger
+            ).first((Bool, Bool).self)
+            guard let (member, held) = state, member else { return false }
+            if held {
+                throw ParleyError(.forbidden, "A required group or application role keeps you in this room.")
+            }
+            let wasAdmin = try await connection.query(
+                """
+                DELETE FROM messenger.chat_room_to_user_account
+                WHERE chat_room_id = \(roomID) AND user_account_id = \(userID)
+                RETURNING role_id = (\(unescaped: RoleSQL.idOf(.admin)))
+                """, logger: logger
+            ).first(Bool.self)
+            if wasAdmin == true { try await keepDirectAdmin(roomID: roomID, leaving: userID, on: connection) }
+            // Every path but a required link ends with this row (messenger.room_membership),
+            // and an add brings them back only as an invitation they accept.
+            try await connection.query(
+                """
+                INSERT INTO messenger.room_departure (chat_room_id, user_account_id) VALUES (\(roomID), \(userID))
+                ON CONFLICT (chat_room_id, user_account_id) DO UPDATE SET left_at = now()
+                """, logger: logger)
+            return true
+        }
     }
 
-    public func setAppRole(roomID: Int64, appRoleID: Int64, role: RoomRole?, by editorID: Int64) async throws -> Bool {
-        try await setLink(.appRole, roomID: roomID, linkID: appRoleID, role: role, by: editorID)
+    public func setGroup(roomID: Int64, groupID: Int64, role: RoomRole?, required: Bool, by editorID: Int64)
+        async throws -> Bool
+    {
+        try await setLink(.group, roomID: roomID, linkID: groupID, role: role, required: required, by: editorID)
+    }
+
+    public func setAppRole(roomID: Int64, appRoleID: Int64, role: RoomRole?, required: Bool, by editorID: Int64)
+        async throws -> Bool
+    {
+        try await setLink(.appRole, roomID: roomID, linkID: appRoleID, role: role, required: required, by: editorID)
     }
 
     /// A membership path other than the direct one: its table and key column (fixed names,
@@ -143,9 +176,9 @@ extension PostgresRoomRepository {
 
     /// Links (or, with a nil role, unlinks) a group or application role; false when there was
     /// nothing to unlink.
-    private func setLink(_ link: LinkTable, roomID: Int64, linkID: Int64, role: RoomRole?, by editorID: Int64)
-        async throws -> Bool
-    {
+    private func setLink(
+        _ link: LinkTable, roomID: Int64, linkID: Int64, role: RoomRole?, required: Bool, by editorID: Int64
+    ) async throws -> Bool {
         try await changeMembership(roomID: roomID, by: editorID) { connection in
             guard let role else {
                 return try await connection.query(
@@ -158,9 +191,10 @@ extension PostgresRoomRepository {
             do {
                 try await connection.query(
                     """
-                    INSERT INTO \(unescaped: link.table) (chat_room_id, \(unescaped: link.column), role_id)
-                    VALUES (\(roomID), \(linkID), (\(unescaped: RoleSQL.idOf(role))))
-                    ON CONFLICT (chat_room_id, \(unescaped: link.column)) DO UPDATE SET role_id = excluded.role_id
+                    INSERT INTO \(unescaped: link.table) (chat_room_id, \(unescaped: link.column), role_id, required)
+                    VALUES (\(roomID), \(linkID), (\(unescaped: RoleSQL.idOf(role))), \(required))
+                    ON CONFLICT (chat_room_id, \(unescaped: link.column))
+                    DO UPDATE SET role_id = excluded.role_id, required = excluded.required
                     """, logger: logger)
             } catch let error as PSQLError where error.isForeignKeyViolation {
                 throw ParleyError.notFound(link.missing)

@@ -10,7 +10,13 @@ import Testing
 struct AdminRoutesTests {
     /// Signs up a user and makes them a system administrator (as `parley user create --admin` would).
     func signUpAdmin(_ client: any TestClientProtocol, _ harness: AccountsHarness) async throws -> String {
-        let login = try await client.signUp()
+        try await promote(try await client.signUp(), client, harness)
+    }
+
+    /// Makes the user a system administrator; a token of a new sign-in, which carries it.
+    func promote(_ login: LoginResponse, _ client: any TestClientProtocol, _ harness: AccountsHarness)
+        async throws -> String
+    {
         try await harness.database.client.query(
             "UPDATE cloud.user_account SET is_admin = true WHERE id = \(userID(login))", logger: .quiet)
         // Sign in again: the identity (and its admin flag) is read at authentication.

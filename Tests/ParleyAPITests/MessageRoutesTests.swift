@@ -213,7 +213,8 @@ struct MessageRoutesTests {
         let harness = try await AccountsHarness.make()
         try await harness.run { client in
             let (id, users) = try await client.roomOfThree()
-            let admin = token(users[0])
+            // Linking groups and application roles needs a system administrator.
+            let admin = try await AdminRoutesTests().promote(users[0], client, harness)
             let viaGroup = try await client.signUp()
             let viaRole = try await client.signUp()
             let groupID = try await harness.database.client.query(

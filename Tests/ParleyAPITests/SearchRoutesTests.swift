@@ -98,9 +98,10 @@ struct SearchRoutesTests {
             let groupID = try #require(group.json["id"] as? Int)
             _ = try await client.json(
                 .put, "/v1/admin/groups/\(groupID)/members/\(userID(stranger))", token: adminToken)
+            let roomAdmin = try await AdminRoutesTests().promote(admin, client, harness)
             #expect(
                 try await client.json(
-                    .put, "/v1/rooms/\(room)/groups/\(groupID)", token: token(admin), body: #"{"role":"reader"}"#
+                    .put, "/v1/rooms/\(room)/groups/\(groupID)", token: roomAdmin, body: #"{"role":"reader"}"#
                 ).status == .noContent)
             #expect(try await found(client, "mango", as: stranger) == ["changed mango"])
             #expect(try await found(client, "mango", as: stranger, room: room) == ["changed mango"])

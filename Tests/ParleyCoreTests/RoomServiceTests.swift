@@ -273,8 +273,12 @@ actor InMemoryRooms: RoomRepository {
         stored[roomID]?.members[userID] = role
     }
     func removeDirectMember(roomID: Int64, userID: Int64, by editorID: Int64) async throws -> Bool {
-        if editorID == userID { departures.insert(RoomUser(roomID: roomID, userID: userID)) }
-        return stored[roomID]?.members.removeValue(forKey: userID) != nil
+        stored[roomID]?.members.removeValue(forKey: userID) != nil
+    }
+    func leave(roomID: Int64, userID: Int64) async throws -> Bool {
+        guard stored[roomID]?.members.removeValue(forKey: userID) != nil else { return false }
+        departures.insert(RoomUser(roomID: roomID, userID: userID))
+        return true
     }
 
     private var departures = Set<RoomUser>()
@@ -320,10 +324,12 @@ actor InMemoryRooms: RoomRepository {
         pending[invitationID] = nil
         return true
     }
-    func setGroup(roomID: Int64, groupID: Int64, role: RoomRole?, by editorID: Int64) async throws -> Bool { false }
-    func setAppRole(roomID: Int64, appRoleID: Int64, role: RoomRole?, by editorID: Int64) async throws -> Bool {
-        false
-    }
+    func setGroup(roomID: Int64, groupID: Int64, role: RoomRole?, required: Bool, by editorID: Int64) async throws
+        -> Bool
+    { false }
+    func setAppRole(roomID: Int64, appRoleID: Int64, role: RoomRole?, required: Bool, by editorID: Int64)
+        async throws -> Bool
+    { false }
 
     func send(batch: [MessageSubmission]) async throws -> [SendOutcome] { batch.map { store($0) } }
 

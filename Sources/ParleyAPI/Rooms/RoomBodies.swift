@@ -149,6 +149,12 @@ struct RoleRequestBody: Decodable {
     let role: RoomRole
 }
 
+/// A group's or application role's link: its role, and whether its members must stay.
+struct LinkRequestBody: Decodable {
+    let role: RoomRole
+    let required: Bool?
+}
+
 /// A read marker's target: a message id or a `seq`, exactly one.
 struct ReadRequest: Decodable {
     let messageId: Int64?

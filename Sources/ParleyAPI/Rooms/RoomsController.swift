@@ -119,29 +119,31 @@ public struct RoomsController: Sendable {
             return Response(status: .noContent)
         }
         group.put("rooms/:id/groups/:groupId") { request, context in
-            let body = try await JSONBody.decode(RoleRequestBody.self, from: request, context: context)
+            try RoomService.requireDirectoryAdmin(context.identity)
+            let body = try await JSONBody.decode(LinkRequestBody.self, from: request, context: context)
             try await service.setGroup(
                 roomID: try context.parameters.id("id"), groupID: try context.parameters.id("groupId"), role: body.role,
-                by: context.identity.userID)
+                required: body.required ?? false, by: context.identity)
             return Response(status: .noContent)
         }
         group.delete("rooms/:id/groups/:groupId") { _, context in
             try await service.setGroup(
                 roomID: try context.parameters.id("id"), groupID: try context.parameters.id("groupId"), role: nil,
-                by: context.identity.userID)
+                by: context.identity)
             return Response(status: .noContent)
         }
         group.put("rooms/:id/app-roles/:roleId") { request, context in
-            let body = try await JSONBody.decode(RoleRequestBody.self, from: request, context: context)
+            try RoomService.requireDirectoryAdmin(context.identity)
+            let body = try await JSONBody.decode(LinkRequestBody.self, from: request, context: context)
             try await service.setAppRole(
                 roomID: try context.parameters.id("id"), appRoleID: try context.parameters.smallID("roleId"),
-                role: body.role, by: context.identity.userID)
+                role: body.role, required: body.required ?? false, by: context.identity)
             return Response(status: .noContent)
         }
         group.delete("rooms/:id/app-roles/:roleId") { _, context in
             try await service.setAppRole(
                 roomID: try context.parameters.id("id"), appRoleID: try context.parameters.smallID("roleId"), role: nil,
-                by: context.identity.userID)
+                by: context.identity)
             return Response(status: .noContent)
         }
     }

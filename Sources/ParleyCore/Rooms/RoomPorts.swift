@@ -29,13 +29,19 @@ public protocol RoomRepository: InvitationRepository {
     func member(roomID: Int64, userID: Int64) async throws -> Member?
     /// Adds or changes a direct membership; throws `not-found` when the user does not exist.
     func setDirectMember(roomID: Int64, userID: Int64, role: RoomRole, by editorID: Int64) async throws
-    /// Removes a direct membership; false when there was none. A user removing themselves
-    /// left: they come back only by an invitation (``InvitationRepository/hasLeft(roomID:userID:)``).
+    /// Removes a direct membership; false when there was none.
     func removeDirectMember(roomID: Int64, userID: Int64, by editorID: Int64) async throws -> Bool
+    /// The user leaves the room by every path but a required link (throws `forbidden` when
+    /// one holds them): they come back only by an invitation
+    /// (``InvitationRepository/hasLeft(roomID:userID:)``). False when they were no member.
+    func leave(roomID: Int64, userID: Int64) async throws -> Bool
     /// Links a group or an application role (`link == nil` removes it); false when there
     /// was nothing to remove. Throws `not-found` when the group or role does not exist.
-    func setGroup(roomID: Int64, groupID: Int64, role: RoomRole?, by editorID: Int64) async throws -> Bool
-    func setAppRole(roomID: Int64, appRoleID: Int64, role: RoomRole?, by editorID: Int64) async throws -> Bool
+    /// A `required` link's members cannot leave the room.
+    func setGroup(roomID: Int64, groupID: Int64, role: RoomRole?, required: Bool, by editorID: Int64) async throws
+        -> Bool
+    func setAppRole(roomID: Int64, appRoleID: Int64, role: RoomRole?, required: Bool, by editorID: Int64)
+        async throws -> Bool
     /// Stores a batch of messages (a group commit), each once per (room, sender, uid), with
     /// its reply and mentions as checked before (``RoomService``),
     /// `seq` gap-free per room in the batch's order: one outcome per submission, in order.

@@ -255,7 +255,8 @@ public struct RoomService: Sendable {
         }
     }
 
-    /// An admin removes a member, or a member leaves.
+    /// An admin removes a member, or a member leaves: by every path (a group's or application
+    /// role's too) but a required link, and back only by an invitation.
     public func removeMember(roomID: Int64, memberID: Int64, by userID: Int64) async throws {
         if memberID == userID {
             try await require(.reader, roomID: roomID, userID: userID)
@@ -263,26 +264,45 @@ public struct RoomService: Sendable {
             guard try await rooms.room(id: roomID, for: userID)?.type == .multiparty else {
                 throw ParleyError(.forbidden, "A two-party room cannot be left.")
             }
-        } else {
-            try await requireAdminOfMultiparty(roomID: roomID, userID: userID)
+            guard try await rooms.leave(roomID: roomID, userID: userID) else {
+                throw ParleyError.notFound("The user is not a member of the room.")
+            }
+            return
         }
+        try await requireAdminOfMultiparty(roomID: roomID, userID: userID)
         guard try await rooms.removeDirectMember(roomID: roomID, userID: memberID, by: userID) else {
             throw ParleyError.notFound("The user is not a direct member of the room.")
         }
     }
 
-    public func setGroup(roomID: Int64, groupID: Int64, role: RoomRole?, by userID: Int64) async throws {
-        try await requireAdminOfMultiparty(roomID: roomID, userID: userID)
-        guard try await rooms.setGroup(roomID: roomID, groupID: groupID, role: role, by: userID) else {
-            throw ParleyError.notFound("The group is not linked to the room.")
+    /// Groups and application roles are the directory's: only a system administrator (who
+    /// administers the room) links them, whether or not the id exists.
+    public static func requireDirectoryAdmin(_ identity: AuthenticatedUser) throws {
+        guard identity.isAdmin else {
+            throw ParleyError(.forbidden, "Linking groups and application roles needs a system administrator.")
         }
     }
 
-    public func setAppRole(roomID: Int64, appRoleID: Int64, role: RoomRole?, by userID: Int64) async throws {
-        try await requireAdminOfMultiparty(roomID: roomID, userID: userID)
-        guard try await rooms.setAppRole(roomID: roomID, appRoleID: appRoleID, role: role, by: userID) else {
-            throw ParleyError.notFound("The application role is not linked to the room.")
-        }
+    public func setGroup(
+        roomID: Int64, groupID: Int64, role: RoomRole?, required: Bool = false, by identity: AuthenticatedUser
+    ) async throws {
+        try Self.requireDirectoryAdmin(identity)
+        try await requireAdminOfMultiparty(roomID: roomID, userID: identity.userID)
+        guard
+            try await rooms.setGroup(
+                roomID: roomID, groupID: groupID, role: role, required: required, by: identity.userID)
+        else { throw ParleyError.notFound("The group is not linked to the room.") }
+    }
+
+    public func setAppRole(
+        roomID: Int64, appRoleID: Int64, role: RoomRole?, required: Bool = false, by identity: AuthenticatedUser
+    ) async throws {
+        try Self.requireDirectoryAdmin(identity)
+        try await requireAdminOfMultiparty(roomID: roomID, userID: identity.userID)
+        guard
+            try await rooms.setAppRole(
+                roomID: roomID, appRoleID: appRoleID, role: role, required: required, by: identity.userID)
+        else { throw ParleyError.notFound("The application role is not linked to the room.") }
     }
 
     /// Stores one message, in a transaction shared with the sends that arrive meanwhile
