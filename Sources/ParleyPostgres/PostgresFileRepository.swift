@@ -90,11 +90,20 @@ public struct PostgresFileRepository: FileRepository {
         AND NOT EXISTS (SELECT 1 FROM cloud.data_export e WHERE e.file_id = f.id)
         """
 
-    public func orphans(createdBefore cutoff: Date, limit: Int) async throws -> [StoredFile] {
+    public func storedBytes(uploadedBy userID: Int64) async throws -> Int64 {
+        try await database.client.query(
+            "SELECT coalesce(sum(size), 0)::bigint FROM cloud.file WHERE uploaded_by_id = \(userID)", logger: logger
+        ).first(Int64.self) ?? 0
+    }
+
+    public func orphans(createdBefore cutoff: Date, publicCreatedBefore publicCutoff: Date, limit: Int)
+        async throws -> [StoredFile]
+    {
         let rows = try await database.client.query(
             """
             SELECT \(unescaped: FileRecord.json) FROM cloud.file f
-            WHERE NOT f.submitted AND f.created_at < \(cutoff) AND \(unescaped: Self.notHeld)
+            WHERE NOT f.submitted AND f.created_at < (CASE WHEN f.protected THEN \(cutoff) ELSE \(publicCutoff) END)
+              AND \(unescaped: Self.notHeld)
             ORDER BY f.created_at LIMIT \(limit)
             """, logger: logger)
         return try await rows.all(String.self).map(FileRecord.decode)

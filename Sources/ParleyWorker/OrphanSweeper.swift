@@ -11,6 +11,9 @@ public struct OrphanSweeper: Service {
     let grace: Duration
     let interval: Duration
     let logger: Logger
+    /// Seconds a public upload (served without a token) waits for a message: an hour, or the
+    /// grace if shorter, so that public files are for rooms, not a free host.
+    static let publicGrace: TimeInterval = 3_600
 
     public init(
         files: any FileRepository, store: any BlobStore, grace: Duration = .seconds(86_400),
@@ -42,7 +45,9 @@ public struct OrphanSweeper: Service {
         let cutoff = now.addingTimeInterval(-Double(grace.components.seconds))
         var removed = 0
         while true {
-            let orphans = try await files.orphans(createdBefore: cutoff, limit: 100)
+            let orphans = try await files.orphans(
+                createdBefore: cutoff, publicCreatedBefore: max(cutoff, now.addingTimeInterval(-Self.publicGrace)),
+                limit: 100)
             removed += try await FileEraser(files: files, store: store, logger: logger).erase(orphans.map(\.id))
             if orphans.count < 100 { break }
         }

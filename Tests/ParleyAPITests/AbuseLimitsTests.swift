@@ -2,6 +2,8 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import ParleyCore
+import ParleyPostgres
+import ParleyWorker
 import Testing
 
 @testable import ParleyAPI
@@ -38,6 +40,48 @@ struct AbuseLimitsTests {
             let tooMany = try await client.json(
                 .post, "/v1/rooms", token: token(users[2]), body: #"{"name":"Many","members":[\#(many)]}"#)
             #expect(tooMany.status == .badRequest && tooMany.json["field"] as? String == "members", "\(tooMany.text)")
+        }
+    }
+
+    @Test func uploadsBeyondTheDayAre429AndBeyondTheQuota413() async throws {
+        var harness = try await AccountsHarness.make()
+        harness.abuseLimits = AbuseLimits(uploadsPerDay: 3, storageQuotaBytes: 1_000)
+        try await harness.run { client in
+            let user = token(try await client.signUp())
+            let files = FileRoutesTests()
+            #expect(try await files.upload(client, token: user, Array(repeating: 1, count: 600)).status == .created)
+            let over = try await files.upload(client, token: user, Array(repeating: 2, count: 600))
+            #expect(over.status == .contentTooLarge)
+            #expect(String(decoding: over.body, as: UTF8.self).contains("quota-exceeded"))
+            #expect(try await files.upload(client, token: user, Array(repeating: 3, count: 100)).status == .created)
+            // Another user's quota and day are their own.
+            let other = token(try await client.signUp())
+            #expect(try await files.upload(client, token: other, Array(repeating: 4, count: 900)).status == .created)
+            let tooMany = try await files.upload(client, token: user, Array(repeating: 5, count: 10))
+            #expect(tooMany.status == .tooManyRequests && tooMany.headers[.retryAfter] != nil)
+        }
+    }
+
+    @Test func aPublicUploadNoMessageTookGoesWithinTheHour() async throws {
+        let harness = try await AccountsHarness.make()
+        try await harness.run { client in
+            let user = token(try await client.signUp())
+            let files = FileRoutesTests()
+            let publicFile = try await files.upload(
+                client, token: user, Array(repeating: 1, count: 50), query: "name=p.bin&protected=false")
+            let protectedFile = try await files.upload(client, token: user, Array(repeating: 2, count: 50))
+            let ids = try [publicFile, protectedFile].map { answer in
+                try #require(
+                    (try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any])?["id"] as? Int)
+            }
+            // Two hours on: the public one is gone, the protected one waits out its day.
+            let removed = try await OrphanSweeper(
+                files: PostgresFileRepository(database: harness.database, logger: .quiet), store: harness.blobStore,
+                logger: .quiet
+            ).sweep(now: Date().addingTimeInterval(2 * 3_600))
+            #expect(removed == 1)
+            #expect(try await client.json(.get, "/v1/files/\(ids[0])", token: user).status == .notFound)
+            #expect(try await client.json(.get, "/v1/files/\(ids[1])", token: user).status == .ok)
         }
     }
 }

@@ -33,8 +33,9 @@ struct AccountsHarness: Sendable {
     /// send bursts); `AbuseLimitsTests` checks the product's defaults.
     var abuseLimits = AccountsHarness.unlimited
     static let unlimited = AbuseLimits(
-        messages: RateBucket(perSecond: 1_000_000, burst: 1_000_000), roomsPerHour: 1_000_000, membersPerHour: 1_000_000
-    )
+        messages: RateBucket(perSecond: 1_000_000, burst: 1_000_000), roomsPerHour: 1_000_000,
+        membersPerHour: 1_000_000,
+        uploadsPerDay: 1_000_000)
     /// Media jobs queued by uploads, when a test wants them.
     let mediaJobs: (any JobQueue)?
     /// Erasure and export jobs queued by requests, run by ``maintenance()``.

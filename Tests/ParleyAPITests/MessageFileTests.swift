@@ -24,7 +24,10 @@ extension FileRoutesTests {
             }
             let files = PostgresFileRepository(database: harness.database, logger: .quiet)
             func orphaned() async throws -> Bool {
-                try await files.orphans(createdBefore: Date().addingTimeInterval(60), limit: 100).contains {
+                try await files.orphans(
+                    createdBefore: Date().addingTimeInterval(60), publicCreatedBefore: Date().addingTimeInterval(60),
+                    limit: 100
+                ).contains {
                     $0.id == Int64(fileID)
                 }
             }
@@ -65,7 +68,10 @@ extension FileRoutesTests {
                     == .noContent)
             let files = PostgresFileRepository(database: harness.database, logger: .quiet)
             func orphaned() async throws -> Bool {
-                try await files.orphans(createdBefore: Date().addingTimeInterval(60), limit: 100).contains {
+                try await files.orphans(
+                    createdBefore: Date().addingTimeInterval(60), publicCreatedBefore: Date().addingTimeInterval(60),
+                    limit: 100
+                ).contains {
                     $0.id == Int64(fileID)
                 }
             }

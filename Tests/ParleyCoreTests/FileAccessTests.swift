@@ -179,6 +179,11 @@ actor InMemoryFiles: FileRepository {
     func isDataExport(fileID: Int64) async throws -> Bool { exports.contains(fileID) }
     func roomFiles(roomID: Int64, before: Int64?, limit: Int) async throws -> [StoredFile] { [] }
     func setMedia(fileID: Int64, _ details: MediaDetails) async throws {}
-    func orphans(createdBefore cutoff: Date, limit: Int) async throws -> [StoredFile] { [] }
+    func orphans(createdBefore cutoff: Date, publicCreatedBefore publicCutoff: Date, limit: Int) async throws
+        -> [StoredFile]
+    { [] }
+    func storedBytes(uploadedBy userID: Int64) async throws -> Int64 {
+        files.values.filter { $0.uploadedById == userID }.reduce(0) { $0 + $1.size }
+    }
     func deleteOrphan(id: Int64) async throws -> StoredFile? { nil }
 }

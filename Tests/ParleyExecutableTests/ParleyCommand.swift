@@ -45,6 +45,7 @@ struct ParleyCommand {
             // The tests' users send in bursts; the limits' defaults have tests of their own.
             "PARLEY_LIMIT_MESSAGES_PER_SECOND": "1000000", "PARLEY_LIMIT_MESSAGES_BURST": "1000000",
             "PARLEY_LIMIT_ROOMS_PER_HOUR": "1000000", "PARLEY_LIMIT_MEMBERS_PER_HOUR": "100000000",
+            "PARLEY_LIMIT_UPLOADS_PER_DAY": "100000000",
             // Uploads and media work files in the test's own directory, never the checkout.
             "PARLEY_FILES_DIRECTORY": TestScratch.path("parley-files"),
         ]) { $1 }

@@ -8,6 +8,8 @@ import ParleyCore
 public struct FilesController: Sendable {
     let files: any FileRepository
     let access: FileAccess
+    /// Holds the per-user limits: uploads a day and the storage quota.
+    let rooms: RoomService
     let store: any BlobStore
     let links: FileLinks
     let tokens: AccessTokens
@@ -22,6 +24,7 @@ public struct FilesController: Sendable {
     ) {
         self.files = files
         self.access = FileAccess(files: files, links: links, rooms: rooms)
+        self.rooms = rooms
         self.store = store
         self.links = links
         self.tokens = tokens
@@ -108,9 +111,15 @@ public struct FilesController: Sendable {
     private func upload(_ request: Request, userID: Int64) async throws -> StoredFile {
         let contentType = request.headers[.contentType] ?? ""
         // Multipart framing adds a little; anything declared far beyond the limit is refused unread.
-        if let length = request.headers[.contentLength].flatMap({ Int64($0) }), length > uploadLimit + 64 * 1024 {
+        let declared = request.headers[.contentLength].flatMap({ Int64($0) })
+        if let declared, declared > uploadLimit + 64 * 1024 {
             throw ParleyError(.tooLarge, "The file is larger than \(uploadLimit) bytes.")
         }
+        let quota = rooms.limits.storageQuotaBytes
+        let stored = try await files.storedBytes(uploadedBy: userID)
+        // A declared body beyond the quota is refused unread (its framing may add 64 KiB).
+        if let declared, stored + declared > quota + 64 * 1024 { throw Self.quotaExceeded(quota) }
+        try await rooms.spend("uploads", 1, of: .perDay(rooms.limits.uploadsPerDay), by: userID)
         let key = BlobKey.generate()
         let received: ReceivedUpload
         if contentType.lowercased().hasPrefix("multipart/form-data") {
@@ -126,6 +135,7 @@ public struct FilesController: Sendable {
         }
         let (name, fileExtension) = FileName.sanitize(received.name)
         do {
+            guard stored + received.size <= quota else { throw Self.quotaExceeded(quota) }
             let file = try await files.create(
                 NewFile(
                     uploadedById: userID, name: name, fileExtension: fileExtension, size: received.size,
@@ -147,6 +157,10 @@ public struct FilesController: Sendable {
             try? await store.delete(key: key)
             throw error
         }
+    }
+
+    static func quotaExceeded(_ quota: Int64) -> ParleyError {
+        ParleyError(.quotaExceeded, "Your files would take more than your \(quota) bytes; delete some first.")
     }
 
     struct ReceivedUpload {

@@ -13,7 +13,12 @@ public protocol FileRepository: Sendable {
     func roomFiles(roomID: Int64, before: Int64?, limit: Int) async throws -> [StoredFile]
     func setMedia(fileID: Int64, _ details: MediaDetails) async throws
     /// Never-submitted files created before `cutoff`.
-    func orphans(createdBefore cutoff: Date, limit: Int) async throws -> [StoredFile]
+    /// Uploads no message took: protected ones made before `cutoff`, public ones before
+    /// `publicCutoff` (a public file is no free host: it goes sooner).
+    func orphans(createdBefore cutoff: Date, publicCreatedBefore publicCutoff: Date, limit: Int) async throws
+        -> [StoredFile]
+    /// Bytes of the user's uploads kept now (the storage quota's measure).
+    func storedBytes(uploadedBy userID: Int64) async throws -> Int64
     /// Removes the metadata if the file is still unsubmitted, returning it as it was deleted
     /// (with the thumbnails made meanwhile); nil when a message took it.
     func deleteOrphan(id: Int64) async throws -> StoredFile?

@@ -10,6 +10,10 @@ public struct RateBucket: Sendable, Equatable {
 
     /// `count` an hour, all of them at once if need be.
     public static func perHour(_ count: Int) -> RateBucket { RateBucket(perSecond: Double(count) / 3600, burst: count) }
+    /// `count` a day, all of them at once if need be.
+    public static func perDay(_ count: Int) -> RateBucket {
+        RateBucket(perSecond: Double(count) / 86_400, burst: count)
+    }
 }
 
 /// The limits against abuse in rooms, per user (`PARLEY_LIMIT_*`).
@@ -22,15 +26,22 @@ public struct AbuseLimits: Sendable, Equatable {
     public var membersPerRequest: Int
     /// Users added to rooms, in all.
     public var membersPerHour: Int
+    /// Uploads started.
+    public var uploadsPerDay: Int
+    /// Bytes of a user's uploads kept at once (413 `quota-exceeded` beyond).
+    public var storageQuotaBytes: Int64
 
     public init(
         messages: RateBucket = RateBucket(perSecond: 10, burst: 30), roomsPerHour: Int = 20,
-        membersPerRequest: Int = 1_000, membersPerHour: Int = 2_000
+        membersPerRequest: Int = 1_000, membersPerHour: Int = 2_000, uploadsPerDay: Int = 500,
+        storageQuotaBytes: Int64 = 5 << 30
     ) {
         self.messages = messages
         self.roomsPerHour = roomsPerHour
         self.membersPerRequest = membersPerRequest
         self.membersPerHour = membersPerHour
+        self.uploadsPerDay = uploadsPerDay
+        self.storageQuotaBytes = storageQuotaBytes
     }
 }
 

@@ -13,7 +13,7 @@ public struct RoomService: Sendable {
     let addPolicy: RoomAddPolicy
     /// The limits against abuse (``AbuseLimits``) and the buckets that count them; without
     /// buckets, only the per-request bound holds.
-    let limits: AbuseLimits
+    public let limits: AbuseLimits
     let buckets: (any TokenBuckets)?
 
     public init(
@@ -226,8 +226,9 @@ public struct RoomService: Sendable {
         return (try? await buckets.take(counts, from: bucket)) ?? [:]
     }
 
-    /// Takes `count` of the user's `what` bucket, or refuses all of them (429 `rate-limited`).
-    private func spend(_ what: String, _ count: Int, of bucket: RateBucket, by userID: Int64) async throws {
+    /// Takes `count` of the user's `what` bucket, or refuses all of them (429 `rate-limited`):
+    /// the one check of every per-user limit (uploads' too).
+    public func spend(_ what: String, _ count: Int, of bucket: RateBucket, by userID: Int64) async throws {
         let key = Self.bucketKey(what, userID)
         if let allowance = await allowances([key: count], of: bucket)[key], allowance.allowed < count {
             throw ParleyError.tooMany(what, retryAfter: allowance.retryAfter)

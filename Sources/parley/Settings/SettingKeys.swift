@@ -357,7 +357,15 @@ enum SettingKeys {
             "Users one request may add (a new room's members); more is 400 before any is looked up.")
         static let membersPerHour = SettingKey(
             "limit.membersPerHour", default: "2000", "Users one user may add to rooms per hour, in all.")
-        static let all = [messagesPerSecond, messagesBurst, roomsPerHour, membersPerRequest, membersPerHour]
+        static let uploadsPerDay = SettingKey(
+            "limit.uploadsPerDay", default: "500", "Uploads a user may start per day (429 beyond).")
+        static let storageQuota = SettingKey(
+            "storage.quotaBytes", default: "5368709120",
+            "Bytes of a user's uploads kept at once (5 GiB); an upload beyond gets 413 quota-exceeded.")
+        static let all = [
+            messagesPerSecond, messagesBurst, roomsPerHour, membersPerRequest, membersPerHour, uploadsPerDay,
+            storageQuota,
+        ]
     }
 
     static let all =

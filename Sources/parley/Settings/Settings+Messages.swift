@@ -40,6 +40,8 @@ extension Settings {
                 perSecond: rate, burst: try required(int(K.messagesBurst, in: 1...1_000_000), K.messagesBurst)),
             roomsPerHour: try required(int(K.roomsPerHour, in: 1...1_000_000), K.roomsPerHour),
             membersPerRequest: try required(int(K.membersPerRequest, in: 2...1_000_000), K.membersPerRequest),
-            membersPerHour: try required(int(K.membersPerHour, in: 1...100_000_000), K.membersPerHour))
+            membersPerHour: try required(int(K.membersPerHour, in: 1...100_000_000), K.membersPerHour),
+            uploadsPerDay: try required(int(K.uploadsPerDay, in: 1...100_000_000), K.uploadsPerDay),
+            storageQuotaBytes: Int64(try required(int(K.storageQuota, in: 1...Int.max), K.storageQuota)))
     }
 }
