@@ -33,4 +33,33 @@ struct LastAdminTests {
             #expect(roles.sorted() == ["admin", "reader"])
         }
     }
+
+    @Test func anErasedLastAdminHandsTheRoomToItsLongestStandingMember() async throws {
+        let harness = try await AccountsHarness.make()
+        try await harness.run { client in
+            let (room, users) = try await client.roomOfThree()
+            let (admin, writer, reader) = (users[0], users[1], users[2])
+            // The reader joined before a newcomer: the longest-standing after the admin.
+            let newcomer = try await client.signUp()
+            _ = try await client.json(
+                .put, "/v1/rooms/\(room)/members/\(userID(newcomer))", token: token(admin), body: #"{"role":"writer"}"#)
+            let deleted = try await client.json(
+                .delete, "/v1/me", token: token(admin), body: #"{"currentPassword":"correct horse"}"#)
+            #expect(deleted.status == .accepted)
+            try await harness.runMaintenance()
+            let members = try await client.json(.get, "/v1/rooms/\(room)/members", token: token(writer))
+            let roles = Dictionary(
+                uniqueKeysWithValues: (members.json["members"] as? [[String: Any]] ?? []).compactMap {
+                    member -> (Int, String)? in
+                    guard let user = member["user"] as? [String: Any], let id = user["id"] as? Int,
+                        let role = member["role"] as? String
+                    else { return nil }
+                    return (id, role)
+                })
+            // roomOfThree adds the writer before the reader.
+            #expect(roles[Int(userID(writer))] == "admin", "\(roles)")
+            #expect(roles[Int(userID(reader))] == "reader" && roles[Int(userID(newcomer))] == "writer")
+            #expect(roles[Int(userID(admin))] == nil)
+        }
+    }
 }

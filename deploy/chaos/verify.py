@@ -65,7 +65,7 @@ class Window:
     def __init__(self, name, start, end, fault=None):
         self.name, self.start, self.end, self.fault = name, start, end, fault
         self.acknowledged = self.stored = self.lost = self.duplicated = 0
-        self.delivered = self.duplicate_deliveries = self.failed_attempts = 0
+        self.delivered = self.duplicate_deliveries = self.failed_attempts = self.retried_after_ack = 0
         self.reads = self.failed_reads = 0
         self.longest_pause = None
         self.recover_ack = self.recover_ready = None
@@ -205,7 +205,14 @@ class Verification(Checks):
                 self.fail(f"{w.name}: {w.duplicated} acknowledged send(s) stored more than once")
         for e in errors:
             if "t" in e:
-                self.window_of(e["t"]).failed_attempts += 1
+                w = self.window_of(e["t"])
+                w.failed_attempts += 1
+                # A publish the broker acknowledged that the client still had to send again.
+                if e.get("via") == "mqtt-acknowledged":
+                    w.retried_after_ack += 1
+        for w in self.windows:
+            if w.fault and w.fault.get("id") == "mqtt-restart" and w.retried_after_ack:
+                self.fail(f"{w.name}: {w.retried_after_ack} acknowledged publish(es) needed the client's retry")
         self.has_reads = os.path.exists(os.path.join(load, "reads.jsonl")) and \
             os.path.getsize(os.path.join(load, "reads.jsonl")) > 0
         for r in read_jsonl(os.path.join(load, "reads.jsonl")):
@@ -269,7 +276,7 @@ class Verification(Checks):
         header = ["fault", "recover: ack", "recover: ready", "readiness"]
         if with_load:
             header += ["longest pause", "acknowledged", "stored", "lost", "dup in store", "delivered",
-                       "dup deliveries", "failed attempts"]
+                       "dup deliveries", "failed attempts", "retried after PUBACK"]
         reads = with_load and getattr(self, "has_reads", False)
         if reads:
             header += ["reads", "failed reads"]
@@ -282,7 +289,7 @@ class Verification(Checks):
                    seconds(w.recover_ready) if w.fault else "–", w.readiness]
             if with_load:
                 row += [seconds(w.longest_pause) if w.fault else "–", w.acknowledged, w.stored, w.lost,
-                        w.duplicated, w.delivered, w.duplicate_deliveries, w.failed_attempts]
+                        w.duplicated, w.delivered, w.duplicate_deliveries, w.failed_attempts, w.retried_after_ack]
             if reads:
                 row += [w.reads, w.failed_reads]
             rows.append(row)
@@ -312,6 +319,8 @@ class Verification(Checks):
               "send on one path from the fault's start to the first one after its end; dup in store: acknowledged sends stored more than once; "
               "delivered: stored messages that reached every other member on the room topic; dup deliveries: "
               "copies beyond the first (same hash); failed attempts: sends that failed and were retried; "
+              "retried after PUBACK: chat-in publishes the broker acknowledged that the client had to send "
+              "again (message-rejected unavailable: none for a graceful broker restart); "
               "reads: history and room-list reads made, and those not answered 200 (not retried).")
         if getattr(self, "summary", None):
             print(f"\nload summary: {json.dumps(self.summary)}")

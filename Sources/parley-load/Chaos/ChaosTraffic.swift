@@ -281,7 +281,10 @@ final class ChaosTraffic: Sendable {
             } else if envelope.type == "message-rejected", envelope.data?.code == "unavailable",
                 let send = mqttSends.withLock({ $0[uid] })
             {
-                // "Publish it again": the server could not store it.
+                // "Publish it again": the server could not store it. Recorded apart: the broker had
+                // acknowledged it, so only the client's retry keeps it (none should be needed
+                // across a graceful broker restart).
+                log.error(uid: uid, via: "mqtt-acknowledged", "message-rejected unavailable after its PUBACK")
                 let task = Task { [self] in
                     await untilAcknowledged(uid: uid, room: send.room, sender: send.sender, via: "mqtt") {
                         await self.publish(uid: uid, room: send.room, sender: send.sender)
