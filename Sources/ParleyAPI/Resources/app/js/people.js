@@ -119,7 +119,9 @@ export async function membersDialog(chat, room) {
   };
   const add = admin && userSearch(chat, async (user) => {
     try {
-      await chat.api.send('PUT', `/v1/rooms/${room.id}/members/${user.id}`, { role: 'writer' });
+      const answer = await chat.api.send('PUT', `/v1/rooms/${room.id}/members/${user.id}`, { role: 'writer' });
+      // 202: someone who left, or a stranger under the invite policy, joins on accepting.
+      if (answer && answer.invitation) notify(`${fullName(user)} is invited and joins on accepting.`);
       await load();
     } catch (error) {
       notify(error.message);
