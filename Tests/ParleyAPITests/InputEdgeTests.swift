@@ -117,10 +117,13 @@ struct InputEdgeTests {
     }
 
     @Test func idsBeyondTheirColumnAreNotFound() async throws {
-        try await AccountsHarness.make().run { client in
+        let harness = try await AccountsHarness.make()
+        try await harness.run { client in
             let (id, users) = try await client.roomOfThree()
+            // Linking application roles needs a system administrator (anyone else: 403 first).
+            let admin = try await AdminRoutesTests().promote(users[0], client, harness)
             let huge = try await client.json(
-                .put, "/v1/rooms/\(id)/app-roles/3000000000", token: token(users[0]), body: #"{"role":"reader"}"#)
+                .put, "/v1/rooms/\(id)/app-roles/3000000000", token: admin, body: #"{"role":"reader"}"#)
             #expect(huge.status == .notFound)
             let overflow = try await client.json(.get, "/v1/rooms/99999999999999999999", token: token(users[0]))
             #expect(overflow.status == .notFound)
