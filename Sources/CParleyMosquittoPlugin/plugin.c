@@ -240,45 +240,13 @@ static int on_acl_check(int event, void *event_data, void *userdata)
     return answer == 1 ? MOSQ_ERR_SUCCESS : MOSQ_ERR_ACL_DENIED;
 }
 
-static void kick(const char *client_id, void *context)
-{
-    (void)context;
-    mosquitto_kick_client_by_clientid(client_id, false);
-}
-static void invalidate(const char *user_and_topic, void *context)
-{
-    (void)context;
-    const char *space = strchr(user_and_topic, ' ');
-    if (space == NULL || space - user_and_topic >= 32) return;
-    char user[32];
-    memcpy(user, user_and_topic, (size_t)(space - user_and_topic)); /* < 32, checked above */
-    user[space - user_and_topic] = '\0';
-    cache_clear_matching(user, NULL, space + 1);
-}
-static void revoke(const char *session, void *context)
-{
-    (void)context;
-    revocations_add(strtoll(session, NULL, 10), time(NULL));
-}
-
 static int on_control(int event, void *event_data, void *userdata)
 {
     (void)event;
     (void)userdata;
     struct mosquitto_evt_control *ed = event_data;
     if (!is_server(mosquitto_client_username(ed->client))) return MOSQ_ERR_ACL_DENIED;
-    if (ed->payloadlen == 0 || ed->payloadlen > 65536) return MOSQ_ERR_INVAL;
-    char *json = malloc(ed->payloadlen + 1);
-    if (json == NULL) return MOSQ_ERR_NOMEM;
-    memcpy(json, ed->payload, ed->payloadlen);
-    json[ed->payloadlen] = '\0';
-    /* {"invalidate":[...],"revokeSessions":[...],"kickClients":[...]}: in this order, so
-       a kicked client that reconnects at once meets a fresh cache and a refused token. */
-    json_each_string(json, "invalidate", invalidate, NULL);
-    json_each_string(json, "revokeSessions", revoke, NULL);
-    json_each_string(json, "kickClients", kick, NULL);
-    free(json);
-    return MOSQ_ERR_SUCCESS;
+    return control_apply(ed->payload, ed->payloadlen);
 }
 
 static int on_message(int event, void *event_data, void *userdata)

@@ -2,6 +2,7 @@
 #define PARLEY_PLUGIN_INTERNAL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -25,6 +26,9 @@ void cache_clear_decisions(const char *username, const char *client_id);
 
 /* A cache kind besides MQTT's access values (1 read, 2 write, 4 subscribe). */
 #define MARK_GONE 7          /* the client's connection ended (its will must not post) */
+
+/* Applies a control command of the server's (control.c): MOSQ_ERR_SUCCESS, or the error. */
+int control_apply(const void *payload, uint32_t length);
 
 /* Revoked sessions, kept in `path` (NULL: in memory only) for `seconds` after each revocation. */
 int revocations_open(const char *path, long seconds, time_t now);
