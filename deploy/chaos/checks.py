@@ -11,8 +11,9 @@ class Checks:
     # Readiness
 
     def intervals(self, target):
-        """[(start, end or None, state, details)] of the target's spells of answers other than 200:
-        from when the first such poll was sent to when the next 200 came back."""
+        """[(start, end or None, state, details, seen)] of the target's spells of answers other than
+        200: from when the first such poll was sent to when the next 200 came back; seen is when that
+        first answer came back (a poll sent just before a fault may be answered during it)."""
         out, current = [], None
         for r in self.readiness:
             if r.get("target") != target or r.get("end"):
@@ -20,7 +21,7 @@ class Checks:
             if r["state"] != "200":
                 what = f"{r['state']} {r.get('detail') or ''}".strip()
                 if current is None:
-                    current = [r["t"], None, r["state"], [what]]
+                    current = [r["t"], None, r["state"], [what], r.get("answered", r["t"])]
                 elif what not in current[3]:
                     current[3].append(what)
             elif current is not None:
@@ -29,7 +30,14 @@ class Checks:
                 current = None
         if current is not None:
             out.append(tuple(current))
-        return [(start, end, state, "; ".join(details)) for start, end, state, details in out]
+        return [(start, end, state, "; ".join(details), seen) for start, end, state, details, seen in out]
+
+    @staticmethod
+    def overlaps(spell, window):
+        """A spell not ready belongs to a fault's window when its first such answer came back before
+        the window's end (the next fault's start) and it ended, if at all, after the fault began: a
+        poll sent just before the next fault and answered unready during it is the next fault's."""
+        return spell[4] < window.end and (spell[1] is None or spell[1] > window.fault["start"])
 
     def check_readiness(self):
         if not self.readiness:
@@ -41,9 +49,7 @@ class Checks:
         for w in self.windows[1:]:
             f = w.fault
             target = f.get("readiness", "serve")
-            # Spells not ready of the fault's target that began before the window's end and
-            # ended (if at all) after the fault began.
-            mine = [s for s in spans.get(target, []) if s[0] < w.end and (s[1] is None or s[1] > f["start"])]
+            mine = [s for s in spans.get(target, []) if self.overlaps(s, w)]
             if not mine:
                 w.recover_ready = 0
                 w.readiness = "200 throughout"
@@ -69,7 +75,7 @@ class Checks:
                     self.goal(f"{w.name}: serve's readiness stayed 200 during the outage (polled every 200 ms)")
             for t in targets:
                 for s in spans[t]:
-                    if s[0] < w.end and (s[1] is None or s[1] > f["start"]):
+                    if self.overlaps(s, w):
                         end = "not again" if s[1] is None else clock(s[1])
                         self.readiness_notes.append(f"{w.name}: {t} {s[3]}, {clock(s[0])} – {end}")
         # Before the first fault nothing should have been unready once the load ran.
