@@ -2,59 +2,58 @@ import Logging
 import ParleyCore
 import PostgresNIO
 
-/// The transactional outbox: events recorded with the change they describe, published by
-/// the relay after commit (`messenger.outbox`).
+/// The transactional outbox: events recorded with the change they describe, delivered by the
+/// relay after commit (`messenger.outbox`, ``OutboxRelay``). A new message's row is the send's
+/// own (it names the message: ``SendBatchStatements``); every other event is recorded here.
 enum Outbox {
     static let channel = "parley_outbox"
 
-    /// - Parameter topic: where `event` goes; the room's topic when nil.
-    static func add(
-        roomID: Int64, event: String?, fanout: FanoutJob?, topic: String? = nil, on connection: PostgresConnection,
-        logger: Logger
-    ) async throws {
-        // The notification is delivered at commit, so the relay wakes only for committed events.
-        _ = try await connection.execute(
-            OutboxAddStatement(roomID: roomID, event: event, fanout: fanout?.json(), topic: topic), logger: logger)
+    /// Records `events` in the caller's transaction, in this order (one statement per run of
+    /// events of the same room: one round trip where a change records many, an erasure's
+    /// tombstones). The relay wakes at commit, so only for committed events.
+    static func record(_ events: [DomainEvent], on connection: PostgresConnection, logger: Logger) async throws {
+        var rest = events[...]
+        while let first = rest.first {
+            let run = rest.prefix { $0.roomID == first.roomID }
+            rest = rest.dropFirst(run.count)
+            _ = try await connection.execute(
+                OutboxRecordStatement(
+                    roomID: first.roomID, names: run.map(\.name.rawValue), payloads: run.map { $0.payload() }),
+                logger: logger)
+        }
     }
 
-    /// Several events for the room's topic, in this order, in one statement (one round trip
-    /// where a change records many: an erasure's tombstones).
-    static func add(roomID: Int64, events: [String], on connection: PostgresConnection, logger: Logger) async throws {
-        guard !events.isEmpty else { return }
-        // Identities follow the ordered SELECT, so the relay publishes the events in this order.
-        try await connection.query(
-            """
-            WITH added AS (
-                INSERT INTO messenger.outbox (chat_room_id, event)
-                SELECT \(roomID), e.event FROM unnest(\(events)::text[]) WITH ORDINALITY AS e(event, place)
-                ORDER BY e.place
-                RETURNING id
-            )
-            SELECT pg_notify('\(unescaped: channel)', '') FROM (SELECT 1 FROM added LIMIT 1) once
-            """, logger: logger)
+    static func record(_ event: DomainEvent, on connection: PostgresConnection, logger: Logger) async throws {
+        try await record([event], on: connection, logger: logger)
     }
 }
 
-extension Outbox {
-    /// A command for the broker plugin that concerns no room (a block, an account's clients),
-    /// published after commit like every event.
-    static func control(_ command: BrokerControl, on connection: PostgresConnection, logger: Logger) async throws {
-        _ = try await connection.execute(
-            OutboxAddStatement(roomID: nil, event: command.json(), fanout: nil, topic: BrokerControl.topic),
-            logger: logger)
+/// Records events of one room (or of none) in the outbox, in order, and wakes the relay at
+/// commit.
+struct OutboxRecordStatement: PostgresPreparedStatement {
+    // Identities follow the ordered SELECT, so the relay delivers the events in this order.
+    static let sql = """
+        WITH added AS (
+            INSERT INTO messenger.outbox (chat_room_id, kind, event)
+            SELECT $1::bigint, e.kind, e.event
+            FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS e(kind, event, place)
+            ORDER BY e.place
+            RETURNING id
+        )
+        SELECT pg_notify('\(Outbox.channel)', '') FROM (SELECT 1 FROM added LIMIT 1) AS once
+        """
+    typealias Row = ()
+    let roomID: Int64?
+    let names: [String]
+    let payloads: [String]
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 3)
+        try bindings.append(roomID)
+        try bindings.append(names)
+        try bindings.append(payloads)
+        return bindings
     }
 
-    /// Stops the broker's deliveries of the room to users who lost it (within the relay's
-    /// wake-up, well under a second).
-    static func roomLost(roomID: Int64, userIDs: [Int64], on connection: PostgresConnection, logger: Logger)
-        async throws
-    {
-        guard !userIDs.isEmpty else { return }
-        let uid = try await connection.query(
-            "SELECT uid FROM messenger.chat_room WHERE id = \(roomID)", logger: logger
-        ).single(String.self)
-        try await add(
-            roomID: roomID, event: BrokerControl.roomLost(roomUID: uid, userIDs: userIDs).json(), fanout: nil,
-            topic: BrokerControl.topic, on: connection, logger: logger)
-    }
+    func decodeRow(_ row: PostgresRow) throws -> Row {}
 }

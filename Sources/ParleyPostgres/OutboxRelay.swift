@@ -4,8 +4,9 @@ import PostgresNIO
 import ServiceLifecycle
 import Synchronization
 
-/// Publishes the outbox: each committed event goes to its room topic, the fan-out jobs of a
-/// batch to the queue as one job (``FanoutBatch``), and only then are their rows deleted.
+/// Publishes the outbox: each committed event goes where its ``ParleyCore/DomainEvent/delivery(roomUID:)``
+/// says (its room topic, the broker plugin's control topic), the fan-out jobs of a batch to the
+/// queue as one job (``FanoutBatch``), and only then are their rows deleted.
 /// A ``FanoutPlanner`` may take part of the fan-out: copies to rooms whose readers a fan-out
 /// in the same process keeps go out with the batch's events, with no hop through Redis.
 ///
@@ -136,13 +137,18 @@ public struct OutboxRelay: Service {
             unqueued.clear()
             return published
         }
+        for row in rows {
+            if let unreadable = row.unreadable {
+                logger.error("an outbox event this server cannot read; dropped", metadata: ["reason": "\(unreadable)"])
+            }
+        }
         let spans = RelaySpans(rows)
         // In commit order, with the copies the planner could make, acknowledged together; the
         // rest of the batch's fan-out as one job.
         let entries = spans.entries(of: rows)
         let plan = planner?.plan(entries) ?? FanoutPlan(queued: entries)
         do {
-            try await publish(rows.compactMap { row in row.event.map { (row.topic, $0) } } + plan.copies)
+            try await publish(rows.flatMap(\.events) + plan.copies)
             if !plan.queued.isEmpty {
                 let job = FanoutBatch.encode(plan.queued)
                 do {
@@ -177,8 +183,8 @@ public struct OutboxRelay: Service {
 
         /// The rows' fan-out entries, each traced one's job continuing its relay span.
         func entries(of rows: [OutboxBatchStatement.Row]) -> [FanoutBatch.Entry] {
-            guard !spans.isEmpty else { return rows.compactMap(\.fanout) }
-            return zip(rows, spans).compactMap { row, span in row.fanout?.continuing(span?.traceparent) }
+            guard !spans.isEmpty else { return rows.flatMap(\.fanout) }
+            return zip(rows, spans).flatMap { row, span in row.fanout.map { $0.continuing(span?.traceparent) } }
         }
 
         func end(failing error: (any Error)? = nil) {

@@ -129,43 +129,15 @@ struct InsertMessageStatement: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> Row { row }
 }
 
-/// Records an event in the outbox and wakes the relay at commit.
-struct OutboxAddStatement: PostgresPreparedStatement {
-    static let sql = """
-        WITH added AS (
-            INSERT INTO messenger.outbox (chat_room_id, event, fanout, topic)
-            VALUES ($1::bigint, $2::text, $3::text, $4::text) RETURNING id
-        )
-        SELECT pg_notify('\(Outbox.channel)', '') FROM added
-        """
-    typealias Row = ()
-    /// Nil for a broker command that concerns no room (``Outbox/control(_:on:logger:)``).
-    let roomID: Int64?
-    let event: String?
-    let fanout: String?
-    let topic: String?
-
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 4)
-        try bindings.append(roomID)
-        try bindings.append(event)
-        try bindings.append(fanout)
-        try bindings.append(topic)
-        return bindings
-    }
-
-    func decodeRow(_ row: PostgresRow) throws -> Row {}
-}
-
 /// The relay's next batch, in commit order (only the relay holding the lock reads it), and
 /// the deletion of the batch it published before (`published`): one round trip per batch
 /// while events keep coming. A new message's row brings the stored message, whose event the
 /// relay encodes, with the versions its fan-out may trust kept readers and token holders at;
-/// its other rows carry their event.
+/// a domain event's row is delivered as ``ParleyCore/DomainEvent/delivery(roomUID:)`` says.
 struct OutboxBatchStatement: PostgresPreparedStatement {
     static let sql = """
         WITH deleted AS (DELETE FROM messenger.outbox WHERE id = ANY($2::bigint[]))
-        SELECT o.id, coalesce(o.topic, '\(Topic.roomPrefix)' || c.uid), o.event, o.fanout,
+        SELECT o.id, o.kind, o.topic, c.uid, o.event, o.fanout,
                coalesce(c.readers_version, 0), (SELECT version FROM notifications.push_token_version),
                o.traceparent, \(MessageColumns.list(fresh: true))
         FROM messenger.outbox o
@@ -183,12 +155,14 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
 
     struct Row {
         let id: Int64
-        let topic: String
-        /// The event to publish on `topic`; nil when only a fan-out goes out.
-        let event: String?
-        let fanout: FanoutBatch.Entry?
+        /// Published in this order: the room's events, then commands for the broker plugin.
+        let events: [(topic: String, payload: String)]
+        let fanout: [FanoutBatch.Entry]
         /// The trace of the send that stored a new message (``ParleyCore/PipelineTrace``).
         let traceparent: String?
+        /// Why the row delivers nothing although it recorded an event: one this server cannot
+        /// read (a newer server's), which would otherwise hold every event behind it.
+        let unreadable: String?
     }
 
     func makeBindings() throws -> PostgresBindings {
@@ -199,28 +173,41 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row {
-        let (id, topic, event, fanout, readersVersion, tokensVersion, traceparent) = try row.decode(
-            (Int64, String, String?, String?, Int64, Int64, String?).self)
+        let (id, kind, topic, roomUID, event, fanout, readersVersion, tokensVersion, traceparent) = try row.decode(
+            (Int64, String?, String?, String?, String?, String?, Int64, Int64, String?).self)
         let columns = row.makeRandomAccess()
         // The message's columns (``MessageColumns``), null when the row is not a new message's.
-        guard try columns[7].decode(Int64?.self) != nil else {
-            // An event of its own, or a new message deleted since (its room's with it): the
-            // row's event, if any, as it is.
+        guard try columns[9].decode(Int64?.self) != nil else {
+            if let kind { return Self.domainEvent(id: id, kind: kind, payload: event, roomUID: roomUID) }
+            // Recorded before domain events (migration 0023) as it goes out, or a new message
+            // deleted since (its room's with it): the row's event, if any, as it is.
+            let events = event.map { [(topic ?? roomUID.map { Topic.room($0) } ?? BrokerControl.topic, $0)] } ?? []
             return Row(
-                id: id, topic: topic, event: event, fanout: fanout.map { .init(job: $0, event: event) },
-                traceparent: nil)
+                id: id, events: events, fanout: fanout.map { [.init(job: $0, event: event)] } ?? [], traceparent: nil,
+                unreadable: nil)
         }
-        let message = try MessageColumns.decode(columns, from: 7, links: links).message
+        let message = try MessageColumns.decode(columns, from: 9, links: links).message
         // Encoded once: these bytes go to the room topic and to every reader's copy.
-        let encoded = RoomEvent.newMessage(message).json()
+        let (encoded, job) = EventDelivery.newMessage(
+            message, readersVersion: readersVersion, pushTokensVersion: tokensVersion, traceparent: traceparent)
         return Row(
-            id: id, topic: topic, event: encoded,
-            fanout: FanoutBatch.Entry(
-                FanoutJob.newMessage(
-                    message, readersVersion: readersVersion, pushTokensVersion: tokensVersion,
-                    traceparent: traceparent),
-                event: encoded),
-            traceparent: traceparent)
+            id: id, events: [(topic ?? Topic.room(roomUID ?? ""), encoded)],
+            fanout: [FanoutBatch.Entry(job, event: encoded)], traceparent: traceparent, unreadable: nil)
+    }
+
+    private static func domainEvent(id: Int64, kind: String, payload: String?, roomUID: String?) -> Row {
+        guard let name = DomainEvent.Name(rawValue: kind),
+            let event = try? DomainEvent(name: name, payload: payload ?? "")
+        else {
+            return Row(id: id, events: [], fanout: [], traceparent: nil, unreadable: "an event \(kind) not read")
+        }
+        let delivery = event.delivery(roomUID: roomUID)
+        let room = roomUID.map { uid in delivery.roomEvents.map { (Topic.room(uid), $0) } } ?? []
+        // Each job's event goes once in the batch, beside the job (``FanoutBatch``).
+        return Row(
+            id: id, events: room + delivery.controls.map { (BrokerControl.topic, $0.json()) },
+            fanout: delivery.fanout.map { FanoutBatch.Entry($0.with(event: ""), event: $0.event) }, traceparent: nil,
+            unreadable: nil)
     }
 }
 

@@ -159,26 +159,18 @@ public struct PostgresDirectoryRepository: DirectoryRepository {
             guard try await change(connection) else { return false }
             let after = try await readableRooms(rooms, userID: userID, on: connection)
             for room in rooms {
-                let notice: String? =
-                    before.contains(room) == after.contains(room) ? nil : (after.contains(room) ? "added" : "removed")
                 let serial = try await connection.query(
                     """
                     UPDATE messenger.chat_room SET updated_at = clock_timestamp() WHERE id = \(room)
                     RETURNING (extract(epoch FROM updated_at) * 1000000)::bigint
                     """, logger: logger
                 ).single(Int64.self)
-                let kind = notice == nil ? "roles" : "members"
-                if notice == "removed" {
-                    try await Outbox.roomLost(roomID: room, userIDs: [userID], on: connection, logger: logger)
-                }
-                try await Outbox.add(
-                    roomID: room, event: RoomEvent.change(kind, roomID: room, by: 0, serial: serial).json(),
-                    fanout: notice.map {
-                        FanoutJob(
-                            roomID: room, event: RoomEvent.change($0, roomID: room, by: 0, serial: serial).json(),
-                            audience: .users, userIDs: [userID],
-                            push: $0 == "added" ? PushIntent(reason: .added, actorID: 0) : nil)
-                    }, on: connection, logger: logger)
+                let (was, `is`) = (before.contains(room), after.contains(room))
+                try await Outbox.record(
+                    .membersChanged(
+                        MembersChanged(
+                            roomId: room, byId: 0, serial: serial, addedIds: !was && `is` ? [userID] : [],
+                            removedIds: was && !`is` ? [userID] : [])), on: connection, logger: logger)
             }
             return true
         }

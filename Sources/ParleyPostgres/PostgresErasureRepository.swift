@@ -166,15 +166,9 @@ public struct PostgresErasureRepository: ErasureRepository {
             try await connection.query(
                 "UPDATE messenger.chat_room SET deleted_at = clock_timestamp() WHERE id = \(roomID)", logger: logger)
             let serial = try await rooms.touch(roomID: roomID, on: connection)
-            // On the room topic for clients still subscribed, and to every member's own topic,
-            // which does not depend on the membership just ended.
-            let event = RoomEvent.change("deleted", roomID: roomID, by: userID, serial: serial).json()
-            try await Outbox.add(
-                roomID: roomID, event: event,
-                fanout: members.isEmpty
-                    ? nil : FanoutJob(roomID: roomID, event: event, audience: .users, userIDs: members, push: nil),
+            try await Outbox.record(
+                .roomDeleted(RoomDeleted(roomId: roomID, byId: userID, serial: serial, memberIds: members)),
                 on: connection, logger: logger)
-            try await Outbox.roomLost(roomID: roomID, userIDs: members, on: connection, logger: logger)
             return true
         }
     }

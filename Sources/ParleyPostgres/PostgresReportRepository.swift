@@ -21,23 +21,34 @@ public struct PostgresReportRepository: ReportRepository {
     public func report(messageID: Int64, roomID: Int64, by reporterID: Int64, reason: ReportReason, comment: String?)
         async throws -> Bool
     {
-        let found = try await database.client.query(
-            """
-            WITH m AS (
-                SELECT id, chat_room_id, seq, sent_by_id, content, file_id, created_at FROM messenger.message
-                WHERE id = \(messageID) AND chat_room_id = \(roomID)
-            ), added AS (
-                INSERT INTO messenger.report (message_id, chat_room_id, reporter_id, reason, comment, message_seq,
-                                              message_sender_id, message_content, message_file_id, message_created_at)
-                SELECT m.id, m.chat_room_id, \(reporterID), \(reason.rawValue), \(comment), m.seq, m.sent_by_id,
-                       m.content, m.file_id, m.created_at
-                FROM m
-                ON CONFLICT (message_id, reporter_id) DO NOTHING
-            )
-            SELECT count(*) FROM m
-            """, logger: logger
-        ).single(Int64.self)
-        return found == 1
+        try await database.transaction(logger: logger) { connection in
+            let (found, filed) = try await connection.query(
+                """
+                WITH m AS (
+                    SELECT id, chat_room_id, seq, sent_by_id, content, file_id, created_at FROM messenger.message
+                    WHERE id = \(messageID) AND chat_room_id = \(roomID)
+                ), added AS (
+                    INSERT INTO messenger.report (message_id, chat_room_id, reporter_id, reason, comment, message_seq,
+                                                  message_sender_id, message_content, message_file_id,
+                                                  message_created_at)
+                    SELECT m.id, m.chat_room_id, \(reporterID), \(reason.rawValue), \(comment), m.seq, m.sent_by_id,
+                           m.content, m.file_id, m.created_at
+                    FROM m
+                    ON CONFLICT (message_id, reporter_id) DO NOTHING
+                    RETURNING id
+                )
+                SELECT (SELECT count(*) FROM m), (SELECT id FROM added)
+                """, logger: logger
+            ).single((Int64, Int64?).self)
+            if let filed {
+                try await Outbox.record(
+                    .reportFiled(
+                        ReportFiled(
+                            id: filed, messageId: messageID, chatRoomId: roomID, reporterId: reporterID,
+                            reason: reason.rawValue)), on: connection, logger: logger)
+            }
+            return found == 1
+        }
     }
 
     static let columns = """

@@ -79,8 +79,7 @@ extension PostgresRoomRepository: MessageActionRepository {
             guard let message = try await message(id: messageID, roomID: roomID, viewer: nil, on: connection) else {
                 return false
             }
-            try await Outbox.add(
-                roomID: roomID, event: RoomEvent.edited(message).json(), fanout: nil, on: connection, logger: logger)
+            try await Outbox.record(.messageEdited(message), on: connection, logger: logger)
             return true
         }
     }
@@ -133,12 +132,10 @@ extension PostgresRoomRepository: MessageActionRepository {
             }
             try await recordChange(of: ids, roomID: roomID, deletedSeq: lastSeq, on: connection)
             let events = deleted.map { id, seq, deletedAt in
-                RoomEvent.deleted(
-                    RoomEvent.Deleted(
-                        id: id, seq: seq, chatRoomId: roomID, deletedAt: deletedAt, deletedById: userID)
-                ).json()
+                DomainEvent.messageDeleted(
+                    RoomEvent.Deleted(id: id, seq: seq, chatRoomId: roomID, deletedAt: deletedAt, deletedById: userID))
             }
-            try await Outbox.add(roomID: roomID, events: events, on: connection, logger: logger)
+            try await Outbox.record(events, on: connection, logger: logger)
         }
     }
 
@@ -188,11 +185,9 @@ extension PostgresRoomRepository: MessageActionRepository {
                 logger: logger
             ).single(Int64.self)
             let at = try await recordChange(of: [messageID], roomID: roomID, on: connection)
-            let event = RoomEvent.reactionChanged(
-                RoomEvent.ReactionChanged(
-                    messageId: messageID, chatRoomId: roomID, key: key, userId: userID, added: add, count: count),
-                at: at)
-            try await Outbox.add(roomID: roomID, event: event.json(), fanout: nil, on: connection, logger: logger)
+            let change = RoomEvent.ReactionChanged(
+                messageId: messageID, chatRoomId: roomID, key: key, userId: userID, added: add, count: count)
+            try await Outbox.record(.reactionChanged(ReactionChange(change, at: at)), on: connection, logger: logger)
             return .changed(count: count)
         }
     }

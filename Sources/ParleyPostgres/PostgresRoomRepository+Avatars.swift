@@ -22,8 +22,9 @@ extension PostgresRoomRepository: AvatarRepository {
                 """, logger: logger
             ).first(Int64.self)
             guard let serial = changed else { return }
-            let change = RoomEvent.change("avatar", roomID: roomID, by: userID, serial: serial)
-            try await Outbox.add(roomID: roomID, event: change.json(), fanout: nil, on: connection, logger: logger)
+            try await Outbox.record(
+                .roomChanged(RoomChanged(roomId: roomID, byId: userID, change: .avatar, serial: serial)),
+                on: connection, logger: logger)
         }
     }
 }

@@ -47,11 +47,8 @@ extension PostgresRoomRepository: BlockRepository {
                 WHERE (invitee_id = \(blockedID) AND inviter_id = \(blockerID))
                    OR (invitee_id = \(blockerID) AND inviter_id = \(blockedID))
                 """, logger: logger)
-            // The broker forgets that the blocked user may read the blocker's presence: its
-            // deliveries stop, and a new subscription asks again (and is refused).
-            try await Outbox.control(
-                BrokerControl(invalidate: ["\(blockedID) \(Topic.presence(blockerID))"]), on: connection,
-                logger: logger)
+            try await Outbox.record(
+                .userBlocked(Blocking(blockerId: blockerID, blockedId: blockedID)), on: connection, logger: logger)
         }
     }
 
@@ -64,10 +61,8 @@ extension PostgresRoomRepository: BlockRepository {
                 """, logger: logger
             ).first(Int32.self)
             guard removed != nil else { return }
-            // The plugin forgets a refusal it may have cached, so subscribing again succeeds.
-            try await Outbox.control(
-                BrokerControl(invalidate: ["\(blockedID) \(Topic.presence(blockerID))"]), on: connection,
-                logger: logger)
+            try await Outbox.record(
+                .userUnblocked(Blocking(blockerId: blockerID, blockedId: blockedID)), on: connection, logger: logger)
         }
     }
 

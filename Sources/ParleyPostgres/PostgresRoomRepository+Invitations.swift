@@ -59,10 +59,8 @@ extension PostgresRoomRepository {
                 ).first
             else { throw ParleyError.notFound("No such user.") }
             if created != nil {
-                let event = Envelope(type: "invitation", data: invitation, identity: "\(invitation.id)")
-                try await Outbox.add(
-                    roomID: roomID, event: nil,
-                    fanout: FanoutJob(roomID: roomID, event: event.json(), audience: .users, userIDs: [inviteeID]),
+                try await Outbox.record(
+                    .invitationCreated(InvitationCreated(inviteeId: inviteeID, invitation: invitation)),
                     on: connection, logger: logger)
             }
             return invitation

@@ -222,20 +222,11 @@ extension PostgresRoomRepository {
             let serial = try await touch(roomID: roomID, on: connection)
             let added = Set(after.keys).subtracting(before.keys).sorted()
             let removed = Set(before.keys).subtracting(after.keys).sorted()
-            let kind = added.isEmpty && removed.isEmpty ? "roles" : "members"
-            try await Outbox.add(
-                roomID: roomID, event: RoomEvent.change(kind, roomID: roomID, by: editorID, serial: serial).json(),
-                fanout: nil, on: connection, logger: logger)
-            try await Outbox.roomLost(roomID: roomID, userIDs: removed, on: connection, logger: logger)
-            for (users, notice) in [(added, "added"), (removed, "removed")] where !users.isEmpty {
-                let event = RoomEvent.change(notice, roomID: roomID, by: editorID, serial: serial)
-                try await Outbox.add(
-                    roomID: roomID, event: nil,
-                    fanout: FanoutJob(
-                        roomID: roomID, event: event.json(), audience: .users, userIDs: users,
-                        push: notice == "added" ? PushIntent(reason: .added, actorID: editorID) : nil),
-                    on: connection, logger: logger)
-            }
+            try await Outbox.record(
+                .membersChanged(
+                    MembersChanged(roomId: roomID, byId: editorID, serial: serial, addedIds: added, removedIds: removed)
+                ),
+                on: connection, logger: logger)
             return true
         }
     }

@@ -186,8 +186,9 @@ extension PostgresRoomRepository {
             if let readAt = try await moveReadMarker(
                 roomID: roomID, userID: userID, messageID: messageID, seq: seq, on: connection)
             {
-                let event = RoomEvent.read(marker: asked, userID: userID, roomID: roomID, at: readAt)
-                try await Outbox.add(roomID: roomID, event: event.json(), fanout: nil, on: connection, logger: logger)
+                try await Outbox.record(
+                    .readMarkerMoved(RoomEvent.Read(marker: asked, userID: userID, roomID: roomID, at: readAt)),
+                    on: connection, logger: logger)
                 return asked
             }
             // Already at or past it: where it stands.

@@ -124,14 +124,11 @@ public struct PostgresRoomRepository: RoomRepository {
             for (userID, role) in everyone {
                 try await insertDirect(roomID: roomID, userID: userID, role: role, on: connection)
             }
-            let created = RoomEvent.change("created", roomID: roomID, by: creatorID, serial: 0)
-            let added = RoomEvent.change("added", roomID: roomID, by: creatorID, serial: 0)
-            try await Outbox.add(
-                roomID: roomID, event: created.json(),
-                // No push for being added when the first message's push follows at once.
-                fanout: FanoutJob(
-                    roomID: roomID, event: added.json(), audience: .users, userIDs: ids.sorted(),
-                    push: firstMessage == nil ? PushIntent(reason: .added, actorID: creatorID) : nil),
+            // No push for being added when the first message's push follows at once.
+            try await Outbox.record(
+                .roomCreated(
+                    RoomCreated(roomId: roomID, byId: creatorID, notifiedIds: ids.sorted(), pushed: firstMessage == nil)
+                ),
                 on: connection, logger: logger)
             if let firstMessage {
                 _ = try await insertMessage(
@@ -166,13 +163,8 @@ public struct PostgresRoomRepository: RoomRepository {
             if let roomID = inserted {
                 try await insertDirect(roomID: roomID, userID: low, role: .writer, on: connection)
                 try await insertDirect(roomID: roomID, userID: high, role: .writer, on: connection)
-                let created = RoomEvent.change("created", roomID: roomID, by: userID, serial: 0)
-                let added = RoomEvent.change("added", roomID: roomID, by: userID, serial: 0)
-                try await Outbox.add(
-                    roomID: roomID, event: created.json(),
-                    fanout: FanoutJob(
-                        roomID: roomID, event: added.json(), audience: .users, userIDs: [peerID],
-                        push: PushIntent(reason: .added, actorID: userID)),
+                try await Outbox.record(
+                    .roomCreated(RoomCreated(roomId: roomID, byId: userID, notifiedIds: [peerID], pushed: true)),
                     on: connection, logger: logger)
                 return (roomID, true)
             }
@@ -189,9 +181,9 @@ public struct PostgresRoomRepository: RoomRepository {
     public func rename(roomID: Int64, name: String, by userID: Int64) async throws {
         try await database.transaction(logger: logger) { connection in
             let serial = try await touch(roomID: roomID, on: connection, setName: name)
-            try await Outbox.add(
-                roomID: roomID, event: RoomEvent.change("renamed", roomID: roomID, by: userID, serial: serial).json(),
-                fanout: nil, on: connection, logger: logger)
+            try await Outbox.record(
+                .roomChanged(RoomChanged(roomId: roomID, byId: userID, change: .renamed, serial: serial)),
+                on: connection, logger: logger)
         }
     }
 
@@ -215,9 +207,11 @@ public struct PostgresRoomRepository: RoomRepository {
                 """, logger: logger
             ).first(Int64.self)
             guard let serial = changed else { return false }
-            let change = RoomEvent.change(
-                archived ? "archived" : "unarchived", roomID: roomID, by: userID, serial: serial)
-            try await Outbox.add(roomID: roomID, event: change.json(), fanout: nil, on: connection, logger: logger)
+            try await Outbox.record(
+                .roomChanged(
+                    RoomChanged(
+                        roomId: roomID, byId: userID, change: archived ? .archived : .unarchived, serial: serial)),
+                on: connection, logger: logger)
             return true
         }
     }
@@ -247,8 +241,9 @@ public struct PostgresRoomRepository: RoomRepository {
             ).first(Int64.self)
             // A room deleted meanwhile has nobody to tell.
             guard let serial else { return }
-            let change = RoomEvent.change("described", roomID: roomID, by: userID, serial: serial)
-            try await Outbox.add(roomID: roomID, event: change.json(), fanout: nil, on: connection, logger: logger)
+            try await Outbox.record(
+                .roomChanged(RoomChanged(roomId: roomID, byId: userID, change: .described, serial: serial)),
+                on: connection, logger: logger)
         }
     }
 

@@ -188,21 +188,13 @@ public struct PostgresSessionRepository: SessionRepository {
     /// management API that is down then would keep the session's clients connected, and a
     /// broker that authorises a subscription once (EMQX) delivering to them. The relay retries
     /// until it is applied; the plugin keeps a revocation it already has once, and EMQX takes
-    /// the kick of a client already gone as done. Commands of at most 200 sessions and 200
-    /// clients each stay far under the plugin's 64 KiB.
+    /// the kick of a client already gone as done.
     static func tellBroker(
         ended sessions: [Int64], clientIDs: [String], on connection: PostgresConnection, logger: Logger
-    )
-        async throws
-    {
-        let size = 200
-        for start in stride(from: 0, to: max(sessions.count, clientIDs.count), by: size) {
-            try await Outbox.control(
-                BrokerControl(
-                    revokeSessions: sessions.dropFirst(start).prefix(size).map(String.init),
-                    kickClients: Array(clientIDs.dropFirst(start).prefix(size))),
-                on: connection, logger: logger)
-        }
+    ) async throws {
+        guard !sessions.isEmpty || !clientIDs.isEmpty else { return }
+        try await Outbox.record(
+            .sessionsEnded(SessionsEnded(sessionIds: sessions, clientIds: clientIDs)), on: connection, logger: logger)
     }
 
     public func revokeOthers(userID: Int64, except sessionID: Int64) async throws -> (

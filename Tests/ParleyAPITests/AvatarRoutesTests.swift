@@ -85,13 +85,8 @@ struct AvatarRoutesTests {
             let listed = try await client.json(.get, "/v1/rooms", token: token(writer))
             let entry = (listed.json["rooms"] as? [[String: Any]])?.first { $0["id"] as? Int == room }
             #expect((entry?["avatar"] as? [String: Any])?["id"] as? Int == Int(image))
-            let change = try await harness.database.client.query(
-                """
-                SELECT count(*) FROM messenger.outbox
-                WHERE chat_room_id = \(room) AND event LIKE '%"change":"avatar"%'
-                """, logger: .quiet
-            ).single(Int.self)
-            #expect(change == 1)
+            let changes = try await RecordedEvents.roomEvents(harness.database, roomID: Int64(room))
+            #expect(changes.filter { $0.contains(#""change":"avatar""#) }.count == 1)
             let pair = try await client.decoded(
                 RoomResponse.self, .put, "/v1/rooms/direct/\(userID(writer))", token: token(admin))
             #expect(pair.avatar == nil)

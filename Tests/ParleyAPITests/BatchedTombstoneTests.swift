@@ -55,10 +55,7 @@ struct BatchedTombstoneTests {
             #expect(tombstones.count == 3)
             #expect(tombstones.allSatisfy { $0.deletedAt != nil && $0.content.isEmpty && $0.fileId == nil })
             #expect(tombstones.allSatisfy { $0.mentions.isEmpty && $0.reactions.isEmpty })
-            let events = try await database.client.query(
-                "SELECT event FROM messenger.outbox WHERE id > \(lastOutbox) AND event IS NOT NULL ORDER BY id",
-                logger: .quiet
-            ).all(String.self).compactMap {
+            let events = try await RecordedEvents.roomEvents(database, after: lastOutbox).compactMap {
                 try? JSONCoding.decoder.decode(Envelope<RoomEvent.Deleted>.self, from: Data($0.utf8))
             }.filter { $0.type == "message-deleted" }
             #expect(

@@ -77,11 +77,9 @@ struct InvitationRoutesTests {
             #expect((listed.json["invitations"] as? [[String: Any]])?.compactMap { $0["id"] as? Int } == [invitationID])
             #expect(listed.json.keys.contains("nextCursor"))
             // The invitee's notification topic gets the invitation (through the outbox).
-            let events = try await harness.database.client.query(
-                "SELECT count(*) FROM messenger.outbox WHERE fanout LIKE '%invitation%' AND chat_room_id = \(room)",
-                logger: .quiet
-            ).first(Int.self)
-            #expect(events == 1)
+            let events = try await RecordedEvents.read(harness.database, roomID: Int64(room)).flatMap(\.delivery.fanout)
+                .filter { $0.event.contains(#""type":"invitation""#) && $0.userIDs == [userID(leaver)] }
+            #expect(events.count == 1)
 
             // Declined: gone; re-adding makes a new one, which the invitee accepts.
             let decline = "/v1/me/invitations/\(invitationID)/decline"

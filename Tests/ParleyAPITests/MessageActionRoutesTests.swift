@@ -239,11 +239,11 @@ struct MessageActionRoutesTests {
             let reactions = try await client.history(room.id, as: creator).messages.last?.reactions
             #expect(reactions == [ReactionSummary(key: ":fire:", count: 25, me: false)])
             // The events, in the outbox's (commit) order, count one by one to the same end.
-            let counts = try await harness.database.client.query(
-                "SELECT event FROM messenger.outbox WHERE event LIKE '%reaction-changed%' ORDER BY id", logger: .quiet
-            ).collect().map { row in
+            let counts = try await RecordedEvents.roomEvents(harness.database).filter {
+                $0.contains(#""type":"reaction-changed""#)
+            }.map { json in
                 let event = try JSONCoding.decoder.decode(
-                    Envelope<RoomEvent.ReactionChanged>.self, from: Data(try row.decode(String.self).utf8))
+                    Envelope<RoomEvent.ReactionChanged>.self, from: Data(json.utf8))
                 return (count: event.data.count, added: event.data.added)
             }
             #expect(counts.count == 175)
@@ -274,10 +274,9 @@ struct MessageActionRoutesTests {
                     try await group.waitForAll()
                 }
                 // The stored content is the one whose event the outbox holds last (commit order).
-                let events = try await harness.database.client.query(
-                    "SELECT event FROM messenger.outbox WHERE event LIKE '%message-edited%' ORDER BY id",
-                    logger: .quiet
-                ).collect().map { try $0.decode(String.self) }
+                let events = try await RecordedEvents.roomEvents(harness.database).filter {
+                    $0.contains(#""type":"message-edited""#)
+                }
                 let last = try #require(events.last)
                 let event = try JSONCoding.decoder.decode(
                     Envelope<RoomEvent.Edited>.self, from: Data(last.utf8))

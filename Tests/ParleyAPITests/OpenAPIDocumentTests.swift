@@ -87,8 +87,9 @@ struct AsyncAPIDocumentTests {
                     id: 1, seq: 1, chatRoomId: 1, chatRoomUid: "u", sentById: 1, content: "", uid: "x", fileId: nil,
                     createdAt: Date())
             ).type,
-            RoomEvent.read(marker: ReadMarker(messageId: 1, seq: 1), userID: 1, roomID: 1, at: Date()).type,
-            RoomEvent.change("added", roomID: 1, by: 1, serial: 0).type,
+            RoomEvent.read(RoomEvent.Read(marker: ReadMarker(messageId: 1, seq: 1), userID: 1, roomID: 1, at: Date()))
+                .type,
+            RoomEvent.change(.added, roomID: 1, by: 1, serial: 0).type,
         ] {
             #expect(document.contains("const: \(envelope)"))
         }

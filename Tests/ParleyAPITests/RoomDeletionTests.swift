@@ -41,14 +41,11 @@ struct RoomDeletionTests {
             #expect(try await client.json(.delete, "/v1/rooms/\(room)", token: token(admin)).status == .notFound)
             // The `deleted` change, on the room topic and to each member's own topic; and the
             // broker told to drop its cached decisions for the room.
-            let rows = try await harness.database.client.query(
-                "SELECT event, fanout, topic FROM messenger.outbox WHERE chat_room_id = \(room) ORDER BY id",
-                logger: .quiet)
-            var events: [(String?, String?, String?)] = []
-            for try await row in rows.decode((String?, String?, String?).self) { events.append(row) }
-            let deletedEvent = try #require(events.first { $0.0?.contains(#""change":"deleted""#) == true })
-            #expect(deletedEvent.1?.contains(#""audience":"users""#) == true)
-            #expect(events.contains { $0.2 == BrokerControl.topic && $0.0?.contains("invalidate") == true })
+            let recorded = try await RecordedEvents.read(harness.database, roomID: Int64(room)).map(\.delivery)
+            let deleted = try #require(
+                recorded.first { $0.roomEvents.contains { $0.contains(#""change":"deleted""#) } })
+            #expect(deleted.fanout.map(\.audience) == [.users])
+            #expect(recorded.contains { $0.controls.contains { !$0.invalidate.isEmpty } })
 
             // The job waits for the relay to publish the room's last events.
             let job = try #require(harness.maintenanceJobs.take().first)

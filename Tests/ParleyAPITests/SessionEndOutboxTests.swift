@@ -44,8 +44,6 @@ struct SessionEndOutboxTests {
     }
 
     static func commands(_ database: PostgresPool) async throws -> [BrokerControl] {
-        try await database.client.query(
-            "SELECT event FROM messenger.outbox WHERE topic = \(BrokerControl.topic) ORDER BY id", logger: .quiet
-        ).all(String.self).map { try JSONDecoder().decode(BrokerControl.self, from: Data($0.utf8)) }
+        try await RecordedEvents.read(database).flatMap(\.delivery.controls)
     }
 }

@@ -14,7 +14,7 @@ extension RoomEvent {
             identity: "\(message.id):\(message.editedAt?.timeIntervalSince1970 ?? 0)")
     }
 
-    public struct Deleted: Codable, Sendable {
+    public struct Deleted: Codable, Sendable, Equatable {
         public let id: Int64
         public let seq: Int64
         public let chatRoomId: Int64
@@ -45,7 +45,7 @@ extension RoomEvent {
         Envelope(type: "message-deleted", data: deleted, identity: "\(deleted.id)")
     }
 
-    public struct ReactionChanged: Codable, Sendable {
+    public struct ReactionChanged: Codable, Sendable, Equatable {
         public let messageId: Int64
         public let chatRoomId: Int64
         public let key: String

@@ -37,20 +37,26 @@ public enum RoomEvent {
         Envelope(type: "new-message-notification", data: message, identity: "\(message.id)")
     }
 
-    public struct Read: Codable, Sendable {
+    public struct Read: Codable, Sendable, Equatable {
         public let messageId: Int64
         public let seq: Int64
         public let userId: Int64
         public let chatRoomId: Int64
         public let readAt: Date
+
+        public init(marker: ReadMarker, userID: Int64, roomID: Int64, at: Date) {
+            self.messageId = marker.messageId
+            self.seq = marker.seq
+            self.userId = userID
+            self.chatRoomId = roomID
+            self.readAt = at
+        }
     }
 
-    public static func read(marker: ReadMarker, userID: Int64, roomID: Int64, at: Date) -> Envelope<Read> {
-        let messageID = marker.messageId
-        return Envelope(
-            type: "read-message-notification",
-            data: Read(messageId: messageID, seq: marker.seq, userId: userID, chatRoomId: roomID, readAt: at),
-            identity: "\(roomID):\(userID):\(messageID)")
+    public static func read(_ read: Read) -> Envelope<Read> {
+        Envelope(
+            type: "read-message-notification", data: read,
+            identity: "\(read.chatRoomId):\(read.userId):\(read.messageId)")
     }
 
     public struct Change: Codable, Sendable {
@@ -59,12 +65,19 @@ public enum RoomEvent {
         public let change: String
     }
 
-    /// `renamed`, `members`, `roles`, `created`, `deleted` on the room topic; `added`,
-    /// `removed` to the users concerned.
-    public static func change(_ change: String, roomID: Int64, by userID: Int64, serial: Int64) -> Envelope<Change> {
+    /// What a `chatroom-change-notification` says changed: `added` and `removed` go to the users
+    /// concerned, the rest to the room's topic (``DomainEvent/delivery(roomUID:)``).
+    public enum ChangeKind: String, CaseIterable, Codable, Sendable {
+        case renamed, described, members, roles, created, deleted, added, removed, archived, unarchived, avatar
+    }
+
+    public static func change(_ change: ChangeKind, roomID: Int64, by userID: Int64, serial: Int64)
+        -> Envelope<Change>
+    {
         Envelope(
-            type: "chatroom-change-notification", data: Change(editById: userID, chatRoomId: roomID, change: change),
-            identity: "\(roomID):\(change):\(serial)")
+            type: "chatroom-change-notification",
+            data: Change(editById: userID, chatRoomId: roomID, change: change.rawValue),
+            identity: "\(roomID):\(change.rawValue):\(serial)")
     }
 }
 
