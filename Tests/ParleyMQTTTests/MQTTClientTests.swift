@@ -84,7 +84,9 @@ struct MQTTClientTests {
         }
         let first = await seconds(forPasses: 5_000)
         _ = await seconds(forPasses: 40_000)
-        let last = await seconds(forPasses: 5_000)
+        // The quickest of three: another test's load can slow any one sample, not the pace itself.
+        var last = Double.infinity
+        for _ in 0..<3 { last = min(last, await seconds(forPasses: 5_000)) }
         #expect(last < first * 3 + 0.05, "5,000 passes took \(first) s, then \(last) s after 45,000")
         let topic = topic()
         try await client.publish(topic: topic, string: "still acknowledged")
