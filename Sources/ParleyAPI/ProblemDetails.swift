@@ -96,7 +96,6 @@ public struct ProblemDetails: Codable, Sendable, Equatable {
         }
     }
 
-    /// The response carrying this problem.
     /// The problem+json body.
     func encoded() -> Data {
         let encoder = JSONEncoder()

@@ -24,8 +24,10 @@ extension PSQLError: DependencyError {
             return true
         case .server:
             guard let state = sqlState else { return false }
-            return state.hasPrefix(SQLState.connectionExceptionClass)
-                || state.hasPrefix(SQLState.operatorInterventionShutdownPrefix) || state == SQLState.tooManyConnections
+            // Class 08 (the connection failed), 57P01–57P05 (the server is shutting down,
+            // crashed, or not yet accepting connections), or out of connections.
+            return state.raw.hasPrefix(PostgresError.Code.connectionException.raw.prefix(2))
+                || state.raw.hasPrefix(PostgresError.Code.adminShutdown.raw.prefix(3)) || state == .tooManyConnections
         default:
             return false
         }

@@ -57,7 +57,7 @@ public struct StaleReads: Sendable {
     /// statement cancelled for a conflict with recovery, which only a replica does.
     static func isReplicasOwn(_ error: any Error) -> Bool {
         if (error as? any DependencyError)?.isUnavailability == true { return true }
-        return (error as? PSQLError)?.sqlState == "40001"
+        return (error as? PSQLError)?.sqlState == .serializationFailure
     }
 
     static let answered = Counter(

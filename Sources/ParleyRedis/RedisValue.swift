@@ -31,6 +31,4 @@ public enum RedisValue: Sendable, Equatable {
         if case .array(let values) = self { return values }
         return nil
     }
-
-    public var isNull: Bool { self == .null }
 }

@@ -6,9 +6,8 @@ import ParleyPostgres
 import ParleyRedis
 import ServiceLifecycle
 
-/// The connections a server process holds: PostgreSQL, Redis and the broker.
-///
-/// The one place concrete adapters are chosen; `serve` and `worker` wire the rest on top.
+/// The connections a server process holds: PostgreSQL, Redis and the broker. `serve` and
+/// `worker` build their graphs (``ServeGraph``, ``WorkerGraph``) on top.
 struct Dependencies {
     let postgres: PostgresPool
     let redis: RedisConnectionPool

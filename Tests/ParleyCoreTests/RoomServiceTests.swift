@@ -28,10 +28,10 @@ struct RoomServiceTests {
         }
         #expect(history?.code == .notFound)
         let rename = await #expect(throws: ParleyError.self) {
-            try await service.rename(roomID: room, name: "Mine", by: Self.writer)
+            try await service.change(roomID: room, name: "Mine", by: Self.writer)
         }
         #expect(rename?.code == .forbidden)
-        #expect(try await service.rename(roomID: room, name: " Ours ", by: Self.admin).name == "Ours")
+        #expect(try await service.change(roomID: room, name: " Ours ", by: Self.admin).name == "Ours")
     }
 
     @Test func underTheInvitePolicyStrangersAreInvitedAndRoomMatesAdded() async throws {

@@ -120,10 +120,6 @@ public struct RoomService: Sendable {
         return (try await room(id: id, for: userID), created)
     }
 
-    public func rename(roomID: Int64, name: String, by userID: Int64) async throws -> RoomView {
-        try await change(roomID: roomID, name: name, by: userID)
-    }
-
     /// An admin renames a multiparty room, sets its description (`.some(nil)` clears it), or both.
     public func change(roomID: Int64, name: String? = nil, description: String?? = nil, by userID: Int64) async throws
         -> RoomView

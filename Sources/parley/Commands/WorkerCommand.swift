@@ -21,7 +21,8 @@ struct WorkerCommand: AsyncParsableCommand {
         case ingest
         /// Sends pushes through APNs, FCM and the webhook.
         case push
-        /// Thumbnails and probes of uploads; deletes orphaned uploads.
+        /// Thumbnails and probes of uploads, and the orphaned uploads' sweep; also the
+        /// `maintenance` queue: account and room erasure, data exports, retention purges.
         case media
     }
 
