@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Logging
 import Metrics
@@ -12,10 +11,10 @@ public struct PostgresReportRepository: ReportRepository {
     /// Signs the URLs of reporters' avatars.
     let fileLinks: FileLinks
 
-    public init(database: PostgresPool, logger: Logger, fileLinks: FileLinks? = nil) {
+    public init(database: PostgresPool, logger: Logger, fileLinks: FileLinks) {
         self.database = database
         self.logger = logger
-        self.fileLinks = fileLinks ?? FileLinks(key: SymmetricKey(size: .bits256))
+        self.fileLinks = fileLinks
     }
 
     public func report(messageID: Int64, roomID: Int64, by reporterID: Int64, reason: ReportReason, comment: String?)

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Logging
 import ParleyCore
@@ -11,12 +10,12 @@ public struct PostgresRoomRepository: RoomRepository {
     /// Signs the URLs of attached files in messages and events.
     let fileLinks: FileLinks
 
-    /// - Parameter fileLinks: the deployment's file-link key; a process-local random key
-    ///   when none is given (URLs then open only through this process).
-    public init(database: PostgresPool, logger: Logger, fileLinks: FileLinks? = nil) {
+    /// - Parameter fileLinks: the deployment's file-link key, so that
+    ///   a URL signed by one process opens through every other.
+    public init(database: PostgresPool, logger: Logger, fileLinks: FileLinks) {
         self.database = database
         self.logger = logger
-        self.fileLinks = fileLinks ?? FileLinks(key: SymmetricKey(size: .bits256))
+        self.fileLinks = fileLinks
     }
 
     public func role(roomID: Int64, userID: Int64) async throws -> RoomRole? {

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Logging
 import ParleyCore
@@ -11,12 +10,12 @@ public struct PostgresUserRepository: UserRepository {
     /// Signs the URLs of avatars.
     let fileLinks: FileLinks
 
-    /// - Parameter fileLinks: the deployment's file-link key; a process-local random key
-    ///   when none is given (avatar URLs then open only through this process).
-    public init(database: PostgresPool, logger: Logger, fileLinks: FileLinks? = nil) {
+    /// - Parameter fileLinks: the deployment's file-link key, so that an avatar URL signed by
+    ///   one process opens through every other.
+    public init(database: PostgresPool, logger: Logger, fileLinks: FileLinks) {
         self.database = database
         self.logger = logger
-        self.fileLinks = fileLinks ?? FileLinks(key: SymmetricKey(size: .bits256))
+        self.fileLinks = fileLinks
     }
 
     public func create(_ user: NewUser) async throws -> User {

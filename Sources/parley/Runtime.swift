@@ -72,7 +72,8 @@ enum Runtime {
         return try await withDatabase(settings) { database in
             try await body(
                 DirectoryService(
-                    users: PostgresUserRepository(database: database, logger: logger("users")),
+                    users: PostgresUserRepository(
+                        database: database, logger: logger("users"), fileLinks: try settings.fileLinks()),
                     directory: PostgresDirectoryRepository(database: database, logger: logger("directory")),
                     hasher: hasher))
         }

@@ -18,7 +18,7 @@ struct AccountsHarness: Sendable {
     static let mqttKey = try! MQTTTokenKey(bytes: Array(repeating: 42, count: 32))
     static let endpoint = MQTTEndpoint(host: "mqtt.example.test", port: 8883, tls: true, websocketPort: 8083)
 
-    static let fileLinks = FileLinks(key: SymmetricKey(data: Array(repeating: UInt8(7), count: 32)))
+    static let fileLinks = FileLinks.testing
 
     /// Where uploads go.
     enum Store: String, CaseIterable, Sendable { case filesystem, postgres }

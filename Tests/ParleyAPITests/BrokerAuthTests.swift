@@ -22,7 +22,7 @@ struct BrokerAuthTests {
         let authority = BrokerAuthority(
             key: AccountsHarness.mqttKey, server: Self.server,
             sessions: PostgresSessionRepository(database: harness.database, logger: .quiet),
-            rooms: PostgresRoomRepository(database: harness.database, logger: .quiet))
+            rooms: PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing))
         let internalApp = Application(
             router: ParleyRoutes.forTesting(broker: BrokerAuthController(authority: authority)).internalRouter(),
             logger: .quiet)

@@ -25,7 +25,7 @@ extension BrokerPluginTests {
                 clientID: session, acknowledgementTimeout: .seconds(5), sessionExpiry: .seconds(60),
                 receiveMaximum: IngestConsumer.receiveMaximum),
             logger: .quiet)
-        let rooms = PostgresRoomRepository(database: harness.database, logger: .quiet)
+        let rooms = PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing)
         let handler = IngestHandler(
             rooms: RoomService(rooms: rooms), repository: rooms, publisher: publisher,
             limiter: RedisRateLimiter(pool: harness.redis, namespace: harness.namespace), logger: .quiet)

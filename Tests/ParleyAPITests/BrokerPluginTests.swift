@@ -44,7 +44,8 @@ struct BrokerPluginTests {
         let authority = BrokerAuthority(
             key: AccountsHarness.mqttKey, server: Self.server,
             sessions: PostgresSessionRepository(database: harness.database, logger: .quiet),
-            rooms: PostgresRoomRepository(database: harness.database, logger: .quiet), senders: senders)
+            rooms: PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing),
+            senders: senders)
         let internalServer = APIServer(
             configuration: HTTPConfiguration(port: nil, tlsPort: nil, internalPort: 0), logger: .quiet)
         let ports = PortBook()
@@ -77,7 +78,7 @@ struct BrokerPluginTests {
             }
             let ingestClient = try await connected(try serverClient(broker))
             if ingest {
-                let rooms = PostgresRoomRepository(database: harness.database, logger: .quiet)
+                let rooms = PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing)
                 let handler = IngestHandler(
                     rooms: RoomService(rooms: rooms), repository: rooms, publisher: server,
                     limiter: RedisRateLimiter(pool: harness.redis, namespace: harness.namespace), senders: senders,

@@ -31,7 +31,7 @@ struct DeliveryEndToEndTests {
         let queue = RedisJobQueue(
             name: "fanout-\(UUID().uuidString.prefix(8))", pool: harness.redis,
             configuration: .init(visibilityTimeout: .seconds(1), blockFor: .milliseconds(200)))
-        let rooms = PostgresRoomRepository(database: harness.database, logger: .quiet)
+        let rooms = PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing)
         let fanout = FanoutHandler(readers: rooms, publisher: publisher, queue: queue, logger: .quiet)
         let workers = ServiceGroup(
             configuration: .init(

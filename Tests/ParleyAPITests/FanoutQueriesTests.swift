@@ -11,7 +11,7 @@ struct FanoutQueriesTests {
         try await harness.run { client in
             let (first, firstUsers) = try await client.roomOfThree()
             let (second, secondUsers) = try await client.roomOfThree()
-            let rooms = PostgresRoomRepository(database: harness.database, logger: .quiet)
+            let rooms = PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing)
             let firstIDs = firstUsers.map(userID).sorted()
             let secondIDs = secondUsers.map(userID).sorted()
             let chunks: Set = [
@@ -34,7 +34,7 @@ struct FanoutQueriesTests {
         let harness = try await AccountsHarness.make()
         try await harness.run { client in
             let (room, users) = try await client.roomOfThree()
-            let rooms = PostgresRoomRepository(database: harness.database, logger: .quiet)
+            let rooms = PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing)
             let database = harness.database.client
             let roomID = Int64(room)
             func version() async throws -> Int64 {

@@ -49,7 +49,7 @@ struct MessageSearchIndexTests {
             for (index, text) in texts.enumerated() {
                 _ = try await client.send(text, uid: "i-\(index)", to: room, as: users[1])
             }
-            let repository = PostgresRoomRepository(database: harness.database, logger: .quiet)
+            let repository = PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing)
             let stranger = try await client.signUp()
             for published in [false, true] {
                 if published { try await publish(harness) }
@@ -76,7 +76,7 @@ struct MessageSearchIndexTests {
         try await harness.run { client in
             let (room, users) = try await client.roomOfThree()
             let writer = users[1]
-            let repository = PostgresRoomRepository(database: harness.database, logger: .quiet)
+            let repository = PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing)
             func edit(_ message: Message, to content: String) async throws {
                 let answer = try await client.json(
                     .patch, "/v1/rooms/\(room)/messages/\(message.id)", token: token(writer),
@@ -124,7 +124,7 @@ struct MessageSearchIndexTests {
                 sent.append(try await client.send("paging pear \(index)", uid: "p-\(index)", to: room, as: users[1]))
                 if index == 8 { try await publish(harness) }  // the last three stay in the outbox
             }
-            let repository = PostgresRoomRepository(database: harness.database, logger: .quiet)
+            let repository = PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing)
             for shape in Self.shapes + [.newest(window: 4)] {
                 var seen: [String] = []
                 var before: Int64?
@@ -158,7 +158,7 @@ struct MessageSearchIndexTests {
                 VALUES (\(Int64.max), \(room), messenger.search_words('doomed plum'))
                 """, logger: .quiet)
             let erasure = PostgresErasureRepository(
-                rooms: PostgresRoomRepository(database: harness.database, logger: .quiet))
+                rooms: PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing))
             #expect(try await erasure.finishRoomErasure(roomID: Int64(room)))
             let left = try await database.query(
                 "SELECT count(*) FROM messenger.message_search WHERE chat_room_id = \(room)", logger: .quiet

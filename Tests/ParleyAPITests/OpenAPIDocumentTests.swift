@@ -23,7 +23,7 @@ struct OpenAPIDocumentTests {
         let authority = BrokerAuthority(
             key: AccountsHarness.mqttKey, server: nil,
             sessions: PostgresSessionRepository(database: harness.database, logger: .quiet),
-            rooms: PostgresRoomRepository(database: harness.database, logger: .quiet))
+            rooms: PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing))
         let router = ParleyRoutes.forTesting(broker: BrokerAuthController(authority: authority)).internalRouter()
         let document = try await fetchDocument(harness.publicRouter())
         #expect(router.routes.count >= 8)

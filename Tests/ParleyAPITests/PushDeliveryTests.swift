@@ -49,7 +49,8 @@ struct PushDeliveryTests {
         let pushQueue = RedisJobQueue(name: "push-\(suffix)", pool: harness.redis, configuration: options)
         let repository = PostgresPushRepository(database: harness.database, logger: .quiet)
         let fanout = FanoutHandler(
-            readers: PostgresRoomRepository(database: harness.database, logger: .quiet), publisher: publisher,
+            readers: PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing),
+            publisher: publisher,
             queue: fanoutQueue, pushes: PushFanout(audience: repository, queue: pushQueue), logger: .quiet)
         let pusher = PushHandler(senders: try push.senders(), tokens: repository, logger: .quiet)
         let workers = ServiceGroup(

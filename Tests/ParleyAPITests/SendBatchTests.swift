@@ -120,7 +120,8 @@ struct SendBatchTests {
 
     @Test func theOneStatementStoresABatchsNewMessagesInOrderAndLeavesTheRestToTheGeneralPath() async throws {
         try await withRoom { room in
-            let repository = PostgresRoomRepository(database: room.harness.database, logger: .quiet)
+            let repository = PostgresRoomRepository(
+                database: room.harness.database, logger: .quiet, fileLinks: .testing)
             _ = try await room.service.send([try room.send(room.writer, "earlier")])
             let sent = try await repository.sendIfAllowed(
                 batch: [
@@ -228,7 +229,8 @@ struct SendBatchTests {
             let published = RecordingPublisher()
             let handler = IngestHandler(
                 rooms: room.service,
-                repository: PostgresRoomRepository(database: room.harness.database, logger: .quiet),
+                repository: PostgresRoomRepository(
+                    database: room.harness.database, logger: .quiet, fileLinks: .testing),
                 publisher: published,
                 limiter: RedisRateLimiter(pool: room.harness.redis, namespace: room.harness.namespace),
                 payloadLimit: 1024, logger: .quiet)

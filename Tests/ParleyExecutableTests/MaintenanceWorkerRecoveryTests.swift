@@ -44,7 +44,8 @@ struct MaintenanceWorkerRecoveryTests {
                 FROM generate_series(1, \(messages)) n,
                      (SELECT chat_room_id FROM messenger.chat_room_to_user_account WHERE user_account_id = \(userID)) m
                 """, logger: .quiet)
-            let erasure = PostgresErasureRepository(rooms: PostgresRoomRepository(database: database, logger: .quiet))
+            let erasure = PostgresErasureRepository(
+                rooms: PostgresRoomRepository(database: database, logger: .quiet, fileLinks: .testing))
             #expect(try await erasure.endAccount(userID: userID))
             let redis = RedisConnectionPool(configuration: services.redis(), logger: .quiet)
             try await RedisJobQueue(name: "maintenance", pool: redis).enqueue(

@@ -34,7 +34,7 @@ struct WorkerRecoveryTests {
                 RETURNING id
                 """, logger: .quiet
             ).all(Int64.self)
-            let rooms = PostgresRoomRepository(database: pool, logger: .quiet)
+            let rooms = PostgresRoomRepository(database: pool, logger: .quiet, fileLinks: .testing)
             let roomID = try await rooms.createMultiparty(
                 creatorID: ids[0], name: "Big",
                 members: Dictionary(uniqueKeysWithValues: ids.dropFirst().map { ($0, .reader) }),

@@ -7,7 +7,7 @@ struct PostgresUserRepositoryTests {
     @Test func createsAndFindsAUser() async throws {
         let configuration = try await TestServices.shared().makeDatabase(migrated: true)
         try await PostgresPool(configuration: configuration, logger: .quiet).withRunningClient { pool in
-            let users = PostgresUserRepository(database: pool, logger: .quiet)
+            let users = PostgresUserRepository(database: pool, logger: .quiet, fileLinks: .testing)
             let created = try await users.create(
                 NewUser(
                     email: "ada@example.com", firstName: "Ada", lastName: "Lovelace", passwordHash: "h", isAdmin: true))
@@ -21,7 +21,7 @@ struct PostgresUserRepositoryTests {
     @Test func aSecondAccountWithTheSameEmailInAnyCaseIsEmailTaken() async throws {
         let configuration = try await TestServices.shared().makeDatabase(migrated: true)
         try await PostgresPool(configuration: configuration, logger: .quiet).withRunningClient { pool in
-            let users = PostgresUserRepository(database: pool, logger: .quiet)
+            let users = PostgresUserRepository(database: pool, logger: .quiet, fileLinks: .testing)
             _ = try await users.create(
                 NewUser(email: "ada@example.com", firstName: "A", lastName: "L", passwordHash: "h"))
             let error = await #expect(throws: ParleyError.self) {
