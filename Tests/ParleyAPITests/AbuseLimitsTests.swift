@@ -12,7 +12,7 @@ import Testing
 /// members per request, each 429 with Retry-After (or 400 before any id is looked up).
 struct AbuseLimitsTests {
     @Test func messagesBeyondTheBurstAndRoomsBeyondTheHourAre429() async throws {
-        var harness = try await AccountsHarness.make()
+        var harness = try await APIHarness.make()
         harness.abuseLimits = AbuseLimits(
             messages: RateBucket(perSecond: 0.2, burst: 3), roomsPerHour: 1, membersPerRequest: 5,
             membersPerHour: 1_000)
@@ -44,7 +44,7 @@ struct AbuseLimitsTests {
     }
 
     @Test func uploadsBeyondTheDayAre429AndBeyondTheQuota413() async throws {
-        var harness = try await AccountsHarness.make()
+        var harness = try await APIHarness.make()
         harness.abuseLimits = AbuseLimits(uploadsPerDay: 3, storageQuotaBytes: 1_000)
         try await harness.run { client in
             let user = token(try await client.signUp())
@@ -63,7 +63,7 @@ struct AbuseLimitsTests {
     }
 
     @Test func aPublicUploadNoMessageTookGoesWithinTheHour() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let user = token(try await client.signUp())
             let files = FileRoutesTests()

@@ -16,7 +16,7 @@ struct AccountDeletionTests {
 
     /// Sends a message with a fresh upload attached; the file's id and storage key.
     func sendWithFile(
-        _ client: any TestClientProtocol, _ harness: AccountsHarness, room: Int, as sender: LoginResponse, uid: String
+        _ client: any TestClientProtocol, _ harness: APIHarness, room: Int, as sender: LoginResponse, uid: String
     ) async throws -> (fileID: Int64, key: String) {
         let uploaded = try await files.upload(client, token: token(sender), FileRoutesTests.png, type: "image/png")
         let fileID = try #require(uploaded.file?.id)
@@ -30,12 +30,12 @@ struct AccountDeletionTests {
         return (fileID, key)
     }
 
-    func count(_ harness: AccountsHarness, _ sql: String) async throws -> Int {
+    func count(_ harness: APIHarness, _ sql: String) async throws -> Int {
         try await harness.database.client.query(PostgresQuery(unsafeSQL: sql), logger: .quiet).single(Int.self)
     }
 
     @Test func deletingOneselfEndsTheAccountAtOnceAndTheJobErasesItsData() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (room, users) = try await client.roomOfThree()
             let (admin, leaving) = (users[0], users[1])
@@ -113,7 +113,7 @@ struct AccountDeletionTests {
     }
 
     @Test func aReportedFileOutlivesItsUploadersDeletionUntilTheReportIsResolved() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (room, users) = try await client.roomOfThree()
             let attached = try await sendWithFile(client, harness, room: room, as: users[1], uid: "f-1")
@@ -130,7 +130,7 @@ struct AccountDeletionTests {
     }
 
     @Test func administratorsDeleteOtherAccountsOnly() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let admin = try await AdminRoutesTests().signUpAdmin(client, harness)
             let user = try await client.signUp()
@@ -153,7 +153,7 @@ struct AccountDeletionTests {
     /// A device that keeps sending while its account is deleted: whatever was stored, the
     /// erasure leaves only tombstones.
     @Test func anAccountDeletedWhileItsDeviceSendsLeavesOnlyTombstones() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (room, users) = try await client.roomOfThree()
             let sender = users[1]
@@ -184,7 +184,7 @@ struct AccountDeletionTests {
     }
 
     @Test func theSweepQueuesErasuresWhoseJobWasLost() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let user = try await client.signUp()
             _ = try await client.json(

@@ -9,12 +9,12 @@ import Testing
 
 struct AdminRoutesTests {
     /// Signs up a user and makes them a system administrator (as `parley user create --admin` would).
-    func signUpAdmin(_ client: any TestClientProtocol, _ harness: AccountsHarness) async throws -> String {
+    func signUpAdmin(_ client: any TestClientProtocol, _ harness: APIHarness) async throws -> String {
         try await promote(try await client.signUp(), client, harness)
     }
 
     /// Makes the user a system administrator; a token of a new sign-in, which carries it.
-    func promote(_ login: LoginResponse, _ client: any TestClientProtocol, _ harness: AccountsHarness)
+    func promote(_ login: LoginResponse, _ client: any TestClientProtocol, _ harness: APIHarness)
         async throws -> String
     {
         try await harness.database.client.query(
@@ -27,7 +27,7 @@ struct AdminRoutesTests {
     }
 
     @Test func everyAdministrationRouteIsForbiddenToOthers() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let user = token(try await client.signUp())
             let routes: [(HTTPRequest.Method, String, String?)] = [
                 (
@@ -53,7 +53,7 @@ struct AdminRoutesTests {
     }
 
     @Test func administratorsManageUsersGroupsApplicationsAndRoles() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let admin = try await signUpAdmin(client, harness)
 

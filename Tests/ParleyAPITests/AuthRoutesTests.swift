@@ -8,7 +8,7 @@ import Testing
 
 struct AuthRoutesTests {
     @Test func registerAnswersTheUserAndRefusesATakenEmail() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let body =
                 #"{"email":"Ada@Example.com","password":"correct horse","firstName":"Ada","lastName":"Lovelace"}"#
             let created = try await client.json(.post, "/v1/auth/register", body: body)
@@ -35,7 +35,7 @@ struct AuthRoutesTests {
         (#"{"email":"a@b.io","password":"correct horse","firstName":"A","lastName":null}"#, "lastName"),
     ])
     func registerNamesTheFieldThatIsWrong(body: String, field: String) async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let answer = try await client.json(.post, "/v1/auth/register", body: body)
             #expect(answer.status == .badRequest)
             #expect(answer.json["code"] as? String == "invalid-request")
@@ -44,7 +44,7 @@ struct AuthRoutesTests {
     }
 
     @Test func malformedAndOversizedBodiesAreRefused() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let malformed = try await client.json(.post, "/v1/auth/login", body: #"{"email": "#)
             #expect(malformed.status == .badRequest)
             #expect(malformed.json["code"] as? String == "invalid-request")
@@ -56,7 +56,7 @@ struct AuthRoutesTests {
     }
 
     @Test func registrationCanBeClosed() async throws {
-        try await AccountsHarness.make(policy: AccountPolicy(registrationOpen: false)).run { client in
+        try await APIHarness.make(policy: AccountPolicy(registrationOpen: false)).run { client in
             let answer = try await client.json(
                 .post, "/v1/auth/register",
                 body: #"{"email":"a@b.io","password":"correct horse","firstName":"A","lastName":"B"}"#)
@@ -66,7 +66,7 @@ struct AuthRoutesTests {
     }
 
     @Test func loginAnswersTokensAndVerifiableMQTTCredentials() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let asked = ContinuousClock.now
             let login = try await client.signUp(
                 device: #"{"platform":"ios","name":"Ada's phone","pushToken":"abc123","pushProvider":"apns"}"#)
@@ -83,7 +83,7 @@ struct AuthRoutesTests {
             #expect(mqtt.tls == true)
             #expect(mqtt.websocketPort == 8083)
             #expect(mqtt.username == String(userID(login)))
-            let verified = try MQTTToken.verify(mqtt.password, key: AccountsHarness.mqttKey)
+            let verified = try MQTTToken.verify(mqtt.password, key: APIHarness.mqttKey)
             #expect(verified.userID == userID(login))
             #expect(verified.clientID == mqtt.clientId)
             #expect(verified.expiresAt > Int64(Date().timeIntervalSince1970) + 3600)
@@ -91,7 +91,7 @@ struct AuthRoutesTests {
     }
 
     @Test func anUnknownEmailAndAWrongPasswordAnswerAlike() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             _ = try await client.signUp(email: "known@example.com")
             let wrong = try await client.json(
                 .post, "/v1/auth/login", body: #"{"email":"known@example.com","password":"wrong password"}"#)
@@ -106,7 +106,7 @@ struct AuthRoutesTests {
 
     @Test func loginIsRateLimitedPerEmailAndRecovers() async throws {
         let policy = AccountPolicy(loginLimitPerEmail: 2, rateLimitWindow: .seconds(4))
-        try await AccountsHarness.make(policy: policy).run { client in
+        try await APIHarness.make(policy: policy).run { client in
             _ = try await client.json(
                 .post, "/v1/auth/register",
                 body: #"{"email":"limited@example.com","password":"correct horse","firstName":"L","lastName":"M"}"#)
@@ -134,7 +134,7 @@ struct AuthRoutesTests {
     }
 
     @Test func registrationIsRateLimitedPerClientAddress() async throws {
-        try await AccountsHarness.make(policy: AccountPolicy(registerLimitPerAddress: 2)).run { client in
+        try await APIHarness.make(policy: AccountPolicy(registerLimitPerAddress: 2)).run { client in
             // Fixed windows: a window may end between two attempts, so keep going (boundedly)
             // until the limit is hit; it is hit on the third attempt of a window, never sooner.
             var statuses: [HTTPResponse.Status] = []
@@ -153,7 +153,7 @@ struct AuthRoutesTests {
     }
 
     @Test func aDeviceNeedsAKnownPlatformAndAProviderForItsToken() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             _ = try await client.signUp(email: "dev@example.com")
             let badPlatform = try await client.json(
                 .post, "/v1/auth/login",

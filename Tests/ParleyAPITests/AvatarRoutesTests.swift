@@ -20,7 +20,7 @@ struct AvatarRoutesTests {
     }
 
     @Test func aUsersAvatarIsTheirOwnImageAndOthersSeeIt() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (room, users) = try await client.roomOfThree()
             let (me, other) = (users[1], users[2])
@@ -67,7 +67,7 @@ struct AvatarRoutesTests {
     }
 
     @Test func roomAdminsSetTheRoomsAvatarAndMembersAreTold() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (room, users) = try await client.roomOfThree()
             let (admin, writer) = (users[0], users[1])

@@ -13,7 +13,7 @@ import Testing
 /// message of another room, passes untouched.
 struct BatchedTombstoneTests {
     @Test func messagesDeletedTogetherBecomeTombstonesWithAnEventEach() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (room, users) = try await client.roomOfThree()
             let (admin, writer, reader) = (users[0], users[1], users[2])
@@ -45,7 +45,7 @@ struct BatchedTombstoneTests {
             #expect(try await value("SELECT submitted FROM cloud.file WHERE id = \(file.fileID)", Bool.self))
             let before = try await value("SELECT clock_timestamp()", Date.self)
 
-            let rooms = PostgresRoomRepository(database: database, logger: .quiet, fileLinks: AccountsHarness.fileLinks)
+            let rooms = PostgresRoomRepository(database: database, logger: .quiet, fileLinks: APIHarness.fileLinks)
             let live = [mentioned.id, plain.id, withFile]
             try await rooms.delete(
                 messageIDs: [gone.id, elsewhere.id] + live, roomID: Int64(room), by: userID(admin))

@@ -9,7 +9,7 @@ import Testing
 /// Blocks over REST on real PostgreSQL: the list, and what a block refuses in rooms.
 struct BlockRoutesTests {
     @Test func blocksAreListedAndIdempotentAndOneCannotBlockOneself() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let users = try await client.signUp(count: 4)
             let me = token(users[0])
             let myself = try await client.json(.put, "/v1/me/blocks/\(userID(users[0]))", token: me)
@@ -36,7 +36,7 @@ struct BlockRoutesTests {
     }
 
     @Test func aBlockedUserCannotOpenOrWriteInTheDirectRoomButStillInMultipartyRooms() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let users = try await client.signUp(count: 3)
             let (blocker, blocked) = (users[0], users[1])
             let direct = try await client.decoded(

@@ -18,9 +18,9 @@ struct BrokerAuthTests {
         _ body:
             @escaping @Sendable (_ api: any TestClientProtocol, _ broker: any TestClientProtocol) async throws -> Void
     ) async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         let authority = BrokerAuthority(
-            key: AccountsHarness.mqttKey, server: Self.server,
+            key: APIHarness.mqttKey, server: Self.server,
             sessions: PostgresSessionRepository(database: harness.database, logger: .quiet),
             rooms: PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing))
         let internalApp = Application(

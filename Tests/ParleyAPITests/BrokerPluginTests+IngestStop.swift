@@ -16,7 +16,7 @@ extension BrokerPluginTests {
     /// session's queue comes at once), running in a service group of its own. What its handler
     /// publishes goes through `publisher`: the ingest's own client holds its writes.
     func startKeptIngest(
-        _ broker: PluginBroker, _ harness: AccountsHarness, session: String, publisher: MQTTClient,
+        _ broker: PluginBroker, _ harness: APIHarness, session: String, publisher: MQTTClient,
         batchLimit: Int = 256
     ) async throws -> (MQTTClient, ServiceGroup, Task<Void, any Error>) {
         let client = try MQTTClient(

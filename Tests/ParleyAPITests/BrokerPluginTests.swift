@@ -38,11 +38,11 @@ struct BrokerPluginTests {
     func withBroker(
         valgrind: Bool = false, relay: Bool = false, ingest: Bool = false, brokerOptions: String = "",
         senders: ChatInSender = .plugin,
-        _ body: @escaping @Sendable (any TestClientProtocol, PluginBroker, AccountsHarness) async throws -> Void
+        _ body: @escaping @Sendable (any TestClientProtocol, PluginBroker, APIHarness) async throws -> Void
     ) async throws -> PluginBroker {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         let authority = BrokerAuthority(
-            key: AccountsHarness.mqttKey, server: Self.server,
+            key: APIHarness.mqttKey, server: Self.server,
             sessions: PostgresSessionRepository(database: harness.database, logger: .quiet),
             rooms: PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing),
             senders: senders)
@@ -74,7 +74,7 @@ struct BrokerPluginTests {
                     .init(
                         service: OutboxRelay(
                             database: harness.database, publisher: server, fanout: NoQueue(),
-                            fileLinks: AccountsHarness.fileLinks, logger: .quiet)))
+                            fileLinks: APIHarness.fileLinks, logger: .quiet)))
             }
             let ingestClient = try await connected(try serverClient(broker))
             if ingest {

@@ -12,7 +12,7 @@ import Testing
 /// through its signed URL.
 struct DataExportTests {
     @Test func anExportIsBuiltOnceAtATimeAndDownloadedThroughItsSignedURL() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (room, users) = try await client.roomOfThree()
             let user = users[1]

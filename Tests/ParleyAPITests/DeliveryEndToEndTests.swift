@@ -24,7 +24,7 @@ struct DeliveryEndToEndTests {
         inline: Bool = false, queued: QueueCounter = QueueCounter(),
         _ body: @escaping @Sendable (any TestClientProtocol, MQTTClient) async throws -> Void
     ) async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         let services = try TestServices.shared()
         let publisher = try await services.connectedMQTTClient()
         let subscriber = try await services.connectedMQTTClient()
@@ -40,7 +40,7 @@ struct DeliveryEndToEndTests {
                         service: OutboxRelay(
                             database: harness.database, publisher: publisher,
                             fanout: CountingQueue(base: queue, counter: queued),
-                            planner: inline ? InlineFanout(sharing: fanout) : nil, fileLinks: AccountsHarness.fileLinks,
+                            planner: inline ? InlineFanout(sharing: fanout) : nil, fileLinks: APIHarness.fileLinks,
                             logger: .quiet)),
                     .init(service: JobConsumer(queue: queue, consumer: "e2e", logger: .quiet, handler: fanout.handle)),
                 ], logger: .quiet))
@@ -195,7 +195,7 @@ struct DeliveryEndToEndTests {
             let url = try #require(URLComponents(string: answered.url))
             let query = Dictionary(uniqueKeysWithValues: (url.queryItems ?? []).map { ($0.name, $0.value ?? "") })
             #expect(
-                AccountsHarness.fileLinks.verify(
+                APIHarness.fileLinks.verify(
                     path: url.path, expires: Int64(query["expires"] ?? "") ?? 0, viewer: userID(sender),
                     signature: query["signature"] ?? ""))
         }

@@ -15,7 +15,7 @@ struct DirectoryVisibilityTests {
     }
 
     @Test func roomMatesFindOnlyThemselvesAndWhoSharesARoom() async throws {
-        try await AccountsHarness.make(policy: AccountPolicy(directory: .roomMates)).run { client in
+        try await APIHarness.make(policy: AccountPolicy(directory: .roomMates)).run { client in
             let strangerEmail = "stranger-\(UUID().uuidString.prefix(8))@example.com"
             let stranger = try await client.signUp(email: strangerEmail)
             let mateEmail = "mate-\(UUID().uuidString.prefix(8))@example.com"
@@ -32,7 +32,7 @@ struct DirectoryVisibilityTests {
     }
 
     @Test func everyoneIsTheDefaultAndFindsStrangers() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let strangerEmail = "stranger-\(UUID().uuidString.prefix(8))@example.com"
             let stranger = try await client.signUp(email: strangerEmail)
             let me = try await client.signUp()

@@ -7,7 +7,7 @@ import Testing
 /// and chunk of a batch.
 struct FanoutQueriesTests {
     @Test func readersOfSeveralRoomsAndChunksComeFromOneQuery() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (first, firstUsers) = try await client.roomOfThree()
             let (second, secondUsers) = try await client.roomOfThree()
@@ -31,7 +31,7 @@ struct FanoutQueriesTests {
     /// The fan-out keeps readers by the room's readers version: every path by which someone
     /// starts or stops reading a room moves it, and a message does not.
     @Test func everyChangeOfWhoReadsARoomMovesItsReadersVersion() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (room, users) = try await client.roomOfThree()
             let rooms = PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing)

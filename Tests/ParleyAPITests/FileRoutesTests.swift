@@ -69,9 +69,9 @@ struct FileRoutesTests {
         return body
     }
 
-    @Test(arguments: AccountsHarness.Store.allCases)
-    func aRawUploadIsStoredWithItsChecksumAndServedWithRanges(_ store: AccountsHarness.Store) async throws {
-        try await AccountsHarness.make(store: store).run { client in
+    @Test(arguments: APIHarness.Store.allCases)
+    func aRawUploadIsStoredWithItsChecksumAndServedWithRanges(_ store: APIHarness.Store) async throws {
+        try await APIHarness.make(store: store).run { client in
             let user = try await client.signUp()
             let content = Self.bytes(200_000)
             let created = try await upload(client, token: token(user), content)
@@ -140,7 +140,7 @@ struct FileRoutesTests {
     }
 
     @Test func conditionalRequestsAnswer304AndIfRangeFallsBackToTheWholeFile() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let user = try await client.signUp()
             let content = Self.bytes(1_000)
             let id = try #require(try await upload(client, token: token(user), content).file?.id)
@@ -172,9 +172,9 @@ struct FileRoutesTests {
         }
     }
 
-    @Test(arguments: AccountsHarness.Store.allCases)
-    func anUploadOverTheLimitIs413AndStoresNothing(_ store: AccountsHarness.Store) async throws {
-        let harness = try await AccountsHarness.make(store: store, uploadLimit: 50_000)
+    @Test(arguments: APIHarness.Store.allCases)
+    func anUploadOverTheLimitIs413AndStoresNothing(_ store: APIHarness.Store) async throws {
+        let harness = try await APIHarness.make(store: store, uploadLimit: 50_000)
         try await harness.run { client in
             let user = try await client.signUp()
             let tooBig = try await upload(client, token: token(user), Self.bytes(50_001))
@@ -196,7 +196,7 @@ struct FileRoutesTests {
     }
 
     @Test func aMultipartUploadKeepsOnlyASafeNameAndAPublicFileNeedsNothing() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let user = try await client.signUp()
             let boundary = "parley-test-boundary"
             let body = Self.multipart(
@@ -226,9 +226,9 @@ struct FileRoutesTests {
         }
     }
 
-    @Test(arguments: AccountsHarness.Store.allCases)
-    func aRefusedMultipartUploadLeavesNothingBehind(_ store: AccountsHarness.Store) async throws {
-        let harness = try await AccountsHarness.make(store: store)
+    @Test(arguments: APIHarness.Store.allCases)
+    func aRefusedMultipartUploadLeavesNothingBehind(_ store: APIHarness.Store) async throws {
+        let harness = try await APIHarness.make(store: store)
         try await harness.run { client in
             let user = try await client.signUp()
             let boundary = "b0undary"
@@ -264,7 +264,7 @@ struct FileRoutesTests {
         var unreachable = try TestServices.shared().redis()
         unreachable.port = 1
         let queue = RedisJobQueue(name: "media", pool: RedisConnectionPool(configuration: unreachable, logger: .quiet))
-        let harness = try await AccountsHarness.make(mediaJobs: queue)
+        let harness = try await APIHarness.make(mediaJobs: queue)
         try await harness.run { client in
             let user = try await client.signUp()
             let refused = try await upload(client, token: token(user), Self.png, type: "image/png")
@@ -282,7 +282,7 @@ struct FileRoutesTests {
     }
 
     @Test func contentThatContradictsItsTypeIsRefused() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let user = try await client.signUp()
             let fake = try await upload(
                 client, token: token(user), Array("<html>not a png</html>".utf8), type: "image/png")
@@ -299,7 +299,7 @@ struct FileRoutesTests {
     }
 
     @Test func accessIsTheUploaderOrAReaderOfARoomWhereAMessageCarriesTheFile() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (roomID, users) = try await client.roomOfThree()
             let outsider = try await client.signUp()
             let created = try await upload(
@@ -352,7 +352,7 @@ struct FileRoutesTests {
     }
 
     @Test func thumbnailsAreServedOnceTheMediaWorkerMadeThem() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let user = try await client.signUp()
             let directory = TestScratch.path("parley-thumbs")
@@ -396,14 +396,14 @@ struct FileRoutesTests {
     }
 
     @Test func anExpiredSignatureDoesNotOpenTheFile() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let user = try await client.signUp()
             let id = try #require(try await upload(client, token: token(user), Self.bytes(10)).file?.id)
             let path = "/v1/files/\(id)/content"
-            let expired = AccountsHarness.fileLinks.signed(
+            let expired = APIHarness.fileLinks.signed(
                 path, viewer: userID(user), now: Date().addingTimeInterval(-200_000))
             #expect(try await send(client, .get, expired).status == .forbidden)
-            let valid = AccountsHarness.fileLinks.signed(path, viewer: userID(user))
+            let valid = APIHarness.fileLinks.signed(path, viewer: userID(user))
             #expect(try await send(client, .get, valid).status == .ok)
         }
     }

@@ -25,7 +25,7 @@ struct FormQueryTests {
     }
 
     @Test func everyListRouteReadsItsParametersBothWays() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (room, users) = try await client.roomOfThree()
             let (admin, writer, reader) = (users[0], users[1], users[2])

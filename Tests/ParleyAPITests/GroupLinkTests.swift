@@ -9,7 +9,7 @@ import Testing
 /// and a member who came through a link that is not required may hide, mute and leave.
 struct GroupLinkTests {
     @Test func onlyASystemAdministratorLinksAndGroupMembersMayLeaveUnlessRequired() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (room, users) = try await client.roomOfThree()
             let roomAdmin = users[0]

@@ -9,7 +9,7 @@ import Testing
 /// Client input that must get a clear 4xx, never a 500 or a broken room.
 struct InputEdgeTests {
     @Test func textIsCountedAsTheDatabaseCountsItAndNULIsRefused() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
             // 10,001 thumbs with a skin tone: 10,001 characters, 20,002 code points.
             let long = String(repeating: "👍🏽", count: 10_001)
@@ -31,7 +31,7 @@ struct InputEdgeTests {
 
     /// The five places a NUL once reached PostgreSQL and answered 500.
     @Test func aNULIsRefusedInEveryTextInput() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let email = "nul-\(UUID().uuidString.prefix(8))@example.com"
             let user = try await client.signUp(
                 email: email, device: #"{"platform":"ios","name":"phone","pushToken":"apns-1","pushProvider":"apns"}"#)
@@ -62,7 +62,7 @@ struct InputEdgeTests {
 
     /// `{"role":"reader","role":"writer"}` made a reader where JavaScript and Python read a writer.
     @Test func duplicateKeysAndBodiesThatAreNotJSONAreRefused() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
             let member = userID(users[1])
             let twice = try await client.json(
@@ -94,7 +94,7 @@ struct InputEdgeTests {
     }
 
     @Test func aFileThatIsNotTheSendersIsRefused() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
             let answer = try await client.json(
                 .post, "/v1/rooms/\(id)/messages", token: token(users[0]),
@@ -106,7 +106,7 @@ struct InputEdgeTests {
     }
 
     @Test func aTwoPartyRoomCannotBeLeft() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (a, b) = (try await client.signUp(), try await client.signUp())
             let room = try await client.json(.put, "/v1/rooms/direct/\(userID(b))", token: token(a))
             let id = room.json["id"] as? Int ?? 0
@@ -117,7 +117,7 @@ struct InputEdgeTests {
     }
 
     @Test func idsBeyondTheirColumnAreNotFound() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (id, users) = try await client.roomOfThree()
             // Linking application roles needs a system administrator (anyone else: 403 first).

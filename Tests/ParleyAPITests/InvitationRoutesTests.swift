@@ -9,7 +9,7 @@ import Testing
 /// back only by accepting an invitation (`/v1/me/invitations`).
 struct InvitationRoutesTests {
     @Test func aBlockKeepsEitherUserFromAddingOrMentioningTheOther() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (room, users) = try await client.roomOfThree()
             let (admin, writer, reader) = (users[0], users[1], users[2])
             let outsider = try await client.signUp()
@@ -52,7 +52,7 @@ struct InvitationRoutesTests {
     }
 
     @Test func someoneWhoLeftComesBackOnlyByAcceptingAnInvitation() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (room, users) = try await client.roomOfThree()
             let (admin, leaver) = (users[0], users[2])
@@ -101,7 +101,7 @@ struct InvitationRoutesTests {
     }
 
     @Test func aBlockWithdrawsPendingInvitations() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (room, users) = try await client.roomOfThree()
             let (admin, leaver) = (users[0], users[2])
             let member = "/v1/rooms/\(room)/members/\(userID(leaver))"

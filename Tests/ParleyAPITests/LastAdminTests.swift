@@ -8,7 +8,7 @@ import Testing
 /// A multiparty room keeps a direct admin: the last one can neither leave nor step down.
 struct LastAdminTests {
     @Test func theLastAdminCannotLeaveOrStepDownButCanOnceAnotherIs() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (room, users) = try await client.roomOfThree()
             let (admin, writer) = (users[0], users[1])
             let member = { (user: LoginResponse) in "/v1/rooms/\(room)/members/\(userID(user))" }
@@ -35,7 +35,7 @@ struct LastAdminTests {
     }
 
     @Test func anErasedLastAdminHandsTheRoomToItsLongestStandingMember() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (room, users) = try await client.roomOfThree()
             let (admin, writer, reader) = (users[0], users[1], users[2])

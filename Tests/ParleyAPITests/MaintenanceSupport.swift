@@ -24,7 +24,7 @@ final class RecordedJobs: JobQueue {
     var count: Int { jobs.withLock { $0.count } }
 }
 
-extension AccountsHarness {
+extension APIHarness {
     var erasure: PostgresErasureRepository {
         PostgresErasureRepository(
             rooms: PostgresRoomRepository(database: database, logger: .quiet, fileLinks: Self.fileLinks))

@@ -11,7 +11,7 @@ import Testing
 /// on real PostgreSQL.
 struct MessageActionRoutesTests {
     @Test func theSenderEditsTheirMessageAndNobodyElseCan() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
             let (admin, writer, reader) = (users[0], users[1], users[2])
             let sent = try await client.send("helo", uid: "e-1", to: id, as: writer)
@@ -68,7 +68,7 @@ struct MessageActionRoutesTests {
     }
 
     @Test func aDeletedMessageStaysAsATombstoneInItsPlace() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (id, users) = try await client.roomOfThree()
             let (admin, writer, reader) = (users[0], users[1], users[2])
@@ -134,7 +134,7 @@ struct MessageActionRoutesTests {
     }
 
     @Test func reactionsAreCountedPerKeyWithTheCallersOwnMarked() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
             let (admin, writer, reader) = (users[0], users[1], users[2])
             let sent = try await client.send("react to me", uid: "r-1", to: id, as: writer)
@@ -195,7 +195,7 @@ struct MessageActionRoutesTests {
     }
 
     @Test func aMessageCarriesAtMostTwentyKeysAndATombstoneNone() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
             let sent = try await client.send("many", uid: "k-1", to: id, as: users[1])
             let base = "/v1/rooms/\(id)/messages/\(sent.id)/reactions"
@@ -217,7 +217,7 @@ struct MessageActionRoutesTests {
 
     @Test func fiftyUsersTogglingOneReactionEndWithTheExactCount() async throws {
         let policy = AccountPolicy(loginLimitPerAddress: 100, registerLimitPerAddress: 100)
-        let harness = try await AccountsHarness.make(policy: policy)
+        let harness = try await APIHarness.make(policy: policy)
         try await harness.run { client in
             let creator = try await client.signUp()
             let others = try await client.signUp(count: 50)
@@ -257,7 +257,7 @@ struct MessageActionRoutesTests {
     }
 
     @Test func twoEditsRacingEndWithTheLastCommittedContentEverywhere() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (id, users) = try await client.roomOfThree()
             let sent = try await client.send("v0", uid: "race", to: id, as: users[1])
@@ -292,7 +292,7 @@ struct MessageActionRoutesTests {
     }
 
     @Test func repliesNameTheirTargetAndFormAThread() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
             let (admin, writer, reader) = (users[0], users[1], users[2])
             let long = String(repeating: "ž", count: 150)
@@ -351,7 +351,7 @@ struct MessageActionRoutesTests {
     }
 
     @Test func mentionsNameReadersAndCountUntilRead() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
             let (admin, writer, reader) = (users[0], users[1], users[2])
             let outsider = try await client.signUp()
@@ -406,7 +406,7 @@ struct MessageActionRoutesTests {
     }
 
     @Test func changedSinceListsEditsDeletionsAndReactionsInTheOrderTheyChanged() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
             let writer = users[1]
             var sent: [Message] = []
@@ -440,7 +440,7 @@ struct MessageActionRoutesTests {
     }
 
     @Test func anotherRoomsMessageAndBadPathsAreClientErrors() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
             let (otherRoom, otherUsers) = try await client.roomOfThree()
             let elsewhere = try await client.send("x", uid: "x-1", to: otherRoom, as: otherUsers[1])
@@ -474,7 +474,7 @@ struct MessageActionRoutesTests {
     }
 
     @Test func aRetryIsAnsweredAsStoredAfterItsReplyTargetWasDeleted() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
             let target = try await client.send("t", uid: "t-1", to: id, as: users[0])
             let body = #"{"content":"re","uid":"re-1","replyToId":\#(target.id),"mentions":[\#(userID(users[2]))]}"#
@@ -498,7 +498,7 @@ struct MessageActionRoutesTests {
     }
 
     @Test func aFormerMemberCanDoNothingWithTheRoomsMessages() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
             let (admin, writer) = (users[0], users[1])
             let sent = try await client.send("bye", uid: "f-1", to: id, as: writer)

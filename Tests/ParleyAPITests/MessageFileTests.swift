@@ -8,7 +8,7 @@ import Testing
 /// A deleted message lets its file go: the orphan sweep removes it once no message carries it.
 extension FileRoutesTests {
     @Test func aDeletedMessagesFileIsSweptOnceNoMessageCarriesIt() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (id, users) = try await client.roomOfThree()
             let writer = users[1]
@@ -50,7 +50,7 @@ extension FileRoutesTests {
 
 extension FileRoutesTests {
     @Test func aReportedMessagesFileIsKeptWhileTheReportIsOpen() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (id, users) = try await client.roomOfThree()
             let (writer, reader) = (users[1], users[2])

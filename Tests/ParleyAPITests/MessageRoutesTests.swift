@@ -10,7 +10,7 @@ import Testing
 struct MessageRoutesTests {
     /// A room of three writers; returns the room id and the three logins.
     @Test func fiftyConcurrentSendsGetSeq1To50WithoutGapOrDuplicate() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
             let senders = [users[0], users[1]]
             let seqs = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -29,7 +29,7 @@ struct MessageRoutesTests {
     }
 
     @Test func aRetriedUIDIsStoredOnce() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
             let body = #"{"content":"hello","uid":"retry-1"}"#
             let first = try await client.json(.post, "/v1/rooms/\(id)/messages", token: token(users[1]), body: body)
@@ -53,7 +53,7 @@ struct MessageRoutesTests {
     }
 
     @Test func concurrentRetriesOfOneUIDStoreItOnceAndAllGetIt() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
             let sender = token(users[1])
             let answers = try await withThrowingTaskGroup(of: (HTTPResponse.Status, String).self) { group in
@@ -76,7 +76,7 @@ struct MessageRoutesTests {
     }
 
     @Test func historyPagesInAscendingOrder() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
             let me = token(users[0])
             for index in 2...10 { try await client.send(uid: "h\(index)", to: id, as: users[0]) }
@@ -102,7 +102,7 @@ struct MessageRoutesTests {
     }
 
     @Test func historysNextCursorWalksThePagesInTheirReadingDirection() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
             let me = token(users[0])
             for index in 2...7 { try await client.send(uid: "c\(index)", to: id, as: users[0]) }
@@ -134,7 +134,7 @@ struct MessageRoutesTests {
     }
 
     @Test func membersAndRoomFilesPageLikeEveryOtherList() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let users = try await client.signUp(count: 5)
             let room = try await client.multipartyRoom(
@@ -169,7 +169,7 @@ struct MessageRoutesTests {
     }
 
     @Test func readMarkersMoveForwardOnlyAndDriveUnreadCounts() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
             var ids: [Int] = []
             for index in 0..<3 { ids.append(Int(try await client.send(uid: "r\(index)", to: id, as: users[0]).id)) }
@@ -210,7 +210,7 @@ struct MessageRoutesTests {
     }
 
     @Test func rolesThroughAGroupAndAnApplicationRoleComeAndGoWithTheirLinks() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (id, users) = try await client.roomOfThree()
             // Linking groups and application roles needs a system administrator.
@@ -285,7 +285,7 @@ struct MessageRoutesTests {
     }
 
     @Test func roomListsArePagedNewestActivityFirstAndSyncLightly() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let me = try await client.signUp()
             var roomIDs: [Int64] = []
             for peer in try await client.signUp(count: 3) {

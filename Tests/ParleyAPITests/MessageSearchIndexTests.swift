@@ -15,11 +15,11 @@ struct MessageSearchIndexTests {
     static let shapes: [MessageSearchShape] = [.rooms, .newest(window: 1), .newest(window: 1_000_000)]
 
     /// What the relay does to a batch it has published: its outbox rows go.
-    func publish(_ harness: AccountsHarness) async throws {
+    func publish(_ harness: APIHarness) async throws {
         try await harness.database.client.query("DELETE FROM messenger.outbox", logger: .quiet)
     }
 
-    func indexed(_ harness: AccountsHarness) async throws -> [Int64: Bool] {
+    func indexed(_ harness: APIHarness) async throws -> [Int64: Bool] {
         var rows: [Int64: Bool] = [:]
         let found = try await harness.database.client.query(
             "SELECT message_id, words IS NOT NULL FROM messenger.message_search", logger: .quiet)
@@ -39,7 +39,7 @@ struct MessageSearchIndexTests {
     }
 
     @Test func everyRuleHoldsBeforeAndAfterTheRelayIndexesAMessage() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (room, users) = try await client.roomOfThree()
             let texts = [
@@ -72,7 +72,7 @@ struct MessageSearchIndexTests {
     }
 
     @Test func editsDeletionsAndErasureReachTheIndexWhicheverCameFirst() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (room, users) = try await client.roomOfThree()
             let writer = users[1]
@@ -116,7 +116,7 @@ struct MessageSearchIndexTests {
     }
 
     @Test func pagesAcrossTheWindowAndTheWordIndexHaveNoDuplicatesOrGaps() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (room, users) = try await client.roomOfThree()
             var sent: [Message] = []
@@ -142,7 +142,7 @@ struct MessageSearchIndexTests {
     }
 
     @Test func aDeletedRoomsFinalErasureRemovesRowsTheRelayLeftBehind() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (room, users) = try await client.roomOfThree()
             _ = try await client.send("doomed plum", uid: "d-1", to: room, as: users[1])

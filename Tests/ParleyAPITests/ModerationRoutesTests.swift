@@ -9,7 +9,7 @@ import Testing
 /// Reports, their resolution and account deactivation, over REST on real PostgreSQL.
 struct ModerationRoutesTests {
     /// A fresh system administrator's token.
-    func admin(_ client: any TestClientProtocol, _ harness: AccountsHarness) async throws -> String {
+    func admin(_ client: any TestClientProtocol, _ harness: APIHarness) async throws -> String {
         try await AdminRoutesTests().signUpAdmin(client, harness)
     }
 
@@ -22,7 +22,7 @@ struct ModerationRoutesTests {
     }
 
     @Test func readersReportAMessageOnceAndAdminsSeeItAsItWas() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (id, users) = try await client.roomOfThree()
             let (writer, reader) = (users[1], users[2])
@@ -86,7 +86,7 @@ struct ModerationRoutesTests {
     }
 
     @Test func resolvingDeletesTheMessageOrDeactivatesItsSender() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (id, users) = try await client.roomOfThree()
             let (writer, reader) = (users[1], users[2])

@@ -8,7 +8,7 @@ import Testing
 /// `/v1/rooms/{id}/notifications` and `/v1/me/quiet-hours`.
 struct NotificationRoutesTests {
     @Test func aMemberMutesARoomForeverOrUntilATimeAndUnmutes() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (roomID, users) = try await client.roomOfThree()
             let path = "/v1/rooms/\(roomID)/notifications"
             let initial = try await client.json(.get, path, token: token(users[1]))
@@ -44,7 +44,7 @@ struct NotificationRoutesTests {
     }
 
     @Test func invalidMutesAreRefusedAndOutsidersSeeNothing() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (roomID, users) = try await client.roomOfThree()
             let path = "/v1/rooms/\(roomID)/notifications"
             let past = try await client.json(
@@ -65,7 +65,7 @@ struct NotificationRoutesTests {
     }
 
     @Test func quietHoursAreSetReadAndCleared() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let user = try await client.signUp()
             let path = "/v1/me/quiet-hours"
             let off = try await client.json(.get, path, token: token(user))
@@ -92,7 +92,7 @@ struct NotificationRoutesTests {
     }
 
     @Test func invalidQuietHoursNameTheField() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let user = try await client.signUp()
             let cases = [
                 (#"{"start":"25:00","end":"07:00","timeZone":"UTC"}"#, "start"),

@@ -9,7 +9,7 @@ import Testing
 
 struct OpenAPIDocumentTests {
     @Test func theDocumentDescribesEveryPublicRoute() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         let router = harness.publicRouter()
         let document = try await fetchDocument(router)
         #expect(document.hasPrefix("openapi: 3.1"))
@@ -19,9 +19,9 @@ struct OpenAPIDocumentTests {
 
     /// The internal listener's routes (health, metrics, the brokers' authorisation) too.
     @Test func theDocumentDescribesEveryInternalRoute() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         let authority = BrokerAuthority(
-            key: AccountsHarness.mqttKey, server: nil,
+            key: APIHarness.mqttKey, server: nil,
             sessions: PostgresSessionRepository(database: harness.database, logger: .quiet),
             rooms: PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing))
         let router = ParleyRoutes.forTesting(broker: BrokerAuthController(authority: authority)).internalRouter()

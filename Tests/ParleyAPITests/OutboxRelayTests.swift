@@ -203,14 +203,14 @@ struct OutboxRelayDeletionTests {
 /// A database with a room, an MQTT client for relays to publish with, and a subscriber to
 /// the topic the test's events go to.
 struct RelayFixture: Sendable {
-    let harness: AccountsHarness
+    let harness: APIHarness
     let client: MQTTClient
     let subscriber: MQTTClient
     let topic = "relay-test/\(UUID().uuidString.prefix(8))"
     let queue: RedisJobQueue
 
     static func make() async throws -> RelayFixture {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         let services = try TestServices.shared()
         let fixture = RelayFixture(
             harness: harness, client: try await services.connectedMQTTClient(),
@@ -226,7 +226,7 @@ struct RelayFixture: Sendable {
         alsoRunning: [any Service] = []
     ) -> ServiceGroup {
         let relay = OutboxRelay(
-            database: database, publisher: publisher, fanout: fanout ?? queue, fileLinks: AccountsHarness.fileLinks,
+            database: database, publisher: publisher, fanout: fanout ?? queue, fileLinks: APIHarness.fileLinks,
             logger: .quiet, batchSize: 7)
         return ServiceGroup(
             configuration: .init(

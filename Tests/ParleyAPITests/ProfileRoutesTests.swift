@@ -7,7 +7,7 @@ import Testing
 
 struct ProfileRoutesTests {
     @Test func meShowsAndChangesTheProfile() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let login = try await client.signUp(email: "me@example.com")
             let me = try await client.decoded(UserResponse.self, .get, "/v1/me", token: token(login))
             #expect(me == login.user && me.email == "me@example.com")
@@ -24,7 +24,7 @@ struct ProfileRoutesTests {
     }
 
     @Test func aPasswordChangeNeedsTheCurrentOneAndEndsOtherSessions() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let login = try await client.signUp(email: "pw@example.com")
             let other = try await client.decoded(
                 LoginResponse.self, .post, "/v1/auth/login",
@@ -50,7 +50,7 @@ struct ProfileRoutesTests {
     }
 
     @Test func devicesListPushAndDelete() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let login = try await client.signUp(
                 device: #"{"platform":"ios","name":"phone","pushToken":"apns-1","pushProvider":"apns"}"#)
             let deviceID = try #require(login.deviceId)
@@ -91,7 +91,7 @@ struct ProfileRoutesTests {
     }
 
     @Test func usersAreFoundByNamePrefixAndPaged() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             var logins: [LoginResponse] = []
             for index in 0..<3 { logins.append(try await client.signUp(email: "zed\(index)@example.com")) }
             let me = token(logins[0])

@@ -36,7 +36,7 @@ struct PushDeliveryTests {
     }
 
     func withPipeline(_ body: @escaping @Sendable (Pipeline) async throws -> Void) async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         let services = try TestServices.shared()
         let push = try await PushFixture.start()
         let publisher = try MQTTClient(configuration: services.mqtt(), logger: .quiet)
@@ -59,7 +59,7 @@ struct PushDeliveryTests {
                     .init(
                         service: OutboxRelay(
                             database: harness.database, publisher: publisher, fanout: fanoutQueue,
-                            fileLinks: AccountsHarness.fileLinks,
+                            fileLinks: APIHarness.fileLinks,
                             logger: .quiet)),
                     .init(
                         service: JobConsumer(queue: fanoutQueue, consumer: "f", logger: .quiet, handler: fanout.handle)),

@@ -13,12 +13,12 @@ import Testing
 struct RoomDeletionTests {
     let files = FileRoutesTests()
 
-    func count(_ harness: AccountsHarness, _ sql: String) async throws -> Int {
+    func count(_ harness: APIHarness, _ sql: String) async throws -> Int {
         try await harness.database.client.query(PostgresQuery(unsafeSQL: sql), logger: .quiet).single(Int.self)
     }
 
     @Test func anAdminDeletesAMultipartyRoomForEveryoneAndTheJobErasesIt() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (room, users) = try await client.roomOfThree()
             let (admin, writer) = (users[0], users[1])
@@ -63,7 +63,7 @@ struct RoomDeletionTests {
     }
 
     @Test func retentionIsSetByAdminsAndPurgesOldMessagesKeepingTheSeqOfTheRest() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (room, users) = try await client.roomOfThree()
             let (admin, writer, reader) = (users[0], users[1], users[2])

@@ -9,7 +9,7 @@ import Testing
 /// Archiving, descriptions and rooms created without a message, over REST on real PostgreSQL.
 struct RoomLifecycleRoutesTests {
     @Test func anArchivedRoomIsReadOnlyButStillReadAndListed() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
             let (admin, writer, reader) = (users[0], users[1], users[2])
             let sent = try await client.send("before", uid: "a-1", to: id, as: writer)
@@ -59,7 +59,7 @@ struct RoomLifecycleRoutesTests {
     }
 
     @Test func anAdminDescribesAMultipartyRoom() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
             let path = "/v1/rooms/\(id)"
             #expect(try await client.decoded(RoomResponse.self, .get, path, token: token(users[2])).description == nil)
@@ -94,7 +94,7 @@ struct RoomLifecycleRoutesTests {
     }
 
     @Test func aRoomMayStartWithoutAMessage() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let users = try await client.signUp(count: 3)
             let body: [String: Any] = [
                 "name": "Quiet", "members": users[1...].map { ["userId": Int(userID($0)), "role": "writer"] },
@@ -112,7 +112,7 @@ struct RoomLifecycleRoutesTests {
 
 extension RoomLifecycleRoutesTests {
     @Test func aHiddenRoomLeavesTheListUntilANewMessageArrives() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (me, peer) = (try await client.signUp(), try await client.signUp())
             let direct = try await client.decoded(
                 RoomResponse.self, .put, "/v1/rooms/direct/\(userID(peer))", token: token(me))

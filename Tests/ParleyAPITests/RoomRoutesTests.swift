@@ -19,7 +19,7 @@ struct RoomRoutesTests {
     }
 
     @Test func creatingAMultipartyRoom() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let users = try await trio(client)
             let room = try await createRoom(client, by: users[0], members: [users[1], users[2]])
             #expect(room.type == .multiparty && room.name == "Team")
@@ -59,7 +59,7 @@ struct RoomRoutesTests {
     }
 
     @Test func nonMembersGet404AndReadersGet403() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let users = try await trio(client)
             let outsider = try await client.signUp()
             let room = try await createRoom(client, by: users[0], members: [users[1], users[2]], role: "reader")
@@ -84,7 +84,7 @@ struct RoomRoutesTests {
     }
 
     @Test func directRoomsAreOnePerPairEvenUnderConcurrentCalls() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (a, b) = (try await client.signUp(), try await client.signUp())
             let pair = [(userID(a), token(a)), (userID(b), token(b))]
             let statuses = try await withThrowingTaskGroup(of: (HTTPResponse.Status, Int).self) { group in
@@ -118,7 +118,7 @@ struct RoomRoutesTests {
     }
 
     @Test func membersAreAddedChangedAndRemovedAndMayLeave() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let users = try await trio(client)
             let newcomer = try await client.signUp()
             let room = try await createRoom(client, by: users[0], members: [users[1], users[2]])

@@ -31,7 +31,7 @@ struct SearchRoutesTests {
     }
 
     @Test func wordsMatchAsPrefixesWithoutCaseOrAccentsInAnyScript() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (room, users) = try await client.roomOfThree()
             let writer = users[1]
             let texts = [
@@ -70,7 +70,7 @@ struct SearchRoutesTests {
     }
 
     @Test func editedDeletedAndUnreadableMessagesAreFoundAsTheyAreNow() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (room, users) = try await client.roomOfThree()
             let (admin, writer, reader) = (users[0], users[1], users[2])
@@ -109,7 +109,7 @@ struct SearchRoutesTests {
     }
 
     @Test func pagesHaveNoDuplicatesOrGapsWhileMessagesArrive() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (room, users) = try await client.roomOfThree()
             for index in 0..<25 {
                 _ = try await client.send("paging apple \(index)", uid: "p-\(index)", to: room, as: users[1])
@@ -133,7 +133,7 @@ struct SearchRoutesTests {
     }
 
     @Test func hostileQueriesGetAClearAnswerNeverAServerError() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let (room, users) = try await client.roomOfThree()
             _ = try await client.send(
                 "<b>bold</b> & \"quoted\" it's 100% (really) \\ back", uid: "h-1", to: room, as: users[1])
@@ -167,7 +167,7 @@ struct SearchRoutesTests {
     }
 
     @Test func roomsAreFoundByTheirNameOrTheirPeersName() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let users = try await client.signUp(count: 3)
             let named = try await client.createRoom(
                 by: users[0], members: [(users[1], "writer"), (users[2], "reader")], name: "Účetní oddělení",

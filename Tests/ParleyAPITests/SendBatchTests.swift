@@ -14,7 +14,7 @@ import Testing
 struct SendBatchTests {
     /// A room of three (admin, writer, reader) and a room service over the harness's database.
     struct Room: Sendable {
-        let harness: AccountsHarness
+        let harness: APIHarness
         let client: any TestClientProtocol
         let id: Int64
         let uid: String
@@ -42,7 +42,7 @@ struct SendBatchTests {
     }
 
     func withRoom(_ body: @escaping @Sendable (Room) async throws -> Void) async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (id, users) = try await client.roomOfThree()
             let room = try await client.decoded(RoomResponse.self, .get, "/v1/rooms/\(id)", token: token(users[0]))

@@ -10,7 +10,7 @@ import Testing
 /// them: the relay retries. Here the broker's direct path does nothing (`NoBroker`).
 struct SessionEndOutboxTests {
     @Test func aLogoutAndADeletedDeviceQueueTheirBrokerCommands() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let login = try await client.signUp()
             #expect(try await client.json(.post, "/v1/auth/logout", token: token(login)).status == .noContent)
@@ -30,7 +30,7 @@ struct SessionEndOutboxTests {
 
     /// A spent refresh token revokes its session once; replaying it again queues nothing more.
     @Test func aReplayedRefreshTokenQueuesOneCommand() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let login = try await client.signUp()
             let body = #"{"refreshToken":"\#(login.refreshToken)"}"#

@@ -13,7 +13,7 @@ import Testing
 
 struct SessionRoutesTests {
     @Test func requestsWithoutAValidTokenAre401() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             for token in [nil, "not-a-token", String(repeating: "A", count: 43)] {
                 let answer = try await client.json(.get, "/v1/me", token: token)
                 #expect(answer.status == .unauthorized)
@@ -24,7 +24,7 @@ struct SessionRoutesTests {
     }
 
     @Test func anExpiredAccessTokenIs401() async throws {
-        try await AccountsHarness.make(policy: AccountPolicy(accessTokenLifetime: .seconds(3))).run { client in
+        try await APIHarness.make(policy: AccountPolicy(accessTokenLifetime: .seconds(3))).run { client in
             let issued = ContinuousClock.now
             let login = try await client.signUp()
             // The token was issued before this moment, so it has expired 3 s after it.
@@ -38,7 +38,7 @@ struct SessionRoutesTests {
     }
 
     @Test func refreshRotatesAndAReusedRefreshTokenRevokesTheSession() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let login = try await client.signUp()
             let first = login.refreshToken
             let rotated = try await client.decoded(
@@ -66,7 +66,7 @@ struct SessionRoutesTests {
     }
 
     @Test func logoutRevokesTheSessionAndDropsThePushToken() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let login = try await client.signUp(
                 device: #"{"platform":"android","pushToken":"fcm-1","pushProvider":"fcm"}"#)
             let other = try await client.decoded(
@@ -83,7 +83,7 @@ struct SessionRoutesTests {
     /// Two API instances, each with its own cache: a logout on one is refused by the other
     /// within a second, through Redis pub/sub.
     @Test func revocationReachesAnotherInstanceWithinOneSecond() async throws {
-        let harness = try await AccountsHarness.make(policy: AccountPolicy())
+        let harness = try await APIHarness.make(policy: AccountPolicy())
         let services = try TestServices.shared()
         let cacheB = SessionCache(lifetime: .seconds(60))
         let listening = ListeningFlag()

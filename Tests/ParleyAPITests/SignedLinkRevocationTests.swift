@@ -14,7 +14,7 @@ import Testing
 extension FileRoutesTests {
     /// A JPEG with its thumbnails made, attached to a message `sender` sends in `roomID`.
     func sentImage(
-        _ client: any TestClientProtocol, harness: AccountsHarness, roomID: Int, by sender: LoginResponse
+        _ client: any TestClientProtocol, harness: APIHarness, roomID: Int, by sender: LoginResponse
     ) async throws -> (fileID: Int64, message: Message) {
         let directory = TestScratch.path("parley-revoke")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -55,7 +55,7 @@ extension FileRoutesTests {
     }
 
     @Test func aRemovedMembersLinksEndAtOnceWhileOtherMembersStillOpen() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (roomID, users) = try await client.roomOfThree()
             let (admin, writer, reader) = (users[0], users[1], users[2])
@@ -81,7 +81,7 @@ extension FileRoutesTests {
     }
 
     @Test func aDeletedMessagesFileLinksEndForEveryoneButItsUploader() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         try await harness.run { client in
             let (roomID, users) = try await client.roomOfThree()
             let (admin, writer, reader) = (users[0], users[1], users[2])
@@ -103,7 +103,7 @@ extension FileRoutesTests {
     }
 
     @Test func aSignedLinkLastsTheConfiguredHourAndNoLonger() async throws {
-        try await AccountsHarness.make().run { client in
+        try await APIHarness.make().run { client in
             let user = try await client.signUp()
             let id = try #require(try await upload(client, token: token(user), Self.bytes(10)).file?.id)
             let object = try #require(
@@ -113,7 +113,7 @@ extension FileRoutesTests {
             #expect(abs(expires - Int64(Date().timeIntervalSince1970) - 3_600) <= 5)
 
             let path = "/v1/files/\(id)/content"
-            let links = AccountsHarness.fileLinks
+            let links = APIHarness.fileLinks
             #expect(links.lifetime == .seconds(3_600))
             let stale = links.signed(path, viewer: userID(user), now: Date().addingTimeInterval(-3_610))
             #expect(try await send(client, .get, stale).status == .forbidden)

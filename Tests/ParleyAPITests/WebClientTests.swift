@@ -9,7 +9,7 @@ import Testing
 /// `/app`: the web client's page and files, each under the strict policy, with ETags.
 struct WebClientTests {
     @Test func thePageAndItsFilesComeWithAStrictPolicy() async throws {
-        let harness = try await AccountsHarness.make()
+        let harness = try await APIHarness.make()
         let application = Application(router: harness.publicRouter(), logger: .quiet)
         try await application.test(.router) { client in
             for path in ["/app", "/app/"] {
@@ -21,7 +21,7 @@ struct WebClientTests {
                     #expect(!page.contains("<script>"), "no inline script")
                     let policy = try #require(response.headers[HTTPField.Name("Content-Security-Policy")!])
                     #expect(policy.contains("default-src 'none'") && policy.contains("script-src 'self'"))
-                    // The broker's WebSocket listener the login names (AccountsHarness.endpoint).
+                    // The broker's WebSocket listener the login names (APIHarness.endpoint).
                     #expect(policy.contains("connect-src 'self' wss://mqtt.example.test:8083"), "\(policy)")
                     #expect(!policy.contains("unsafe"))
                     #expect(response.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff")

@@ -13,8 +13,9 @@ import ParleyTestSupport
 @testable import ParleyAPI
 @testable import parley
 
-/// The account routes over real PostgreSQL (a fresh database) and the suite's Redis.
-struct AccountsHarness: Sendable {
+/// Every API route over real PostgreSQL (a fresh database) and the suite's Redis: the serve
+/// graph the tests share.
+struct APIHarness: Sendable {
     static let mqttKey = try! MQTTTokenKey(bytes: Array(repeating: 42, count: 32))
     static let endpoint = MQTTEndpoint(host: "mqtt.example.test", port: 8883, tls: true, websocketPort: 8083)
 
@@ -31,7 +32,7 @@ struct AccountsHarness: Sendable {
     let uploadLimit: Int64
     /// The limits against abuse: out of the way unless a test sets them (the suite's users
     /// send bursts); `AbuseLimitsTests` checks the product's defaults.
-    var abuseLimits = AccountsHarness.unlimited
+    var abuseLimits = APIHarness.unlimited
     static let unlimited = AbuseLimits(
         messages: RateBucket(perSecond: 1_000_000, burst: 1_000_000), roomsPerHour: 1_000_000,
         membersPerHour: 1_000_000,
@@ -44,7 +45,7 @@ struct AccountsHarness: Sendable {
     static func make(
         policy: AccountPolicy = AccountPolicy(rateLimitWindow: .seconds(60)), store: Store = .filesystem,
         uploadLimit: Int64 = 100 * 1024 * 1024, mediaJobs: (any JobQueue)? = nil
-    ) async throws -> AccountsHarness {
+    ) async throws -> APIHarness {
         let services = try TestServices.shared()
         let configuration = try await services.makeDatabase(migrated: true)
         let database = PostgresPool(configuration: configuration, logger: .quiet)
@@ -54,7 +55,7 @@ struct AccountsHarness: Sendable {
                 try FilesystemBlobStore(root: TestScratch.path("parley-files"))
             case .postgres: PostgresBlobStore(database: database, logger: .quiet, chunkSize: 64 * 1024)
             }
-        return AccountsHarness(
+        return APIHarness(
             database: database, redis: RedisConnectionPool(configuration: services.redis(), logger: .quiet),
             policy: policy, blobStore: blobStore, uploadLimit: uploadLimit, mediaJobs: mediaJobs)
     }
