@@ -33,48 +33,13 @@ public struct JobConsumer: Service {
     }
 
     public func run() async throws {
-        // Redis may be down or still loading its data: wait for it rather than stop the worker.
-        var backoff = Duration.milliseconds(100)
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            do {
-                try await queue.ensureGroup()
-                break
-            } catch {
-                await pause(after: error, backoff: &backoff)
-            }
-        }
-        if queue.configuration.concurrency > 1 {
-            await runConcurrently()
-            return
-        }
-        backoff = .milliseconds(100)
-        var housekeeping = Housekeeping(interval: housekeepingInterval)
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            do {
-                if housekeeping.isDue() {
-                    await promoteDue()
-                    for item in try await claimDue(limit: Int.max) {
-                        await process(item.entry, deliveries: item.deliveries)
-                    }
-                    depth.record(try await queue.depth())
-                }
-                for item in try await readNew(count: queue.configuration.batchSize, block: queue.configuration.blockFor)
-                {
-                    await process(item.entry, deliveries: item.deliveries)
-                }
-                backoff = .milliseconds(100)
-            } catch {
-                await pause(after: error, backoff: &backoff)
-            }
-        }
-    }
-
-    /// Up to `concurrency` handlers at once, each slot refilled as soon as its job ends: one
-    /// slow job holds one slot, not a batch. Graceful shutdown lets the running jobs finish.
-    private func runConcurrently() async {
+        guard await groupCreated() else { return }
         let limit = queue.configuration.concurrency
         let jobs = RunningJobs()
         let freed = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        // Read for this consumer, not started yet: a serial consumer reads a batch and runs it
+        // in turn; a concurrent one reads only what fills its free slots.
+        var backlog: [RedisJobQueue.Delivery] = []
         var started = 0
         var backoff = Duration.milliseconds(100)
         var housekeeping = Housekeeping(interval: housekeepingInterval)
@@ -86,32 +51,64 @@ public struct JobConsumer: Service {
                     _ = await slots.next()
                     continue
                 }
-                do {
-                    let due = housekeeping.isDue()
-                    if due { await promoteDue() }
-                    // Never reclaim a job this consumer is still running, however long it takes.
-                    var items = due ? try await claimDue(limit: limit - running, excluding: jobs.running) : []
-                    if running + items.count < limit {
-                        // Wait for new jobs only when nothing runs; otherwise look again soon.
-                        let block = running + items.count == 0 ? queue.configuration.blockFor : .milliseconds(50)
-                        items += try await readNew(count: limit - running - items.count, block: block)
+                if backlog.isEmpty {
+                    do {
+                        backlog = try await next(
+                            upTo: limit == 1 ? queue.configuration.batchSize : limit - running,
+                            running: jobs, idle: running == 0, housekeeping: &housekeeping)
+                        backoff = .milliseconds(100)
+                    } catch {
+                        await pause(after: error, backoff: &backoff)
+                        continue
                     }
-                    for item in items {
-                        started += 1
-                        jobs.start(item.entry.id)
-                        group.addTask {
-                            await process(item.entry, deliveries: item.deliveries)
-                            jobs.end(item.entry.id)
-                            freed.continuation.yield()
-                        }
-                    }
-                    if due { depth.record(try await queue.depth()) }
-                    backoff = .milliseconds(100)
-                } catch {
-                    await pause(after: error, backoff: &backoff)
                 }
+                for item in backlog.prefix(limit - running) {
+                    started += 1
+                    jobs.start(item.entry.id)
+                    group.addTask {
+                        await process(item.entry, deliveries: item.deliveries)
+                        jobs.end(item.entry.id)
+                        freed.continuation.yield()
+                    }
+                }
+                backlog.removeFirst(min(backlog.count, limit - running))
+            }
+            // Graceful shutdown lets the running jobs finish, and the ones already read.
+            for item in backlog { await process(item.entry, deliveries: item.deliveries) }
+        }
+    }
+
+    /// Redis may be down or still loading its data: waits for it rather than stop the worker.
+    /// False when the process shuts down first.
+    private func groupCreated() async -> Bool {
+        var backoff = Duration.milliseconds(100)
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            do {
+                try await queue.ensureGroup()
+                return true
+            } catch {
+                await pause(after: error, backoff: &backoff)
             }
         }
+        return false
+    }
+
+    /// Up to `count` jobs to run: when housekeeping is due, postponed jobs promoted and
+    /// abandoned ones claimed (never one this consumer still runs, however long it takes);
+    /// then new ones, waiting for them only when nothing runs (otherwise it looks again soon).
+    private func next(
+        upTo count: Int, running: RunningJobs, idle: Bool, housekeeping: inout Housekeeping
+    ) async throws -> [RedisJobQueue.Delivery] {
+        let due = housekeeping.isDue()
+        if due { await promoteDue() }
+        var items = due ? try await queue.claimDue(for: consumer, limit: count, excluding: running.running) : []
+        // Before reading new jobs, which stay in the stream (and its depth) until they finish.
+        if due { depth.record(try await queue.depth()) }
+        if items.count < count {
+            let block = idle && items.isEmpty ? queue.configuration.blockFor : .milliseconds(50)
+            items += try await queue.readNew(for: consumer, count: count - items.count, block: block)
+        }
+        return items
     }
 
     /// How often postponed jobs are promoted, abandoned ones claimed and the depth recorded:
@@ -131,65 +128,6 @@ public struct JobConsumer: Service {
         logger.warning("job queue unavailable; retrying", metadata: ["queue": "\(queue.name)", "error": "\(error)"])
         try? await Task.sleep(for: backoff)
         backoff = min(backoff * 2, .seconds(5))
-    }
-
-    /// New jobs, waiting up to `block` for some to arrive.
-    func readNew(count: Int, block: Duration) async throws -> [(entry: RedisJobQueue.Entry, deliveries: Int)] {
-        let reply = try await queue.pool.send(
-            "XREADGROUP", "GROUP", RedisJobQueue.group, consumer, "COUNT", String(max(count, 1)),
-            "BLOCK", String(max(milliseconds(block), 1)), "STREAMS", queue.stream, ">")
-        guard let streams = reply.array, let first = streams.first?.array, first.count == 2 else { return [] }
-        return RedisJobQueue.entries(first[1]).map { ($0, 1) }
-    }
-
-    /// Jobs left unacknowledged long enough (their consumer died or their handler failed),
-    /// claimed for this consumer, at most `limit`.
-    ///
-    /// The pending list is read page by page (up to a bound per round), so jobs still in
-    /// their back-off at its head do not hide due ones behind them.
-    func claimDue(limit: Int, excluding running: Set<String> = []) async throws -> [(
-        entry: RedisJobQueue.Entry, deliveries: Int
-    )] {
-        let minimumIdle = queue.configuration.visibilityTimeout
-        var claimed: [(entry: RedisJobQueue.Entry, deliveries: Int)] = []
-        var start = "-"
-        for _ in 0..<16 where claimed.count < limit {
-            let page = try await queue.pool.send(
-                "XPENDING", queue.stream, RedisJobQueue.group, "IDLE", String(milliseconds(minimumIdle)), start, "+",
-                String(queue.configuration.batchSize))
-            let items = page.array ?? []
-            claimed += try await claim(
-                items.filter { $0.array?.first?.string.map { !running.contains($0) } ?? true },
-                limit: limit - claimed.count)
-            guard items.count == queue.configuration.batchSize, let last = items.last?.array?.first?.string else {
-                break
-            }
-            start = "(" + last
-        }
-        return claimed
-    }
-
-    private func claim(_ items: [RedisValue], limit: Int) async throws -> [(
-        entry: RedisJobQueue.Entry, deliveries: Int
-    )] {
-        var claimedEntries: [(entry: RedisJobQueue.Entry, deliveries: Int)] = []
-        for item in items where claimedEntries.count < limit {
-            guard let fields = item.array, fields.count == 4, let id = fields[0].string,
-                let idle = fields[2].integer, let deliveries = fields[3].integer
-            else { continue }
-            let due = queue.backoff(afterDeliveries: Int(deliveries))
-            guard idle >= milliseconds(due) else { continue }
-            // XCLAIM with the same idle bound: if another consumer claimed it first, nothing returns.
-            let claimed = try await queue.pool.send(
-                "XCLAIM", queue.stream, RedisJobQueue.group, consumer, String(milliseconds(due)), id)
-            guard let entry = RedisJobQueue.entries(claimed).first else {
-                // Deleted meanwhile (a dead-lettered or finished job): drop it from the pending list.
-                _ = try await queue.pool.send("XACK", queue.stream, RedisJobQueue.group, id)
-                continue
-            }
-            claimedEntries.append((entry, Int(deliveries) + 1))
-        }
-        return claimedEntries
     }
 
     /// - Parameter deliveries: deliveries of this stream entry; a postponed job also counts
@@ -240,8 +178,7 @@ public struct JobConsumer: Service {
 
     private func finish(_ id: String) async {
         do {
-            _ = try await queue.pool.send("XACK", queue.stream, RedisJobQueue.group, id)
-            _ = try await queue.pool.send("XDEL", queue.stream, id)
+            try await queue.finish(id)
         } catch {
             // Not acknowledged: it will be claimed and handled again (handlers are idempotent).
             logger.warning("job acknowledgement failed", metadata: ["queue": "\(queue.name)", "error": "\(error)"])
@@ -250,18 +187,13 @@ public struct JobConsumer: Service {
 
     private func bury(_ id: String, job: String, reason: String) async {
         do {
-            _ = try await queue.pool.send("XADD", queue.deadLetterStream, "*", "job", job, "reason", reason)
+            try await queue.bury(id, job: job, reason: reason)
             dead.increment()
             logger.error(
                 "job moved to the dead-letter stream", metadata: ["queue": "\(queue.name)", "reason": "\(reason)"])
-            await finish(id)
         } catch {
             logger.warning("dead-lettering failed", metadata: ["queue": "\(queue.name)", "error": "\(error)"])
         }
-    }
-
-    private func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
     }
 }
 

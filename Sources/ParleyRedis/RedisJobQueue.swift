@@ -99,9 +99,7 @@ public struct RedisJobQueue: JobQueue {
 
     /// Parks a job until `due`; the member keeps the attempts and the old entry id (unique).
     func postpone(_ job: String, attempts: Int, after delay: Duration, entryID: String) async throws {
-        let dueMilliseconds =
-            Int64(Date().timeIntervalSince1970 * 1000) + delay.components.seconds * 1000
-            + delay.components.attoseconds / 1_000_000_000_000_000
+        let dueMilliseconds = Int64(Date().timeIntervalSince1970 * 1000) + delay.milliseconds
         _ = try await pool.send("ZADD", delayedSet, String(dueMilliseconds), "\(attempts)|\(entryID)|\(job)")
     }
 

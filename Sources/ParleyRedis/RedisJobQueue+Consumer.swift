@@ -1,0 +1,76 @@
+/// The stream commands a consumer of the queue sends: reading new jobs, claiming abandoned
+/// ones, acknowledging and dead-lettering. ``JobConsumer`` decides when; these say how.
+extension RedisJobQueue {
+    /// A job read for a consumer, and how many times its stream entry has been delivered.
+    struct Delivery {
+        let entry: Entry
+        let deliveries: Int
+    }
+
+    /// New jobs for `consumer`, waiting up to `block` for some to arrive.
+    func readNew(for consumer: String, count: Int, block: Duration) async throws -> [Delivery] {
+        let reply = try await pool.send(
+            "XREADGROUP", "GROUP", Self.group, consumer, "COUNT", String(max(count, 1)),
+            "BLOCK", String(max(block.milliseconds, 1)), "STREAMS", stream, ">")
+        guard let streams = reply.array, let first = streams.first?.array, first.count == 2 else { return [] }
+        return Self.entries(first[1]).map { Delivery(entry: $0, deliveries: 1) }
+    }
+
+    /// Jobs left unacknowledged long enough (their consumer died or their handler failed),
+    /// claimed for `consumer`, at most `limit`, none of `excluded` (jobs it still runs).
+    ///
+    /// The pending list is read page by page (up to a bound per round), so jobs still in
+    /// their back-off at its head do not hide due ones behind them.
+    func claimDue(for consumer: String, limit: Int, excluding excluded: Set<String>) async throws -> [Delivery] {
+        var claimed: [Delivery] = []
+        var start = "-"
+        for _ in 0..<16 where claimed.count < limit {
+            let page = try await pool.send(
+                "XPENDING", stream, Self.group, "IDLE", String(configuration.visibilityTimeout.milliseconds), start,
+                "+", String(configuration.batchSize))
+            let items = page.array ?? []
+            for item in items where claimed.count < limit {
+                guard let fields = item.array, fields.count == 4, let id = fields[0].string, !excluded.contains(id),
+                    let idle = fields[2].integer, let deliveries = fields[3].integer
+                else { continue }
+                let due = backoff(afterDeliveries: Int(deliveries))
+                guard idle >= due.milliseconds else { continue }
+                if let entry = try await claim(id, for: consumer, minimumIdle: due) {
+                    claimed.append(Delivery(entry: entry, deliveries: Int(deliveries) + 1))
+                }
+            }
+            guard items.count == configuration.batchSize, let last = items.last?.array?.first?.string else { break }
+            start = "(" + last
+        }
+        return claimed
+    }
+
+    /// XCLAIM with the idle bound it was found with: if another consumer claimed it first,
+    /// nothing returns; if it was deleted meanwhile (finished or dead-lettered), it leaves the
+    /// pending list.
+    private func claim(_ id: String, for consumer: String, minimumIdle: Duration) async throws -> Entry? {
+        let claimed = try await pool.send("XCLAIM", stream, Self.group, consumer, String(minimumIdle.milliseconds), id)
+        guard let entry = Self.entries(claimed).first else {
+            _ = try await pool.send("XACK", stream, Self.group, id)
+            return nil
+        }
+        return entry
+    }
+
+    /// Acknowledges and deletes a handled job.
+    func finish(_ id: String) async throws {
+        _ = try await pool.send("XACK", stream, Self.group, id)
+        _ = try await pool.send("XDEL", stream, id)
+    }
+
+    /// Moves a job that will not succeed to the dead-letter stream, then finishes it.
+    func bury(_ id: String, job: String, reason: String) async throws {
+        _ = try await pool.send("XADD", deadLetterStream, "*", "job", job, "reason", reason)
+        try await finish(id)
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, as Redis's commands take them.
+    var milliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
+}
