@@ -40,11 +40,20 @@ let package = Package(
         .package(url: "https://github.com/swift-otel/swift-otel.git", exact: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
+        // What the processes run on, knowing nothing of chat: group commits, batch queues,
+        // deadlines, timeouts, wake-ups, periodic loops, blocking calls off the shared pool.
+        .target(
+            name: "ParleyRuntime",
+            dependencies: [.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
+            swiftSettings: swiftSettings
+        ),
+
         // Domain types, errors, token formats and the ports every other target implements.
-        // Foundation and swift-crypto only (token hashing and signing are domain rules).
+        // Foundation, swift-crypto (token hashing and signing are domain rules) and the runtime.
         .target(
             name: "ParleyCore",
             dependencies: [
+                "ParleyRuntime",
                 .product(name: "Crypto", package: "swift-crypto"),
                 // The trace context a message carries through the pipeline (API only).
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
@@ -56,7 +65,7 @@ let package = Package(
         .target(
             name: "ParleyPostgres",
             dependencies: [
-                "ParleyCore", "CLibpq",
+                "ParleyCore", "ParleyRuntime", "CLibpq",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 // Only to mark the pool's own errors (ConnectionPoolError) as unavailability.
                 .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
@@ -90,7 +99,7 @@ let package = Package(
         .target(
             name: "ParleyMQTT",
             dependencies: [
-                "ParleyCore", "CMosquitto",
+                "ParleyCore", "ParleyRuntime", "CMosquitto",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -186,7 +195,7 @@ let package = Package(
         .target(
             name: "ParleyMedia",
             dependencies: [
-                "ParleyCore",
+                "ParleyCore", "ParleyRuntime",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -198,7 +207,7 @@ let package = Package(
         .target(
             name: "ParleyWorker",
             dependencies: [
-                "ParleyCore", .product(name: "Logging", package: "swift-log"),
+                "ParleyCore", "ParleyRuntime", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
@@ -211,7 +220,7 @@ let package = Package(
             name: "parley",
             dependencies: [
                 "ParleyCore", "ParleyPostgres", "ParleyRedis", "ParleyMQTT", "ParleyAPI", "ParleyWorker", "ParleyPush",
-                "ParleyMedia", "ParleyEMQX",
+                "ParleyMedia", "ParleyEMQX", "ParleyRuntime",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -232,7 +241,7 @@ let package = Package(
         .executableTarget(
             name: "parley-load",
             dependencies: [
-                "ParleyCore", "ParleyPush", "ParleyPushSimulator", "ParleyMQTT",
+                "ParleyCore", "ParleyPush", "ParleyPushSimulator", "ParleyMQTT", "ParleyRuntime",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
@@ -248,6 +257,7 @@ let package = Package(
             name: "ParleyTestSupport",
             dependencies: [
                 "ParleyCore", "ParleyPostgres", "ParleyRedis", "ParleyMQTT", "ParleyPush", "ParleyPushSimulator",
+                "ParleyRuntime",
                 // Loopback stand-ins for other parties' HTTP servers.
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -266,7 +276,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "ParleyCoreTests", dependencies: ["ParleyCore", "ParleyTestSupport"], swiftSettings: swiftSettings),
+            name: "ParleyRuntimeTests", dependencies: ["ParleyRuntime", "ParleyTestSupport"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ParleyCoreTests", dependencies: ["ParleyCore", "ParleyTestSupport"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "ParleyWorkerTests", dependencies: ["ParleyWorker", "ParleyCore"], swiftSettings: swiftSettings),
         .testTarget(
@@ -295,6 +309,7 @@ let package = Package(
             name: "ParleyMediaTests",
             dependencies: [
                 "ParleyMedia", "ParleyCore", "ParleyPostgres", "ParleyWorker", "ParleyRedis", "ParleyTestSupport",
+                "ParleyRuntime",
                 .product(name: "Logging", package: "swift-log"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -302,7 +317,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleyMQTTTests",
-            dependencies: ["ParleyMQTT", "ParleyCore", "ParleyTestSupport"],
+            dependencies: ["ParleyMQTT", "ParleyCore", "ParleyRuntime", "ParleyTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -326,11 +341,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "ParleyLoadTests", dependencies: ["parley-load", "ParleyTestSupport"], swiftSettings: swiftSettings),
+            name: "ParleyLoadTests", dependencies: ["parley-load", "ParleyRuntime", "ParleyTestSupport"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "ParleyExecutableTests",
             dependencies: [
-                "ParleyTestSupport", "ParleyPostgres", "ParleyMQTT", "ParleyCore", "ParleyRedis", "ParleyPushSimulator",
+                "ParleyTestSupport", "ParleyPostgres", "ParleyMQTT", "ParleyCore", "ParleyRuntime", "ParleyRedis",
+                "ParleyPushSimulator",
                 .product(name: "Crypto", package: "swift-crypto"),
                 // The OTLP/HTTP receiver the trace test sends spans to.
                 .product(name: "Hummingbird", package: "hummingbird"),

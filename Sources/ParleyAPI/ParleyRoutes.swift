@@ -122,29 +122,25 @@ extension ParleyRoutes {
         /// Who wrote lately, when reads may use PostgreSQL replicas; nil: no replicas.
         let recentWriters: (any RecentWriters)?
 
+        /// Every service is built by the composition root (`ServeGraph`); the controllers here
+        /// only route to them.
         public init(
-            accounts: AccountService, users: any UserRepository, sessions: any SessionRepository,
-            directory: any DirectoryRepository, hasher: any PasswordHasher, cache: SessionCache,
-            endpoint: MQTTEndpoint, rooms: RoomService, messageActions: MessageActionService,
-            blocks: any BlockRepository,
-            reports: any ReportRepository, messageActionRepository: any MessageActionRepository,
-            notificationSettings: any NotificationSettingsRepository,
-            files: any FileRepository, store: any BlobStore, links: FileLinks, mediaJobs: (any JobQueue)?,
-            uploadLimit: Int64, erasure: ErasureService, avatars: any AvatarRepository, search: any SearchRepository,
-            recentWriters: (any RecentWriters)? = nil
+            accounts: AccountService, users: any UserRepository, sessions: any SessionRepository, cache: SessionCache,
+            endpoint: MQTTEndpoint, directory: DirectoryService, blocks: BlockService, moderation: ModerationService,
+            rooms: RoomService, messageActions: MessageActionService,
+            notificationSettings: any NotificationSettingsRepository, files: any FileRepository, store: any BlobStore,
+            links: FileLinks, mediaJobs: (any JobQueue)?, uploadLimit: Int64, erasure: ErasureService,
+            avatars: AvatarService, search: SearchService, recentWriters: (any RecentWriters)? = nil
         ) {
             self.recentWriters = recentWriters
             auth = AuthController(accounts: accounts, endpoint: endpoint)
             profile = ProfileController(accounts: accounts, users: users, sessions: sessions)
-            self.blocks = BlocksController(service: BlockService(blocks: blocks))
-            moderation = ModerationController(
-                service: ModerationService(
-                    reports: reports, rooms: rooms, actions: messageActionRepository, accounts: accounts),
-                accounts: accounts, users: users)
+            self.blocks = BlocksController(service: blocks)
+            self.moderation = ModerationController(service: moderation, accounts: accounts, users: users)
             self.erasure = ErasureController(service: erasure, links: links)
-            self.avatars = AvatarsController(service: AvatarService(avatars: avatars, files: files, rooms: rooms))
-            self.search = SearchController(service: SearchService(search: search, rooms: rooms))
-            admin = AdminController(directory: DirectoryService(users: users, directory: directory, hasher: hasher))
+            self.avatars = AvatarsController(service: avatars)
+            self.search = SearchController(service: search)
+            admin = AdminController(directory: directory)
             self.rooms = RoomsController(service: rooms, actions: messageActions)
             self.messageActions = MessageActionsController(service: messageActions)
             notifications = NotificationsController(rooms: rooms, settings: notificationSettings)

@@ -1,3 +1,5 @@
+import ParleyRuntime
+
 /// The state of every dependency at one moment, as answered by `/health/ready`.
 public struct ReadinessReport: Sendable, Equatable {
     public enum Status: String, Sendable, Equatable, Codable {

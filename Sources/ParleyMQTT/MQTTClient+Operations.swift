@@ -2,6 +2,7 @@ import CMosquitto
 import Glibc
 import Logging
 import ParleyCore
+import ParleyRuntime
 import Synchronization
 
 extension MQTTClient {

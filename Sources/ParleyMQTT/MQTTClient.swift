@@ -2,6 +2,7 @@ import CMosquitto
 import Dispatch
 import Logging
 import ParleyCore
+import ParleyRuntime
 import ServiceLifecycle
 import Synchronization
 

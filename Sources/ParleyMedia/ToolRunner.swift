@@ -1,5 +1,6 @@
 import Foundation
 import ParleyCore
+import ParleyRuntime
 import Synchronization
 
 /// Runs a media tool as a child process under limits: address space and CPU time through

@@ -1,5 +1,6 @@
 import Logging
 import ParleyCore
+import ParleyRuntime
 import PostgresNIO
 
 /// PostgresNIO's pooled client, with every statement's start bounded in time.

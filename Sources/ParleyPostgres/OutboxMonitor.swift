@@ -1,4 +1,5 @@
 import Logging
+import ParleyRuntime
 import ServiceLifecycle
 
 /// Records the outbox backlog every few seconds, so `/metrics` shows a relay falling behind
@@ -15,11 +16,10 @@ public struct OutboxMonitor: Service {
     }
 
     public func run() async throws {
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+        await Periodically.run(every: interval) {
             // A failed reading leaves the last one; readiness reports PostgreSQL itself.
             _ = try? await OutboxBacklog.measure(database, logger: logger)
             try? await OpenReports.measure(database, logger: logger)
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
         }
     }
 }

@@ -1,5 +1,6 @@
 import Logging
 import ParleyCore
+import ParleyRuntime
 import PostgresNIO
 import ServiceLifecycle
 import Synchronization

@@ -1,4 +1,5 @@
 import ParleyCore
+import ParleyRuntime
 import PostgresNIO
 
 /// A statement was given up on because its connection closed (a server restart, a cut

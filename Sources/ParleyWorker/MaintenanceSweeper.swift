@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ParleyCore
+import ParleyRuntime
 import ServiceLifecycle
 
 /// The maintenance role's clock: purges messages past their room's retention, deletes
@@ -30,14 +31,13 @@ public struct MaintenanceSweeper: Service {
     }
 
     public func run() async throws {
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+        await Periodically.run(every: interval) {
             do {
                 let purged = try await sweep()
                 if purged > 0 { logger.info("messages past retention purged", metadata: ["count": "\(purged)"]) }
             } catch {
                 logger.warning("maintenance sweep failed", metadata: ["error": "\(error)"])
             }
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ParleyCore
+import ParleyRuntime
 import ServiceLifecycle
 
 /// Deletes uploads that no message took within the grace period, with their content and
@@ -27,15 +28,13 @@ public struct OrphanSweeper: Service {
     }
 
     public func run() async throws {
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+        await Periodically.run(every: interval) {
             do {
                 let removed = try await sweep()
                 if removed > 0 { logger.info("orphaned uploads removed", metadata: ["count": "\(removed)"]) }
             } catch {
                 logger.warning("orphan sweep failed", metadata: ["error": "\(error)"])
             }
-            // Graceful shutdown ends the wait at once, not after the interval.
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
         }
     }
 

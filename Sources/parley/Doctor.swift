@@ -5,6 +5,7 @@ import ParleyMQTT
 import ParleyPostgres
 import ParleyPush
 import ParleyRedis
+import ParleyRuntime
 
 /// `parley doctor`'s checks, in order: each one line, `ok` with what was found or `FAIL`
 /// with what is wrong and which setting to fix.

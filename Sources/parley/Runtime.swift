@@ -4,6 +4,7 @@ import Metrics
 import ParleyAPI
 import ParleyCore
 import ParleyPostgres
+import ParleyRuntime
 import PostgresNIO
 import Prometheus
 import Synchronization

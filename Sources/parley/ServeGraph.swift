@@ -106,21 +106,27 @@ struct ServeGraph {
         let messageActions = MessageActionService(
             rooms: roomRepository, actions: roomRepository, editWindow: parts.editWindow)
 
+        let files = PostgresFileRepository(database: postgres, logger: logger("files"))
+
         return ParleyRoutes.Features(
-            accounts: accounts, users: users, sessions: sessions,
-            directory: PostgresDirectoryRepository(database: postgres, logger: logger("directory")),
-            hasher: hasher, cache: cache, endpoint: parts.endpoint, rooms: rooms, messageActions: messageActions,
-            blocks: roomRepository,
-            reports: PostgresReportRepository(
-                database: postgres, logger: logger("moderation"), fileLinks: parts.fileLinks),
-            messageActionRepository: roomRepository,
+            accounts: accounts, users: users, sessions: sessions, cache: cache, endpoint: parts.endpoint,
+            directory: DirectoryService(
+                users: users, directory: PostgresDirectoryRepository(database: postgres, logger: logger("directory")),
+                hasher: hasher),
+            blocks: BlockService(blocks: roomRepository),
+            moderation: ModerationService(
+                reports: PostgresReportRepository(
+                    database: postgres, logger: logger("moderation"), fileLinks: parts.fileLinks),
+                rooms: rooms, actions: roomRepository, accounts: accounts),
+            rooms: rooms, messageActions: messageActions,
             notificationSettings: PostgresPushRepository(database: postgres, logger: logger("push")),
-            files: PostgresFileRepository(database: postgres, logger: logger("files")), store: parts.store,
-            links: parts.fileLinks, mediaJobs: parts.mediaJobs, uploadLimit: parts.uploadLimit,
+            files: files, store: parts.store, links: parts.fileLinks, mediaJobs: parts.mediaJobs,
+            uploadLimit: parts.uploadLimit,
             erasure: ErasureService(
                 erasure: PostgresErasureRepository(rooms: roomRepository),
                 exports: PostgresExportRepository(database: postgres, logger: logger("exports")), accounts: accounts,
                 rooms: rooms, jobs: parts.maintenanceJobs),
-            avatars: roomRepository, search: roomRepository, recentWriters: parts.recentWriters)
+            avatars: AvatarService(avatars: roomRepository, files: files, rooms: rooms),
+            search: SearchService(search: roomRepository, rooms: rooms), recentWriters: parts.recentWriters)
     }
 }

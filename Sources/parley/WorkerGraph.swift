@@ -85,7 +85,8 @@ struct WorkerGraph {
         let rooms = try rooms()
         let handler = IngestHandler(
             rooms: RoomService(
-                rooms: rooms, limits: try settings.abuseLimits(), buckets: RedisTokenBuckets(pool: dependencies.redis)),
+                rooms: rooms, batching: nil, limits: try settings.abuseLimits(),
+                buckets: RedisTokenBuckets(pool: dependencies.redis)),
             repository: rooms, publisher: dependencies.mqtt,
             limiter: RedisRateLimiter(pool: dependencies.redis), payloadLimit: try settings.ingestPayloadLimit(),
             senders: try settings.ingestSender(), writers: dependencies.recentWriters, logger: Runtime.logger("ingest"))

@@ -1,4 +1,5 @@
 import ParleyCore
+import ParleyTestSupport
 import Testing
 
 struct ReadinessReportTests {

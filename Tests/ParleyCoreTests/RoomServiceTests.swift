@@ -88,6 +88,26 @@ struct RoomServiceTests {
         #expect((mention.first?.failureError as? ParleyError)?.code == .blocked)
     }
 
+    @Test func aBudgetStoreThatDoesNotAnswerHoldsOneSendBrieflyAndTheNextOnesNotAtAll() async throws {
+        let room = try await multiparty()
+        let store = HangingBuckets()
+        let limited = RoomService(rooms: rooms, batching: nil, buckets: store)
+        let before = await rooms.messageCount(room)
+        let clock = ContinuousClock()
+        var waits: [Duration] = []
+        for index in 0..<3 {
+            let started = clock.now
+            _ = try await limited.send(
+                roomID: room, message: try NewMessage(content: "m", uid: "h-\(index)", fileId: nil), by: Self.writer)
+            waits.append(clock.now - started)
+        }
+        // The first waits out the guard's patience, then goes; the store is not asked again.
+        #expect(waits[0] >= .milliseconds(200) && waits[0] < .seconds(5))
+        #expect(waits[1] < .milliseconds(200) && waits[2] < .milliseconds(200))
+        #expect(await store.asks == 1)
+        #expect(await rooms.messageCount(room) == before + 3)
+    }
+
     @Test func chatInBeyondASendersBudgetIsRefusedWithItsWait() async throws {
         let room = try await multiparty()
         let limited = RoomService(
@@ -449,5 +469,16 @@ actor CountingBuckets: TokenBuckets {
             allowances[key] = Allowance(allowed: allowed, retryAfter: Int((1 / bucket.perSecond).rounded(.up)))
         }
         return allowances
+    }
+}
+
+/// A store that never answers (Redis behind a partition).
+actor HangingBuckets: TokenBuckets {
+    private(set) var asks = 0
+
+    func take(_ counts: [String: Int], from bucket: RateBucket) async throws -> [String: Allowance] {
+        asks += 1
+        try await Task.sleep(for: .seconds(30))
+        return [:]
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import ParleyCore
 import ParleyPostgres
+import ParleyRuntime
 import ParleyTestSupport
 import PostgresNIO
 import Synchronization

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyCore
+import ParleyRuntime
 import Testing
 
 @testable import parley_load

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ParleyCore
+import ParleyRuntime
 import ParleyTestSupport
 import Synchronization
 import Testing

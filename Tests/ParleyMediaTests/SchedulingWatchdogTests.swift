@@ -1,6 +1,7 @@
 import Foundation
 import NIOPosix
 import ParleyCore
+import ParleyRuntime
 import Synchronization
 import Testing
 

@@ -1,7 +1,7 @@
 import Synchronization
 import Testing
 
-@testable import ParleyCore
+@testable import ParleyRuntime
 
 /// The deadlines thread behind every timeout of the message path: each action runs once, at
 /// or after its deadline, in deadline order; a cancelled one never runs.

@@ -1,4 +1,4 @@
-import ParleyCore
+import ParleyRuntime
 import Synchronization
 import Testing
 

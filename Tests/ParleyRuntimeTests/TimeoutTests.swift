@@ -1,4 +1,5 @@
-import ParleyCore
+import ParleyRuntime
+import ParleyTestSupport
 import Testing
 
 struct TimeoutTests {

@@ -4,6 +4,7 @@ import NIOPosix
 import ParleyCore
 import ParleyPush
 import ParleyPushSimulator
+import ParleyRuntime
 import _CryptoExtras
 
 /// A running push simulator with the keys, credentials and senders that match it.

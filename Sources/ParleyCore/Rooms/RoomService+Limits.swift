@@ -1,10 +1,11 @@
 /// The per-user limits against abuse, counted in token buckets (<doc:AbuseLimits>).
 extension RoomService {
-    /// What each key's bucket lets go now. Without an answer from the buckets' store (Redis
-    /// away) everything goes: a limit against abuse does not stop the chat while Redis restarts.
+    /// What each key's bucket lets go now. Without an answer from the buckets' store in time
+    /// (Redis away or slow) everything goes: a limit against abuse does not stop or slow the
+    /// chat while Redis restarts (``BucketStoreGuard``).
     func allowances(_ counts: [String: Int], of bucket: RateBucket) async -> [String: Allowance] {
         guard let buckets else { return [:] }
-        return (try? await buckets.take(counts, from: bucket)) ?? [:]
+        return await bucketStore.ask { try await buckets.take(counts, from: bucket) } ?? [:]
     }
 
     /// Takes `count` of the user's `what` bucket, or refuses all of them (429 `rate-limited`):

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyRuntime
 
 /// The room rules: who may see, write and administer, over the room repository.
 ///
@@ -6,8 +7,9 @@ import Foundation
 /// the needed role gets `forbidden`.
 public struct RoomService: Sendable {
     let rooms: any RoomRepository
-    /// Concurrent sends share transactions (see ``send(roomID:message:by:)``).
-    let sends: GroupCommit<MessageSubmission, SentMessage>
+    /// Concurrent sends share transactions (see ``send(roomID:message:by:)``); none where the
+    /// caller batches its own sends (the ingest, through ``send(_:)``).
+    let sends: GroupCommit<MessageSubmission, SentMessage>?
 
     /// Whom an admin's add makes a member at once (``RoomAddPolicy``).
     let addPolicy: RoomAddPolicy
@@ -15,17 +17,20 @@ public struct RoomService: Sendable {
     /// buckets, only the per-request bound holds.
     public let limits: AbuseLimits
     let buckets: (any TokenBuckets)?
+    let bucketStore = BucketStoreGuard()
 
     public init(
-        rooms: any RoomRepository, batching: SendBatching = SendBatching(), addPolicy: RoomAddPolicy = .anyone,
+        rooms: any RoomRepository, batching: SendBatching? = SendBatching(), addPolicy: RoomAddPolicy = .anyone,
         limits: AbuseLimits = AbuseLimits(), buckets: (any TokenBuckets)? = nil
     ) {
         self.rooms = rooms
         self.addPolicy = addPolicy
         self.limits = limits
         self.buckets = buckets
-        self.sends = GroupCommit(lanes: batching.lanes, maxBatch: batching.maxBatch, window: batching.window) {
-            [rooms] batch in try await Self.send(batch, to: rooms)
+        self.sends = batching.map { batching in
+            GroupCommit(lanes: batching.lanes, maxBatch: batching.maxBatch, window: batching.window) {
+                [rooms] batch in try await Self.send(batch, to: rooms)
+            }
         }
     }
 
@@ -177,10 +182,14 @@ public struct RoomService: Sendable {
         message: Message, created: Bool
     ) {
         try await spend("messages", 1, of: limits.messages, by: userID)
-        let sent = try await sends.submit(
-            MessageSubmission(
-                roomID: roomID, senderID: userID, message: message, traceparent: PipelineTrace.current()),
-            key: roomID)
+        let submission = MessageSubmission(
+            roomID: roomID, senderID: userID, message: message, traceparent: PipelineTrace.current())
+        let sent =
+            if let sends {
+                try await sends.submit(submission, key: roomID)
+            } else {
+                try await Self.send([submission], to: rooms)[0].get()
+            }
         return (sent.message, sent.created)
     }
 

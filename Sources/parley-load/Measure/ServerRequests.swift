@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ParleyCore
+import ParleyRuntime
 
 /// Requests each server received, counted as the data segments that arrived on its listening
 /// port (`ss -ti`, `data_segs_in` of every established connection): per message, about how

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ParleyCore
+import ParleyRuntime
 
 /// `parley user create`: accounts for operators, e.g. the first administrator.
 struct UserCommand: AsyncParsableCommand {
