@@ -1,5 +1,6 @@
 import Logging
 import ParleyCore
+import ParleyRuntime
 import ServiceLifecycle
 
 /// Feeds `chat-in` messages from the shared subscriptions `$share/parley-ingest/chat-in/+`
@@ -21,7 +22,7 @@ public struct IngestConsumer: Service {
     public static let subscriptions = Topic.ingestSubscriptions
     /// The Receive Maximum for the ingest's client: its acknowledgements wait for a batch's
     /// commit, and behind a full window the broker queues at most `max_queued_messages`
-    /// (1,000) and drops the rest. 10,000 in flight is ten seconds of input at 1,000
+    /// (10,000) and drops the rest. 10,000 in flight is ten seconds of input at 1,000
     /// messages/s to cover a stalled commit.
     public static let receiveMaximum = 10_000
     let client: MQTTClient
