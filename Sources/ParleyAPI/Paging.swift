@@ -2,8 +2,11 @@ import Hummingbird
 import ParleyCore
 
 /// Every list pages alike: `limit` and an opaque `cursor` in, the items and `nextCursor` out,
-/// `nextCursor` null on the last page. A page is read one item longer than asked, so the last
-/// page says it is the last.
+/// `nextCursor` null on the last page; every list reads its `limit` and `cursor` here. What a
+/// cursor holds is the list's own, and clients pass it back unread: the last id for lists
+/// keyed by id (``idCursor()``, ``page(_:_:cursor:)``, which reads one item more than asked
+/// so the last page says it is the last), a position in the room list, a `seq` window of
+/// history, a change's time and id.
 struct Paging {
     let limit: Int
     let cursor: String?
@@ -13,6 +16,9 @@ struct Paging {
         cursor = request.uri.queryParameters["cursor"].map(String.init)
     }
 
+    /// A cursor this server did not issue (or one of another list).
+    static let foreignCursor = ParleyError.invalidRequest("cursor is not one this server issued", field: "cursor")
+
     /// How many to read: one more than the page, to know whether another follows.
     var readLimit: Int { limit + 1 }
 
@@ -20,7 +26,7 @@ struct Paging {
     func idCursor() throws -> Int64? {
         try cursor.map { text in
             guard let value = Int64(text), value > 0 else {
-                throw ParleyError.invalidRequest("cursor is not one this server issued", field: "cursor")
+                throw Self.foreignCursor
             }
             return value
         }

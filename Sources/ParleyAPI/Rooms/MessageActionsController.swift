@@ -46,10 +46,10 @@ public struct MessageActionsController: Sendable {
                 .ok, paging.page("users", users.map { UserResponse($0, to: context.identity) }) { String($0.id) })
         }
         group.get("rooms/:id/messages/:messageId/replies") { request, context in
-            let limit = try request.integer(query: "limit", default: 50, range: 1...200)
+            let paging = try Paging(request, defaultLimit: 50, maximum: 200)
             let (messages, hasMore) = try await service.replies(
                 roomID: try context.parameters.id("id"), messageID: try context.parameters.id("messageId"),
-                for: context.identity.userID, after: try Self.after(request), limit: limit)
+                for: context.identity.userID, after: try Self.after(request), limit: paging.limit)
             return JSONResponse(
                 .ok,
                 MessagesResponse(
@@ -76,15 +76,13 @@ public struct MessageActionsController: Sendable {
         for name in ["before", "after", "since", "until"] where params[name[...]] != nil {
             throw ParleyError.invalidRequest("changedSince pages by cursor alone", field: name)
         }
-        let cursor = try params["cursor"].map { text in
-            guard let cursor = ChangeCursor(text: String(text)) else {
-                throw ParleyError.invalidRequest("cursor is not one this server issued", field: "cursor")
-            }
+        let paging = try Paging(request, defaultLimit: 50, maximum: 200)
+        let cursor = try paging.cursor.map { text in
+            guard let cursor = ChangeCursor(text: text) else { throw Paging.foreignCursor }
             return cursor
         }
-        let limit = try request.integer(query: "limit", default: 50, range: 1...200)
         let (messages, next) = try await service.changes(
-            roomID: roomID, since: since, after: cursor, limit: limit, for: userID)
+            roomID: roomID, since: since, after: cursor, limit: paging.limit, for: userID)
         return MessagesResponse(messages: messages, hasMore: next != nil, nextCursor: next?.text)
     }
 }

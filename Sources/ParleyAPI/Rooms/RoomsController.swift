@@ -21,11 +21,9 @@ public struct RoomsController: Sendable {
 
     private func addRoomRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
         group.get("rooms") { request, context in
-            let limit = try request.integer(query: "limit", default: 20, range: 1...100)
+            let paging = try Paging(request, defaultLimit: 20, maximum: 100)
             let messages = try request.integer(query: "messages", default: 0, range: 0...50)
-            let since = try request.time(query: "since")
-            let page = RoomPage(
-                limit: limit, cursor: request.uri.queryParameters["cursor"].map(String.init), since: since)
+            let page = RoomPage(limit: paging.limit, cursor: paging.cursor, since: try request.time(query: "since"))
             let (rooms, next) = try await service.list(
                 for: context.identity.userID, page: page, latestMessages: messages)
             return JSONResponse(
@@ -188,10 +186,11 @@ public struct RoomsController: Sendable {
     }
 
     static func historyQuery(_ request: Request) throws -> HistoryQuery {
+        let paging = try Paging(request, defaultLimit: 50, maximum: 200)
         var before = try request.seq(query: "before")
         var after = try request.seq(query: "after")
-        if let text = request.uri.queryParameters["cursor"] {
-            guard before == nil, after == nil, let cursor = HistoryCursor(String(text)) else {
+        if let text = paging.cursor {
+            guard before == nil, after == nil, let cursor = HistoryCursor(text) else {
                 throw ParleyError.invalidRequest(
                     "cursor is one this server issued, and stands instead of before and after", field: "cursor")
             }
@@ -199,7 +198,6 @@ public struct RoomsController: Sendable {
         }
         return HistoryQuery(
             before: before, after: after, since: try request.time(query: "since"),
-            until: try request.time(query: "until"),
-            limit: try request.integer(query: "limit", default: 50, range: 1...200))
+            until: try request.time(query: "until"), limit: paging.limit)
     }
 }

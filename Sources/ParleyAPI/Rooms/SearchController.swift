@@ -24,8 +24,8 @@ public struct SearchController: Sendable {
                 .ok, paging.page("results", results.map(SearchResultBody.init)) { String($0.message.id) })
         }
         group.get("search/rooms") { request, context in
-            let limit = try request.integer(query: "limit", default: 20, range: 1...100)
-            let page = RoomPage(limit: limit, cursor: request.uri.queryParameters["cursor"].map(String.init))
+            let paging = try Paging(request, defaultLimit: 20, maximum: 100)
+            let page = RoomPage(limit: paging.limit, cursor: paging.cursor)
             let (rooms, next) = try await service.rooms(
                 q: request.uri.queryParameters["q"].map(String.init), page: page, for: context.identity.userID)
             return JSONResponse(
