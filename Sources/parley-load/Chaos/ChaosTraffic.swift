@@ -268,7 +268,10 @@ final class ChaosTraffic: Sendable {
 
     private func consume(_ messages: MQTTInbox, receiver: Int64) async {
         for await message in messages {
-            guard let envelope = try? JSONCoding.decoder.decode(Envelope.self, from: Data(message.payload)),
+            // Only a room topic's copy is recorded, and a rejection acted on: the notification
+            // topic's copy of every message is skipped undecoded (half of what arrives).
+            guard message.topic.hasPrefix(Topic.roomPrefix) || Self.mayBeRejection(message.payload),
+                let envelope = try? JSONCoding.decoder.decode(Envelope.self, from: Data(message.payload)),
                 let uid = envelope.data?.uid, uid.hasPrefix("c-\(tag)-")
             else { continue }
             if message.topic.hasPrefix(Topic.roomPrefix), envelope.type == "new-message-notification",
@@ -292,6 +295,17 @@ final class ChaosTraffic: Sendable {
                 }
                 retries.withLock { $0.append(task) }
             }
+        }
+    }
+
+    private static let rejectionType = Array(#""message-rejected""#.utf8)
+
+    /// Whether a payload names the `message-rejected` type (a cheap look before decoding).
+    static func mayBeRejection(_ payload: [UInt8]) -> Bool {
+        let needle = rejectionType
+        guard payload.count >= needle.count else { return false }
+        return (0...(payload.count - needle.count)).contains { start in
+            payload[start] == needle[0] && payload[start..<(start + needle.count)].elementsEqual(needle)
         }
     }
 }
