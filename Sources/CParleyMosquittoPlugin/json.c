@@ -1,6 +1,7 @@
 /* Reading the flat JSON objects the plugin is sent: Parley's control commands and the
    broker-auth endpoint's answers, both written by Parley in a fixed shape. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plugin_internal.h"
@@ -23,4 +24,25 @@ void json_each_string(const char *json, const char *name, void (*each)(const cha
         }
         p = close + 1;
     }
+}
+
+/* The value after `"name":`, or NULL. */
+static const char *value_of(const char *json, const char *name)
+{
+    char needle[64];
+    snprintf(needle, sizeof needle, "\"%s\":", name);
+    const char *p = strstr(json, needle);
+    return p == NULL ? NULL : p + strlen(needle);
+}
+
+long json_number(const char *json, const char *name)
+{
+    const char *value = value_of(json, name);
+    return value == NULL ? 0 : strtol(value, NULL, 10);
+}
+
+bool json_true(const char *json, const char *name)
+{
+    const char *value = value_of(json, name);
+    return value != NULL && strncmp(value, "true", 4) == 0;
 }

@@ -18,9 +18,11 @@
  *   stamp off as one. With `stamp_sender false` it stamps nothing (as a broker without this
  *   plugin): Parley then reads the sender from the topic `chat-in/{roomUid}/{userId}`, which
  *   the ACL lets only that user write.
- * - And until the ingest has subscribed since the broker started (ingest.c), a user's chat-in
- *   closes that client's connection unacknowledged: its client sends it again after
- *   reconnecting, instead of the broker acknowledging it to no subscriber.
+ * - And until the ingest has subscribed since the broker started, or while it is
+ *   `ingest_backlog` chat-in behind (what it settled it reports on $CONTROL/parley-ingest/v1,
+ *   server only), a user's chat-in closes that client's connection unacknowledged (ingest.c):
+ *   its client sends it again after reconnecting, instead of the broker acknowledging it to no
+ *   subscriber, or dropping it past the ingest's queue.
  * - DISCONNECT: publishes the user's retained offline presence.
  *
  * Options (plugin_opt_*): token_key (base64, required), server_username, server_password,
@@ -28,7 +30,9 @@
  * memory only, forgotten by a restart), revocation_seconds (86400: at least the MQTT token
  * lifetime), lookups_per_second (50: ACL questions one client may send Parley per second),
  * stamp_sender (true), stamp_key (base64 of 32+ bytes, required while stamp_sender is true),
- * ingest_wait_seconds (10: how long after its start the broker holds chat-in for the ingest).
+ * ingest_wait_seconds (10: how long after its start the broker holds chat-in for the ingest),
+ * ingest_backlog (8000: chat-in passed to the ingest and not reported settled, past which
+ * chat-in is refused; 0: no bound).
  */
 #include <curl/curl.h>
 #include <mosquitto.h>
@@ -41,7 +45,6 @@
 
 #include "plugin_internal.h"
 
-#define CONTROL_TOPIC "$CONTROL/parley-auth/v1"
 /* Presence publishes allowed per client: one per this many seconds. */
 #define PRESENCE_INTERVAL 10
 /* A cache "access" kind of its own: when the client last published presence. */
@@ -249,22 +252,26 @@ static int on_control(int event, void *event_data, void *userdata)
     return control_apply(ed->payload, ed->payloadlen);
 }
 
-static int on_message(int event, void *event_data, void *userdata)
+/* The ingest's progress (ingest.c). Always a success: any other answer would end the ingest's
+   connection. */
+static int on_ingest_progress(int event, void *event_data, void *userdata)
 {
     (void)event;
     (void)userdata;
-    struct mosquitto_evt_message *ed = event_data;
-    if (ed->topic == NULL) return MOSQ_ERR_SUCCESS;
-    const char *username = mosquitto_client_username(ed->client);
-    if (is_server(username)) return MOSQ_ERR_SUCCESS;
-    if (username == NULL) return MOSQ_ERR_ACL_DENIED;
-    /* The ACL already let this client write this topic: it is the user's own presence. */
-    if (is_presence_topic(ed->topic)) return restamp_presence(ed, username);
-    if (strncmp(ed->topic, TOPIC_CHAT_IN_PREFIX, strlen(TOPIC_CHAT_IN_PREFIX)) != 0) return MOSQ_ERR_SUCCESS;
-    /* Not ACL_DENIED, whose 0x87 PUBACK the client would take as a refusal: any other error
-       ends the connection without a PUBACK. */
-    if (!ingest_takes(ed->topic, time(NULL))) return MOSQ_ERR_NOT_SUPPORTED;
-    if (!stamp_sender) return MOSQ_ERR_SUCCESS;
+    struct mosquitto_evt_control *ed = event_data;
+    if (!is_server(mosquitto_client_username(ed->client)) || ed->payloadlen == 0 || ed->payloadlen > 1024) {
+        return MOSQ_ERR_SUCCESS;
+    }
+    char json[1025];
+    memcpy(json, ed->payload, ed->payloadlen);
+    json[ed->payloadlen] = '\0';
+    ingest_progress(json);
+    return MOSQ_ERR_SUCCESS;
+}
+
+/* Stamps a chat-in with its sender and the signature (stamp.c); a client's own stamp is refused. */
+static int stamp(struct mosquitto_evt_message *ed, const char *username)
+{
     char *name = NULL;
     const mosquitto_property *p = mosquitto_property_read_string_pair(
         ed->properties, MQTT_PROP_USER_PROPERTY, &name, NULL, false);
@@ -280,9 +287,29 @@ static int on_message(int event, void *event_data, void *userdata)
     if (stamp_signature(stamp_key, stamp_key_len, username, ed->topic, ed->payload, ed->payloadlen, signature) != 0) {
         return MOSQ_ERR_NOMEM;
     }
-    int rc = mosquitto_property_add_string_pair(&ed->properties, MQTT_PROP_USER_PROPERTY, STAMP_USER, username);
-    if (rc != MOSQ_ERR_SUCCESS) return rc;
+    int added = mosquitto_property_add_string_pair(&ed->properties, MQTT_PROP_USER_PROPERTY, STAMP_USER, username);
+    if (added != MOSQ_ERR_SUCCESS) return added;
     return mosquitto_property_add_string_pair(&ed->properties, MQTT_PROP_USER_PROPERTY, STAMP_SIGNATURE, signature);
+}
+
+static int on_message(int event, void *event_data, void *userdata)
+{
+    (void)event;
+    (void)userdata;
+    struct mosquitto_evt_message *ed = event_data;
+    if (ed->topic == NULL) return MOSQ_ERR_SUCCESS;
+    const char *username = mosquitto_client_username(ed->client);
+    if (is_server(username)) return MOSQ_ERR_SUCCESS;
+    if (username == NULL) return MOSQ_ERR_ACL_DENIED;
+    /* The ACL already let this client write this topic: it is the user's own presence. */
+    if (is_presence_topic(ed->topic)) return restamp_presence(ed, username);
+    if (strncmp(ed->topic, TOPIC_CHAT_IN_PREFIX, strlen(TOPIC_CHAT_IN_PREFIX)) != 0) return MOSQ_ERR_SUCCESS;
+    /* Not ACL_DENIED, whose 0x87 PUBACK the client would take as a refusal: any other error
+       ends the connection without a PUBACK. */
+    if (!ingest_takes(ed->topic, time(NULL))) return MOSQ_ERR_NOT_SUPPORTED;
+    int rc = stamp_sender ? stamp(ed, username) : MOSQ_ERR_SUCCESS;
+    if (rc == MOSQ_ERR_SUCCESS) ingest_passed(ed->topic);
+    return rc;
 }
 
 static int on_disconnect(int event, void *event_data, void *userdata)
@@ -344,14 +371,17 @@ int mosquitto_plugin_init(mosquitto_plugin_id_t *identifier, void **userdata, st
             stamp_key_len = len > 0 ? (size_t)len : 0;
         } else if (strcmp(k, "ingest_wait_seconds") == 0) {
             ingest_wait_seconds = strtol(v, NULL, 10);
+        } else if (strcmp(k, "ingest_backlog") == 0) {
+            ingest_backlog = strtol(v, NULL, 10);
         }
     }
     if (token_key_len < 32 || acl_url == NULL || timeout_ms <= 0 || cache_seconds <= 0 || revocation_seconds <= 0 ||
-        lookups_per_second <= 0 || ingest_wait_seconds < 0) {
+        lookups_per_second <= 0 || ingest_wait_seconds < 0 || ingest_backlog < 0) {
         mosquitto_log_printf(
             MOSQ_LOG_ERR, "parley: plugin_opt_token_key (32+ bytes) and plugin_opt_acl_url are required; "
                           "plugin_opt_timeout_ms, plugin_opt_cache_seconds, plugin_opt_revocation_seconds and "
-                          "plugin_opt_lookups_per_second must be positive, plugin_opt_ingest_wait_seconds not negative");
+                          "plugin_opt_lookups_per_second must be positive, plugin_opt_ingest_wait_seconds and "
+                          "plugin_opt_ingest_backlog not negative");
         return MOSQ_ERR_INVAL;
     }
     if (stamp_sender && stamp_key_len < 32) {
@@ -368,6 +398,7 @@ int mosquitto_plugin_init(mosquitto_plugin_id_t *identifier, void **userdata, st
     mosquitto_callback_register(plugin_id, MOSQ_EVT_BASIC_AUTH, on_basic_auth, NULL, NULL);
     mosquitto_callback_register(plugin_id, MOSQ_EVT_ACL_CHECK, on_acl_check, NULL, NULL);
     mosquitto_callback_register(plugin_id, MOSQ_EVT_CONTROL, on_control, CONTROL_TOPIC, NULL);
+    mosquitto_callback_register(plugin_id, MOSQ_EVT_CONTROL, on_ingest_progress, INGEST_PROGRESS_TOPIC, NULL);
     mosquitto_callback_register(plugin_id, MOSQ_EVT_DISCONNECT, on_disconnect, NULL, NULL);
     mosquitto_callback_register(plugin_id, MOSQ_EVT_MESSAGE, on_message, NULL, NULL);
     return MOSQ_ERR_SUCCESS;
@@ -381,6 +412,7 @@ int mosquitto_plugin_cleanup(void *userdata, struct mosquitto_opt *options, int 
     mosquitto_callback_unregister(plugin_id, MOSQ_EVT_BASIC_AUTH, on_basic_auth, NULL);
     mosquitto_callback_unregister(plugin_id, MOSQ_EVT_ACL_CHECK, on_acl_check, NULL);
     mosquitto_callback_unregister(plugin_id, MOSQ_EVT_CONTROL, on_control, CONTROL_TOPIC);
+    mosquitto_callback_unregister(plugin_id, MOSQ_EVT_CONTROL, on_ingest_progress, INGEST_PROGRESS_TOPIC);
     mosquitto_callback_unregister(plugin_id, MOSQ_EVT_DISCONNECT, on_disconnect, NULL);
     mosquitto_callback_unregister(plugin_id, MOSQ_EVT_MESSAGE, on_message, NULL);
     endpoint_cleanup();

@@ -24,6 +24,10 @@ void cache_clear_decisions(const char *username, const char *client_id);
 #define TOPIC_PRESENCE_PREFIX "user/"
 #define TOPIC_PRESENCE_SUFFIX "/online"
 
+/* The server's control topics: BrokerControl.topic and IngestProgress.topic in ParleyCore. */
+#define CONTROL_TOPIC "$CONTROL/parley-auth/v1"
+#define INGEST_PROGRESS_TOPIC "$CONTROL/parley-ingest/v1"
+
 /* A cache kind besides MQTT's access values (1 read, 2 write, 4 subscribe). */
 #define MARK_GONE 7          /* the client's connection ended (its will must not post) */
 
@@ -47,8 +51,11 @@ struct mosquitto_evt_message;
 int restamp_presence(struct mosquitto_evt_message *ed, const char *username);
 bool is_presence_topic(const char *topic);
 
-/* Calls `each` for every string of the array `name` in a flat JSON object (json.c). */
+/* Calls `each` for every string of the array `name` in a flat JSON object (json.c); the
+   integer `name` (0 when absent); whether `name` is true. Parley writes them without spaces. */
 void json_each_string(const char *json, const char *name, void (*each)(const char *, void *), void *context);
+long json_number(const char *json, const char *name);
+bool json_true(const char *json, const char *name);
 
 /* The hash of the plugin's tables (cache.c, budget.c). */
 unsigned long text_hash(const char *text);
@@ -64,12 +71,17 @@ void endpoint_cleanup(void);
 #define STAMP_SIGNATURE "parley-user-signature"
 
 /* The ingest's subscriptions since the broker started (ingest.c): a server's SUBSCRIBE to one
-   of them is noted; whether chat-in on `topic` reaches an ingest, or may still wait for one
-   (false) within `ingest_wait_seconds` of `ingest_start`. */
+   of them is noted; whether chat-in on `topic` reaches an ingest with room in its backlog
+   (false: it may still wait for one, within `ingest_wait_seconds` of `ingest_start`, or the
+   ingest is `ingest_backlog` behind); a chat-in passed on to it; the ingest's progress report
+   (a JSON object, NUL-terminated). */
 extern long ingest_wait_seconds;
+extern long ingest_backlog;
 void ingest_start(time_t now);
 void ingest_note_subscription(const char *filter);
 bool ingest_takes(const char *topic, time_t now);
+void ingest_passed(const char *topic);
+void ingest_progress(const char *json);
 
 /* The stamp's signature (stamp.c): lower-case hex and its NUL into `hex`; 0, or -1 on failure. */
 #define STAMP_SIGNATURE_HEX 65

@@ -18,6 +18,11 @@ import ServiceLifecycle
 /// received (``MQTTClient/acknowledgementGate``): a process killed with a batch in hand has
 /// acknowledged none of it, and a kept session gets it again. So the client is the ingest's
 /// own: what the handler publishes goes through another client, or it would wait for itself.
+///
+/// With `progressEvery`, it tells Parley's broker plugin what it settled (``IngestProgress``),
+/// through this client so that a report follows the acknowledgements it counts: the plugin
+/// refuses `chat-in` unacknowledged while the ingest is too far behind, instead of the broker
+/// dropping what overflows the ingest's queue (<doc:IngestAdmission>).
 public struct IngestConsumer: Service {
     public static let subscriptions = Topic.ingestSubscriptions
     /// The Receive Maximum for the ingest's client: its acknowledgements wait for a batch's
@@ -34,7 +39,9 @@ public struct IngestConsumer: Service {
     /// subscription stays through a stop, so the broker queues chat-in for the restart.
     let keepsSubscription: Bool
     let handle: @Sendable (_ batch: [ChatInput]) async -> Void
+    let progressEvery: Duration?
     private let queues: [BatchQueue<ChatInput>]
+    private let progress = IngestProgressMeter(idleEvery: 10)
 
     /// Routes the client's chat-in to the lanes at once, before the client connects: a kept
     /// session's queued input arrives right after the CONNACK, before ``run()``.
@@ -43,9 +50,11 @@ public struct IngestConsumer: Service {
     ///   `parley-user-signature` verifies (``SenderStamp``): an unsigned or wrongly signed one
     ///   reaches the handler as no sender, which nobody vouches for. Nil passes the property on
     ///   as it came, for `PARLEY_INGEST_SENDER=topic`, which ignores it.
+    /// - Parameter progressEvery: how often to report progress to the broker plugin; nil for
+    ///   a broker without it (EMQX).
     public init(
         client: MQTTClient, logger: Logger, lanes: Int, batchLimit: Int, commitInterval: Duration,
-        keepsSubscription: Bool = false, senderStampKey: SenderStampKey?,
+        keepsSubscription: Bool = false, senderStampKey: SenderStampKey?, progressEvery: Duration? = nil,
         handle: @escaping @Sendable (_ batch: [ChatInput]) async -> Void
     ) {
         precondition(lanes > 0 && batchLimit > 0, "at least one lane and one message per batch")
@@ -56,6 +65,7 @@ public struct IngestConsumer: Service {
         self.commitInterval = commitInterval
         self.keepsSubscription = keepsSubscription
         self.handle = handle
+        self.progressEvery = progressEvery
         let queues = (0..<lanes).map { _ in BatchQueue<ChatInput>() }
         self.queues = queues
         // Queued on the MQTT client's network thread as they arrive: one hop to a lane task,
@@ -65,8 +75,10 @@ public struct IngestConsumer: Service {
         client.onConnectionLost { [gate = client.acknowledgementGate] in
             for queue in queues { gate.settle(queue.removeAll()) }
         }
-        client.route(topicsWithPrefix: Topic.chatInPrefix) { [gate = client.acknowledgementGate] message in
+        client.route(topicsWithPrefix: Topic.chatInPrefix) {
+            [gate = client.acknowledgementGate, progress] message in
             gate.hold()
+            progress.receivedOne()
             queues[Self.lane(of: message.topic, among: queues.count)].append(
                 ChatInput(
                     topic: message.topic, payload: message.payload, sender: Self.sender(of: message, senderStampKey))
@@ -84,14 +96,19 @@ public struct IngestConsumer: Service {
                         due = .now + commitInterval
                         await handle(batch)
                         client.acknowledgementGate.settle(batch.count)
+                        progress.settled(batch.count)
                     }
                 }
             }
+            let reporting = progressEvery.map { every in Task { await reportProgress(every: every) } }
             // On shutdown the client stops reading (what the broker would still send stays
             // with it) and the subscription goes (the group shares the input without us);
             // then the lanes finish and settle what they were given, so its acknowledgements
             // go out before the client disconnects.
-            defer { for queue in queues { queue.finish() } }
+            defer {
+                reporting?.cancel()
+                for queue in queues { queue.finish() }
+            }
             try await subscribe()
             try await withGracefulShutdownHandler {
                 try await cancelWhenGracefulShutdown {
@@ -104,6 +121,17 @@ public struct IngestConsumer: Service {
                     for filter in Self.subscriptions { try? client.unsubscribe(filter) }
                 }
             }
+        }
+    }
+
+    /// Reports until cancelled. Through the ingest's own client, whose writes wait while it
+    /// holds a message: a report goes out after the acknowledgements of what it counts, and a
+    /// report that cannot go (no connection) is not needed, since the broker resends what was
+    /// not acknowledged.
+    private func reportProgress(every interval: Duration) async {
+        while (try? await Task.sleep(for: interval)) != nil {
+            guard let report = progress.report(holding: !client.acknowledgementGate.isOpen) else { continue }
+            try? client.publishWithoutWaiting(topic: IngestProgress.topic, payload: Array(report.json().utf8), qos: 0)
         }
     }
 

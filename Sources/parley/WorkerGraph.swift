@@ -95,7 +95,9 @@ struct WorkerGraph {
                 client: input, logger: Runtime.logger("ingest"), lanes: try settings.ingestConcurrency(),
                 batchLimit: try settings.messageBatchLimit(), commitInterval: try settings.ingestCommitInterval(),
                 keepsSubscription: settings.string(SettingKeys.Jobs.ingestSession) != nil,
-                senderStampKey: try settings.senderStampKey(), handle: handler.handle))
+                senderStampKey: try settings.senderStampKey(),
+                // EMQX has no Parley plugin to report to.
+                progressEvery: dependencies.emqx == nil ? .milliseconds(100) : nil, handle: handler.handle))
     }
 
     private func makeFanoutHandler() throws -> FanoutHandler {

@@ -88,7 +88,8 @@ struct BrokerPluginTests {
                         service: IngestConsumer(
                             client: ingestClient, logger: .quiet, lanes: 16, batchLimit: 256,
                             commitInterval: .milliseconds(4),
-                            senderStampKey: senders == .plugin ? PluginBroker.stampKey : nil, handle: handler.handle)))
+                            senderStampKey: senders == .plugin ? PluginBroker.stampKey : nil,
+                            progressEvery: .milliseconds(100), handle: handler.handle)))
             }
             let relayGroup = ServiceGroup(configuration: .init(services: workers, logger: .quiet))
             let relaying = Task { try await relayGroup.run() }

@@ -69,5 +69,7 @@ struct TopicTests {
         #expect(
             define("TOPIC_PRESENCE_PREFIX").map { "\($0)7\(define("TOPIC_PRESENCE_SUFFIX") ?? "")" }
                 == Topic.presence(7))
+        #expect(define("CONTROL_TOPIC") == BrokerControl.topic)
+        #expect(define("INGEST_PROGRESS_TOPIC") == IngestProgress.topic)
     }
 }
