@@ -10,7 +10,8 @@
    `max_queued_messages` for it and drops the rest, although each was acknowledged to its
    sender. So the plugin counts the chat-in it passed to the ingest, the ingest reports what
    it settled ($CONTROL/parley-ingest/v1, IngestProgress in ParleyCore), and past
-   `ingest_backlog` outstanding a chat-in is refused unacknowledged, as above. An ingest that
+   `ingest_backlog` outstanding a chat-in is refused, as above (plugin.c: 0x87 for MQTT 5,
+   the connection closed without a PUBACK for 3.1.1). An ingest that
    reports itself idle has nothing the broker holds for it: the count restarts from zero, which
    also mends what a lost report or a message dropped elsewhere left in it. */
 #include <mosquitto.h>
@@ -61,8 +62,8 @@ bool ingest_takes(const char *topic, time_t now)
     if (!subscribed && now - started < ingest_wait_seconds) {
         if (!told) {
             told = true;
-            mosquitto_log_printf(MOSQ_LOG_NOTICE, "parley: chat-in waits for the ingest to subscribe again; its "
-                                                  "senders are disconnected unacknowledged and send it again");
+            mosquitto_log_printf(MOSQ_LOG_NOTICE, "parley: chat-in waits for the ingest to subscribe again; it is "
+                                                  "refused meanwhile and its senders send it again");
         }
         return false;
     }
@@ -70,7 +71,7 @@ bool ingest_takes(const char *topic, time_t now)
         if (!refusing) {
             refusing = true;
             mosquitto_log_printf(MOSQ_LOG_WARNING, "parley: the ingest is %ld chat-in behind; chat-in is refused "
-                                                   "unacknowledged (its senders send it again) until it catches up", outstanding);
+                                                   "(its senders send it again) until it catches up", outstanding);
         }
         return false;
     }

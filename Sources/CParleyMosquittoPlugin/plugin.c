@@ -20,9 +20,9 @@
  *   the ACL lets only that user write.
  * - And until the ingest has subscribed since the broker started, or while it is
  *   `ingest_backlog` chat-in behind (what it settled it reports on $CONTROL/parley-ingest/v1,
- *   server only), a user's chat-in closes that client's connection unacknowledged (ingest.c):
- *   its client sends it again after reconnecting, instead of the broker acknowledging it to no
- *   subscriber, or dropping it past the ingest's queue.
+ *   server only), a user's chat-in is refused (ingest.c): PUBACK 0x87 for MQTT 5, the
+ *   connection closed unacknowledged for MQTT 3.1.1; its client sends it again, instead of the
+ *   broker acknowledging it to no subscriber, or dropping it past the ingest's queue.
  * - DISCONNECT: publishes the user's retained offline presence.
  *
  * Options (plugin_opt_*): token_key (base64, required), server_username, server_password,
@@ -304,9 +304,14 @@ static int on_message(int event, void *event_data, void *userdata)
     /* The ACL already let this client write this topic: it is the user's own presence. */
     if (is_presence_topic(ed->topic)) return restamp_presence(ed, username);
     if (strncmp(ed->topic, TOPIC_CHAT_IN_PREFIX, strlen(TOPIC_CHAT_IN_PREFIX)) != 0) return MOSQ_ERR_SUCCESS;
-    /* Not ACL_DENIED, whose 0x87 PUBACK the client would take as a refusal: any other error
-       ends the connection without a PUBACK. */
-    if (!ingest_takes(ed->topic, time(NULL))) return MOSQ_ERR_NOT_SUPPORTED;
+    /* Not taken now: MQTT 5 has a negative PUBACK (0x87, the one a plugin can give), and its
+       client keeps its connection and sends again (or over REST). MQTT 3.1.1 has none, and a
+       PUBACK would say "taken": any error but ACL_DENIED ends the connection without one, and
+       the client's library sends it again after reconnecting. Ending v5 connections too made
+       a storm under overload: each reconnect costs the broker's thread ACL look-ups. */
+    if (!ingest_takes(ed->topic, time(NULL))) {
+        return mosquitto_client_protocol_version(ed->client) == 5 ? MOSQ_ERR_ACL_DENIED : MOSQ_ERR_NOT_SUPPORTED;
+    }
     int rc = stamp_sender ? stamp(ed, username) : MOSQ_ERR_SUCCESS;
     if (rc == MOSQ_ERR_SUCCESS) ingest_passed(ed->topic);
     return rc;

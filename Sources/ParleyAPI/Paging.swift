@@ -16,9 +16,6 @@ struct Paging {
         cursor = request.uri.queryParameters["cursor"].map(String.init)
     }
 
-    /// A cursor this server did not issue (or one of another list).
-    static let foreignCursor = ParleyError.invalidRequest("cursor is not one this server issued", field: "cursor")
-
     /// How many to read: one more than the page, to know whether another follows.
     var readLimit: Int { limit + 1 }
 
@@ -26,7 +23,7 @@ struct Paging {
     func idCursor() throws -> Int64? {
         try cursor.map { text in
             guard let value = Int64(text), value > 0 else {
-                throw Self.foreignCursor
+                throw ParleyError.foreignCursor
             }
             return value
         }

@@ -65,6 +65,10 @@ public struct ParleyError: Error, Sendable, Hashable, CustomStringConvertible {
         ParleyError(.invalidRequest, detail, field: field)
     }
 
+    /// A list's cursor this server did not issue (or one of another list): one wording for
+    /// every list, whichever layer reads the cursor.
+    public static let foreignCursor = invalidRequest("cursor is not one this server issued", field: "cursor")
+
     public static func notFound(_ detail: String = "The resource does not exist.") -> ParleyError {
         ParleyError(.notFound, detail)
     }

@@ -285,11 +285,11 @@ struct RoomCursor {
 
     static func decode(_ text: String) throws -> RoomCursor {
         guard let bytes = Base64URL.decode(text), let plain = String(bytes: bytes, encoding: .utf8) else {
-            throw ParleyError.invalidRequest("cursor is not one this server issued", field: "cursor")
+            throw ParleyError.foreignCursor
         }
         let parts = plain.split(separator: ":")
         guard parts.count == 2, let activity = Int64(parts[0]), let id = Int64(parts[1]) else {
-            throw ParleyError.invalidRequest("cursor is not one this server issued", field: "cursor")
+            throw ParleyError.foreignCursor
         }
         return RoomCursor(activity: activity, id: id)
     }

@@ -36,8 +36,7 @@ public struct RedisRateLimiter: RateLimiter {
         """
 
     public func hit(_ key: String, limit: Int, window: Duration) async throws -> Int? {
-        let milliseconds = max(
-            1, Int(window.milliseconds))
+        let milliseconds = max(1, Int(window.milliseconds))
         let wait =
             try await pool.send(
                 "EVAL", Self.script, "1", "\(namespace):ratelimit:\(key)", String(milliseconds), String(limit)

@@ -124,6 +124,28 @@ struct RoomServiceTests {
         #expect(await rooms.messageCount(room) == 4)
     }
 
+    /// A client that sends again with the same uid (its PUBACK or answer was lost) gets the
+    /// stored message, not a refusal for the budget its first send spent.
+    @Test func aRetryOfAStoredMessageIsAnsweredAsStoredPastTheBudget() async throws {
+        let room = try await multiparty()
+        let limited = RoomService(
+            rooms: rooms, batching: nil, limits: AbuseLimits(messages: RateBucket(perSecond: 1, burst: 1)),
+            buckets: CountingBuckets())
+        let message = try NewMessage(content: "m", uid: "retry-1", fileId: nil)
+        let first = try await limited.send(roomID: room, message: message, by: Self.writer)
+        let again = try await limited.send(roomID: room, message: message, by: Self.writer)
+        #expect(first.created && !again.created && again.message.id == first.message.id)
+        await #expect(throws: ParleyError.self) {
+            try await limited.send(
+                roomID: room, message: try NewMessage(content: "m", uid: "retry-2", fileId: nil), by: Self.writer)
+        }
+        let batch = try ["retry-1", "retry-3"].map { uid in
+            MessageSubmission(roomID: room, senderID: Self.writer, message: try NewMessage(content: "m", uid: uid, fileId: nil))
+        }
+        let outcomes = try await limited.send(batch)
+        #expect(outcomes.map { $0.failureError == nil } == [true, false])
+    }
+
     @Test func aMultipartyRoomNeedsTwoOtherDistinctMembers() async throws {
         for members: [(userID: Int64, role: RoomRole)] in [
             [(Self.writer, .writer)], [(Self.writer, .writer), (Self.writer, .reader)],

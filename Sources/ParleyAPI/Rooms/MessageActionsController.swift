@@ -78,7 +78,7 @@ public struct MessageActionsController: Sendable {
         }
         let paging = try Paging(request, defaultLimit: 50, maximum: 200)
         let cursor = try paging.cursor.map { text in
-            guard let cursor = ChangeCursor(text: text) else { throw Paging.foreignCursor }
+            guard let cursor = ChangeCursor(text: text) else { throw ParleyError.foreignCursor }
             return cursor
         }
         let (messages, next) = try await service.changes(

@@ -181,9 +181,14 @@ public struct RoomService: Sendable {
     public func send(roomID: Int64, message: NewMessage, by userID: Int64) async throws -> (
         message: Message, created: Bool
     ) {
-        try await spend("messages", 1, of: limits.messages, by: userID)
         let submission = MessageSubmission(
             roomID: roomID, senderID: userID, message: message, traceparent: PipelineTrace.current())
+        do {
+            try await spend("messages", 1, of: limits.messages, by: userID)
+        } catch {
+            // A retry of a stored message is answered as stored, whatever the budget.
+            guard try await rooms.storedKeys([submission.key]).contains(submission.key) else { throw error }
+        }
         let sent =
             if let sends {
                 try await sends.submit(submission, key: roomID)
@@ -208,6 +213,13 @@ public struct RoomService: Sendable {
                 taken[submission.senderID, default: 0] > allowance.allowed
             else { return nil }
             return .failure(ParleyError.tooMany("messages", retryAfter: allowance.retryAfter))
+        }
+        // Retries of stored messages (a client that sends again with the same uid) are
+        // answered as stored, whatever the budget: one look-up, only when the budget refused.
+        let refused = batch.indices.filter { outcomes[$0] != nil }
+        if !refused.isEmpty {
+            let stored = try await rooms.storedKeys(Set(refused.map { batch[$0].key }))
+            for index in refused where stored.contains(batch[index].key) { outcomes[index] = nil }
         }
         let allowed = batch.indices.filter { outcomes[$0] == nil }
         if !allowed.isEmpty {
