@@ -140,7 +140,8 @@ struct RoomServiceTests {
                 roomID: room, message: try NewMessage(content: "m", uid: "retry-2", fileId: nil), by: Self.writer)
         }
         let batch = try ["retry-1", "retry-3"].map { uid in
-            MessageSubmission(roomID: room, senderID: Self.writer, message: try NewMessage(content: "m", uid: uid, fileId: nil))
+            MessageSubmission(
+                roomID: room, senderID: Self.writer, message: try NewMessage(content: "m", uid: uid, fileId: nil))
         }
         let outcomes = try await limited.send(batch)
         #expect(outcomes.map { $0.failureError == nil } == [true, false])
