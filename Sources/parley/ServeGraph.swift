@@ -102,7 +102,8 @@ struct ServeGraph {
         let rooms = RoomService(
             rooms: roomRepository, batching: parts.sendBatching, addPolicy: parts.roomAddPolicy,
             limits: parts.abuseLimits,
-            buckets: RedisTokenBuckets(pool: parts.redis, namespace: parts.rateLimitNamespace))
+            buckets: LeasedTokenBuckets(
+                store: RedisTokenBuckets(pool: parts.redis, namespace: parts.rateLimitNamespace)))
         let messageActions = MessageActionService(
             rooms: roomRepository, actions: roomRepository, editWindow: parts.editWindow)
 

@@ -86,7 +86,7 @@ struct WorkerGraph {
         let handler = IngestHandler(
             rooms: RoomService(
                 rooms: rooms, batching: nil, limits: try settings.abuseLimits(),
-                buckets: RedisTokenBuckets(pool: dependencies.redis)),
+                buckets: LeasedTokenBuckets(store: RedisTokenBuckets(pool: dependencies.redis))),
             repository: rooms, publisher: dependencies.mqtt,
             limiter: RedisRateLimiter(pool: dependencies.redis), payloadLimit: try settings.ingestPayloadLimit(),
             senders: try settings.ingestSender(), writers: dependencies.recentWriters, logger: Runtime.logger("ingest"))
