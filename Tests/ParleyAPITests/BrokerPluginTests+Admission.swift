@@ -54,6 +54,31 @@ extension BrokerPluginTests {
         #expect(await broker.stop() == 0)
     }
 
+    /// MQTT 3.1.1 has no negative PUBACK: its sender's connection closes unacknowledged. An
+    /// MQTT 5 sender gets 0x87 and keeps its connection (closing it made a reconnect storm).
+    @Test func pastTheBacklogAn311SenderIsDisconnectedAndAn5SenderRefused() async throws {
+        let broker = try await withBroker(brokerOptions: "plugin_opt_ingest_backlog 2") { api, broker, _ in
+            let users = try await api.signUp(count: 2)
+            let room = try await api.json(.put, "/v1/rooms/direct/\(userID(users[1]))", token: token(users[0]))
+            let topic = "chat-in/\(try #require(room.json["uid"] as? String))"
+            let ingest = try await connected(try serverClient(broker))
+            try await ingest.subscribe("$share/parley-ingest/\(Topic.chatInPrefix)+")
+            let old = try await MQTT311Client(
+                port: broker.port, clientID: users[1].mqtt.clientId, username: users[1].mqtt.username,
+                password: users[1].mqtt.password)
+            #expect(try await old.publish(topic: topic, payload: "{}") == .acknowledged)
+            let writer = try await connected(try mqtt(broker, login: users[0]))
+            try await writer.publish(topic: topic, string: "{}")
+
+            #expect(try await old.publish(topic: topic, payload: "{}") == .closed)
+            await #expect(throws: (any Error).self) { try await writer.publish(topic: topic, string: "{}") }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(writer.isConnected, "the MQTT 5 sender lost its connection")
+            for client in [ingest, writer] { await client.shutdown() }
+        }
+        #expect(await broker.stop() == 0)
+    }
+
     /// The ingest's own reports keep chat-in flowing through a backlog far smaller than
     /// what is sent: without them the plugin would refuse everything past the fifth.
     @Test func theIngestsProgressReportsLetChatInThroughABoundedBacklog() async throws {
