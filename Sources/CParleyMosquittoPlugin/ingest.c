@@ -83,8 +83,12 @@ void ingest_passed(const char *topic)
     if (subscribed_for(topic)) outstanding++;
 }
 
-void ingest_progress(const char *json)
+void ingest_progress(const void *payload, size_t length)
 {
+    if (length == 0 || length > 1024) return;
+    char json[1025];
+    memcpy(json, payload, length);
+    json[length] = '\0';
     long settled = json_number(json, "settled");
     if (settled > 0) outstanding = settled < outstanding ? outstanding - settled : 0;
     if (json_true(json, "idle")) outstanding = 0;

@@ -38,10 +38,8 @@
 #include <mosquitto.h>
 #include <mosquitto_broker.h>
 #include <mosquitto_plugin.h>
-#include <mqtt_protocol.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
 #include "plugin_internal.h"
 
@@ -259,37 +257,8 @@ static int on_ingest_progress(int event, void *event_data, void *userdata)
     (void)event;
     (void)userdata;
     struct mosquitto_evt_control *ed = event_data;
-    if (!is_server(mosquitto_client_username(ed->client)) || ed->payloadlen == 0 || ed->payloadlen > 1024) {
-        return MOSQ_ERR_SUCCESS;
-    }
-    char json[1025];
-    memcpy(json, ed->payload, ed->payloadlen);
-    json[ed->payloadlen] = '\0';
-    ingest_progress(json);
+    if (is_server(mosquitto_client_username(ed->client))) ingest_progress(ed->payload, ed->payloadlen);
     return MOSQ_ERR_SUCCESS;
-}
-
-/* Stamps a chat-in with its sender and the signature (stamp.c); a client's own stamp is refused. */
-static int stamp(struct mosquitto_evt_message *ed, const char *username)
-{
-    char *name = NULL;
-    const mosquitto_property *p = mosquitto_property_read_string_pair(
-        ed->properties, MQTT_PROP_USER_PROPERTY, &name, NULL, false);
-    while (p != NULL) {
-        bool forged = name != NULL && (strcmp(name, STAMP_USER) == 0 || strcmp(name, STAMP_SIGNATURE) == 0);
-        free(name);
-        name = NULL;
-        if (forged) return MOSQ_ERR_ACL_DENIED;
-        p = mosquitto_property_read_string_pair(p, MQTT_PROP_USER_PROPERTY, &name, NULL, true);
-    }
-    free(name);
-    char signature[STAMP_SIGNATURE_HEX];
-    if (stamp_signature(stamp_key, stamp_key_len, username, ed->topic, ed->payload, ed->payloadlen, signature) != 0) {
-        return MOSQ_ERR_NOMEM;
-    }
-    int added = mosquitto_property_add_string_pair(&ed->properties, MQTT_PROP_USER_PROPERTY, STAMP_USER, username);
-    if (added != MOSQ_ERR_SUCCESS) return added;
-    return mosquitto_property_add_string_pair(&ed->properties, MQTT_PROP_USER_PROPERTY, STAMP_SIGNATURE, signature);
 }
 
 static int on_message(int event, void *event_data, void *userdata)
@@ -312,7 +281,7 @@ static int on_message(int event, void *event_data, void *userdata)
     if (!ingest_takes(ed->topic, time(NULL))) {
         return mosquitto_client_protocol_version(ed->client) == 5 ? MOSQ_ERR_ACL_DENIED : MOSQ_ERR_NOT_SUPPORTED;
     }
-    int rc = stamp_sender ? stamp(ed, username) : MOSQ_ERR_SUCCESS;
+    int rc = stamp_sender ? stamp_chat_in(ed, username, stamp_key, stamp_key_len) : MOSQ_ERR_SUCCESS;
     if (rc == MOSQ_ERR_SUCCESS) ingest_passed(ed->topic);
     return rc;
 }
@@ -336,11 +305,7 @@ static int on_disconnect(int event, void *event_data, void *userdata)
     char mark[32];
     gone_mark(ed->client, mark, sizeof mark);
     cache_store(username, client_id, MARK_GONE, mark, true, now + 60);
-    char topic[64], payload[256];
-    snprintf(topic, sizeof topic, TOPIC_PRESENCE_PREFIX "%s" TOPIC_PRESENCE_SUFFIX, username);
-    int len = presence_payload(username, false, payload, sizeof payload);
-    if (len < 0) return MOSQ_ERR_SUCCESS;
-    mosquitto_broker_publish_copy(NULL, topic, len, payload, 1, true, NULL);
+    presence_publish_offline(username);
     return MOSQ_ERR_SUCCESS;
 }
 

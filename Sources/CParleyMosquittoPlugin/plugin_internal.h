@@ -50,6 +50,8 @@ int presence_payload(const char *username, bool online, char *payload, size_t si
 struct mosquitto_evt_message;
 int restamp_presence(struct mosquitto_evt_message *ed, const char *username);
 bool is_presence_topic(const char *topic);
+/* Publishes the user's retained offline presence (their connection ended). */
+void presence_publish_offline(const char *username);
 
 /* Calls `each` for every string of the array `name` in a flat JSON object (json.c); the
    integer `name` (0 when absent); whether `name` is true. Parley writes them without spaces. */
@@ -74,18 +76,21 @@ void endpoint_cleanup(void);
    of them is noted; whether chat-in on `topic` reaches an ingest with room in its backlog
    (false: it may still wait for one, within `ingest_wait_seconds` of `ingest_start`, or the
    ingest is `ingest_backlog` behind); a chat-in passed on to it; the ingest's progress report
-   (a JSON object, NUL-terminated). */
+   (a JSON object of at most 1 KiB). */
 extern long ingest_wait_seconds;
 extern long ingest_backlog;
 void ingest_start(time_t now);
 void ingest_note_subscription(const char *filter);
 bool ingest_takes(const char *topic, time_t now);
 void ingest_passed(const char *topic);
-void ingest_progress(const char *json);
+void ingest_progress(const void *payload, size_t length);
 
 /* The stamp's signature (stamp.c): lower-case hex and its NUL into `hex`; 0, or -1 on failure. */
 #define STAMP_SIGNATURE_HEX 65
 int stamp_signature(const unsigned char *key, size_t key_len, const char *user, const char *topic, const void *payload,
                     size_t payload_len, char hex[STAMP_SIGNATURE_HEX]);
+/* Stamps a chat-in with its sender and that signature under `key`; MOSQ_ERR_ACL_DENIED when the
+   client set either property itself. */
+int stamp_chat_in(struct mosquitto_evt_message *ed, const char *username, const unsigned char *key, size_t key_len);
 
 #endif

@@ -74,3 +74,10 @@ bool is_presence_topic(const char *topic)
            strcmp(topic + len - suffix, TOPIC_PRESENCE_SUFFIX) == 0;
 }
 
+void presence_publish_offline(const char *username)
+{
+    char topic[64], payload[256];
+    snprintf(topic, sizeof topic, TOPIC_PRESENCE_PREFIX "%s" TOPIC_PRESENCE_SUFFIX, username);
+    int len = presence_payload(username, false, payload, sizeof payload);
+    if (len >= 0) mosquitto_broker_publish_copy(NULL, topic, len, payload, 1, true, NULL);
+}

@@ -1,5 +1,8 @@
 /* The signature on the sender the plugin stamps on chat-in (ParleyCore's SenderStamp): lower-case
    hex of HMAC-SHA256(key, "v1" NUL user NUL topic NUL SHA-256(payload)). */
+#include <mosquitto.h>
+#include <mosquitto_broker.h>
+#include <mqtt_protocol.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
@@ -35,4 +38,27 @@ int stamp_signature(const unsigned char *key, size_t key_len, const char *user, 
     }
     hex[2 * code_len] = '\0';
     return 0;
+}
+
+/* Stamps a chat-in with its sender and the signature (stamp.c); a client's own stamp is refused. */
+int stamp_chat_in(struct mosquitto_evt_message *ed, const char *username, const unsigned char *key, size_t key_len)
+{
+    char *name = NULL;
+    const mosquitto_property *p = mosquitto_property_read_string_pair(
+        ed->properties, MQTT_PROP_USER_PROPERTY, &name, NULL, false);
+    while (p != NULL) {
+        bool forged = name != NULL && (strcmp(name, STAMP_USER) == 0 || strcmp(name, STAMP_SIGNATURE) == 0);
+        free(name);
+        name = NULL;
+        if (forged) return MOSQ_ERR_ACL_DENIED;
+        p = mosquitto_property_read_string_pair(p, MQTT_PROP_USER_PROPERTY, &name, NULL, true);
+    }
+    free(name);
+    char signature[STAMP_SIGNATURE_HEX];
+    if (stamp_signature(key, key_len, username, ed->topic, ed->payload, ed->payloadlen, signature) != 0) {
+        return MOSQ_ERR_NOMEM;
+    }
+    int added = mosquitto_property_add_string_pair(&ed->properties, MQTT_PROP_USER_PROPERTY, STAMP_USER, username);
+    if (added != MOSQ_ERR_SUCCESS) return added;
+    return mosquitto_property_add_string_pair(&ed->properties, MQTT_PROP_USER_PROPERTY, STAMP_SIGNATURE, signature);
 }
