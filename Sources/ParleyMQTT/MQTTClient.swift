@@ -47,7 +47,9 @@ public final class MQTTClient: Service, Sendable {
             throw error
         }
         messages = MQTTInbox(capacity: configuration.inboxCapacity) { [network] in network.wake() }
-        acknowledgementGate = AcknowledgementGate { [network] in network.wake() }
+        acknowledgementGate = AcknowledgementGate(readPauseAfter: configuration.readPauseAfterHolding) {
+            [network] in network.wake()
+        }
         mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
         do {
             try configure()
@@ -108,10 +110,15 @@ public final class MQTTClient: Service, Sendable {
             host: configuration.host, port: Int32(configuration.port),
             keepAlive: Int32(configuration.keepAlive.components.seconds),
             sessionExpiry: configuration.sessionExpiry.map { UInt32(clamping: $0.components.seconds) },
-            mayRead: { [weak self] in self.map { $0.reading.load(ordering: .acquiring) && !$0.messages.isFull } ?? false
-            },
+            mayRead: { [weak self] in self?.mayRead ?? false },
             // Before the CONNACK only the CONNECT is queued: a reconnect drops the old queue.
             mayWrite: { [weak self] in self.map { $0.acknowledgementGate.isOpen || !$0.isConnected } ?? true })
+    }
+
+    /// Whether the network loop may read: not stopped, room in the inbox, and the gate not shut
+    /// for too long (``AcknowledgementGate/pausesReading``).
+    private var mayRead: Bool {
+        reading.load(ordering: .acquiring) && !messages.isFull && !acknowledgementGate.pausesReading
     }
 
     /// Reads nothing more from the broker (it keeps what it would send, as for a slow

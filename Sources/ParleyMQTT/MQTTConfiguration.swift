@@ -26,6 +26,10 @@ public struct MQTTConfiguration: Sendable {
     /// acknowledgements; nil leaves libmosquitto's 20. A client whose acknowledgements wait
     /// for storage (``MQTTClient/acknowledgementGate``) needs more, or the broker stalls.
     public var receiveMaximum: Int?
+    /// How long the client's ``MQTTClient/acknowledgementGate`` may stay shut before the client
+    /// stops reading until it opens, so that its writes (the keep-alive's among them) go out
+    /// well within the broker's keep-alive of 1.5 times ``keepAlive``.
+    public var readPauseAfterHolding: Duration
 
     public init(
         host: String = "127.0.0.1",
@@ -40,7 +44,8 @@ public struct MQTTConfiguration: Sendable {
         acknowledgementTimeout: Duration = .seconds(10),
         sessionExpiry: Duration? = nil,
         inboxCapacity: Int = 10_000,
-        receiveMaximum: Int? = nil
+        receiveMaximum: Int? = nil,
+        readPauseAfterHolding: Duration = .seconds(1)
     ) {
         self.host = host
         self.port = port
@@ -55,6 +60,7 @@ public struct MQTTConfiguration: Sendable {
         self.sessionExpiry = sessionExpiry
         self.inboxCapacity = inboxCapacity
         self.receiveMaximum = receiveMaximum
+        self.readPauseAfterHolding = readPauseAfterHolding
     }
 }
 

@@ -82,6 +82,57 @@ struct AcknowledgementGateTests {
         await restarted.shutdown()
         await publisher.shutdown()
     }
+
+    /// Under steady input something is always held; the client pauses reading until all of it
+    /// is settled, so its writes (and its keep-alive) still go out, and nothing is lost.
+    @Test func underSteadyInputTheClientPausesReadingSoItsWritesGoOut() async throws {
+        let services = try TestServices.shared()
+        let topic = "test/gate/\(UUID().uuidString)"
+        var configuration = services.mqtt(clientID: "gate-\(UUID().uuidString.prefix(8))")
+        configuration.receiveMaximum = 1_000
+        configuration.acknowledgementTimeout = .seconds(5)
+        configuration.readPauseAfterHolding = .milliseconds(300)
+        let holder = try MQTTClient(configuration: configuration, logger: .quiet)
+        // Each message is settled 50 ms after it came: never all at once while input flows.
+        let arrivals = Mutex<[ContinuousClock.Instant]>([])
+        let count = Atomic<Int>(0)
+        holder.route(topicsWithPrefix: topic) { [gate = holder.acknowledgementGate] _ in
+            gate.hold()
+            arrivals.withLock { $0.append(.now) }
+            count.add(1, ordering: .relaxed)
+        }
+        try holder.start()
+        try await holder.waitUntilConnected(timeout: .seconds(5))
+        try await holder.subscribe(topic, qos: 1)
+        let settler = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(10))
+                let due = arrivals.withLock { held in
+                    let due = held.prefix { ContinuousClock.now - $0 > .milliseconds(50) }.count
+                    held.removeFirst(due)
+                    return due
+                }
+                holder.acknowledgementGate.settle(due)
+            }
+        }
+        let publisher = try await publisher(services)
+        let input = Task {
+            for index in 0..<300 {
+                try await publisher.publish(topic: topic, payload: Array("\(index)".utf8), qos: 1)
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        let started = ContinuousClock.now
+        try await holder.publish(topic: "test/gate/own", payload: Array("x".utf8), qos: 1)
+        #expect(ContinuousClock.now - started < .seconds(2), "the holder's writes waited for the input to end")
+        try await input.value
+        for _ in 0..<250 where count.load(ordering: .relaxed) < 300 { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(count.load(ordering: .relaxed) == 300, "a message was lost while the client paused")
+        settler.cancel()
+        await holder.shutdown()
+        await publisher.shutdown()
+    }
 }
 
 /// Payloads a receiver got, in order.
