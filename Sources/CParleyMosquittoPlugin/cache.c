@@ -1,7 +1,9 @@
 /* Decisions of the broker-auth endpoint, cached so READ checks never touch the network. */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "plugin_internal.h"
 
@@ -51,11 +53,11 @@ int cache_lookup(const char *username, const char *client_id, int access, const 
     return result;
 }
 
-void cache_store(const char *username, const char *client_id, int access, const char *topic, bool allowed, time_t expires)
+/* Keeps `key` (taken: freed here unless kept). */
+static void store_key(char *key, bool allowed, time_t expires)
 {
-    if (count >= CACHE_SLOTS * 4) cache_evict(now_seconds());
-    char *key = make_key(username, client_id, access, topic);
     if (key == NULL) return;
+    if (count >= CACHE_SLOTS * 4) cache_evict(now_seconds());
     unsigned long h = hash(key);
     for (cache_entry *e = slots[h]; e != NULL; e = e->next) {
         if (strcmp(e->key, key) == 0) {
@@ -78,6 +80,11 @@ void cache_store(const char *username, const char *client_id, int access, const 
     count++;
 }
 
+void cache_store(const char *username, const char *client_id, int access, const char *topic, bool allowed, time_t expires)
+{
+    store_key(make_key(username, client_id, access, topic), allowed, expires);
+}
+
 /* Whether `key` ("<username>\x01<client id>\x01<access>\x01<topic>") matches; NULL matches anything. */
 static bool matches(const char *key, const char *username, const char *client_id, const char *topic)
 {
@@ -95,13 +102,16 @@ static bool matches(const char *key, const char *username, const char *client_id
     return true;
 }
 
-/* Whether an entry is a READ decision: a delivery to an authorised subscription. */
-static bool is_read(const cache_entry *e)
+/* Whether a key is a READ decision (a delivery to an authorised subscription): four fields,
+   the third MOSQ_ACL_READ. */
+static bool is_read_key(const char *key)
 {
-    const char *access = strchr(e->key, '\x01');
+    const char *access = strchr(key, '\x01');
     access = access ? strchr(access + 1, '\x01') : NULL;
     return access != NULL && access[1] == '1' && access[2] == '\x01';
 }
+
+static bool is_read(const cache_entry *e) { return is_read_key(e->key); }
 
 /* The one walk that frees entries: drops every entry `drop` says to. */
 static void remove_where(bool (*drop)(const cache_entry *e, const void *context), const void *context)
@@ -158,4 +168,61 @@ void cache_clear_decisions(const char *username, const char *client_id)
 {
     match_fields m = {username, client_id, NULL};
     remove_where(drop_matching_decision, &m);
+}
+
+/* The READ entries in force, allowed and denied: "<expires> <0|1> <key>" lines in a new file
+   (mode 0600: it names users and their rooms), synced, then renamed over `path`. */
+int cache_save_reads(const char *path, time_t now)
+{
+    size_t len = strlen(path) + 8;
+    char *temporary = malloc(len);
+    if (temporary == NULL) return -1;
+    snprintf(temporary, len, "%s.new", path);
+    int fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (out == NULL) {
+        if (fd >= 0) close(fd);
+        free(temporary);
+        return -1;
+    }
+    for (size_t i = 0; i < CACHE_SLOTS; i++) {
+        for (cache_entry *e = slots[i]; e != NULL; e = e->next) {
+            /* A client id may hold any character; a line break would end its line early. */
+            if (!is_read(e) || e->expires <= now || strchr(e->key, '\n') != NULL) continue;
+            fprintf(out, "%lld %d %s\n", (long long)e->expires, e->allowed ? 1 : 0, e->key);
+        }
+    }
+    int rc = fflush(out) == 0 && fsync(fileno(out)) == 0 ? 0 : -1;
+    if (fclose(out) != 0) rc = -1;
+    if (rc == 0 && rename(temporary, path) != 0) rc = -1;
+    if (rc != 0) unlink(temporary);
+    free(temporary);
+    return rc;
+}
+
+/* Reads what cache_save_reads wrote, then removes the file: a later crash must not bring back
+   answers older than the invalidations that came since. Expiries past `latest` and lines that
+   are not READ entries are skipped. Returns the entries kept. */
+int cache_load_reads(const char *path, time_t now, time_t latest)
+{
+    FILE *in = fopen(path, "r");
+    if (in == NULL) return 0;
+    char *line = NULL;
+    size_t size = 0;
+    ssize_t length;
+    int kept = 0;
+    while ((length = getline(&line, &size, in)) > 0) {
+        if (line[length - 1] == '\n') line[length - 1] = '\0';
+        long long expires;
+        int allowed, offset = 0;
+        if (sscanf(line, "%lld %d %n", &expires, &allowed, &offset) != 2 || offset == 0) continue;
+        const char *key = line + offset;
+        if (expires <= now || expires > latest || (allowed != 0 && allowed != 1) || !is_read_key(key)) continue;
+        store_key(strdup(key), allowed == 1, (time_t)expires);
+        kept++;
+    }
+    free(line);
+    fclose(in);
+    unlink(path);
+    return kept;
 }

@@ -32,7 +32,8 @@
  * stamp_sender (true), stamp_key (base64 of 32+ bytes, required while stamp_sender is true),
  * ingest_wait_seconds (10: how long after its start the broker holds chat-in for the ingest),
  * ingest_backlog (8000: chat-in passed to the ingest and not reported settled, past which
- * chat-in is refused; 0: no bound).
+ * chat-in is refused; 0: no bound), grants_file (none: the subscriptions' answers are asked
+ * again after a restart; see read_access).
  */
 #include <curl/curl.h>
 #include <mosquitto.h>
@@ -60,6 +61,7 @@ static char *acl_url;
 static long timeout_ms = 500;
 static long cache_seconds = 300;
 static char *revocations_file;
+static char *grants_file;
 /* At least the MQTT token lifetime (mqtt.tokenLifetime, 12 h by default). */
 static long revocation_seconds = 86400;
 static long lookups_per_second = 50;
@@ -180,7 +182,9 @@ static int ask(const char *username, const char *client_id, const char *topic, i
    restart) has its subscriptions and queued messages but none of those answers: they are
    asked for once here, rather than dropping what the session held until its client
    subscribes again. Not budgeted: a client can only cause as many as it holds subscriptions,
-   each of which passed the budget. */
+   each of which passed the budget. With `grants_file` a graceful stop keeps the answers for
+   the next start: asked again, every restored subscription's first delivery held the broker's
+   thread for a question, and under load one unanswered in time dropped that delivery. */
 static int read_access(const char *username, const char *client_id, const char *topic, time_t now)
 {
     int answer = cache_lookup(username, client_id, MOSQ_ACL_READ, topic, now);
@@ -330,6 +334,8 @@ int mosquitto_plugin_init(mosquitto_plugin_id_t *identifier, void **userdata, st
             cache_seconds = strtol(v, NULL, 10);
         } else if (strcmp(k, "revocations_file") == 0) {
             revocations_file = strdup(v);
+        } else if (strcmp(k, "grants_file") == 0) {
+            grants_file = strdup(v);
         } else if (strcmp(k, "revocation_seconds") == 0) {
             revocation_seconds = strtol(v, NULL, 10);
         } else if (strcmp(k, "lookups_per_second") == 0) {
@@ -360,6 +366,7 @@ int mosquitto_plugin_init(mosquitto_plugin_id_t *identifier, void **userdata, st
         return MOSQ_ERR_INVAL;
     }
     ingest_start(time(NULL));
+    if (grants_file != NULL) cache_load_reads(grants_file, time(NULL), time(NULL) + SUBSCRIPTION_SECONDS);
     if (revocations_open(revocations_file, revocation_seconds, time(NULL)) != 0) {
         mosquitto_log_printf(MOSQ_LOG_ERR, "parley: plugin_opt_revocations_file %s cannot be written", revocations_file);
         return MOSQ_ERR_INVAL;
@@ -386,10 +393,15 @@ int mosquitto_plugin_cleanup(void *userdata, struct mosquitto_opt *options, int 
     mosquitto_callback_unregister(plugin_id, MOSQ_EVT_DISCONNECT, on_disconnect, NULL);
     mosquitto_callback_unregister(plugin_id, MOSQ_EVT_MESSAGE, on_message, NULL);
     endpoint_cleanup();
+    if (grants_file != NULL && cache_save_reads(grants_file, time(NULL)) != 0) {
+        mosquitto_log_printf(MOSQ_LOG_WARNING, "parley: plugin_opt_grants_file %s cannot be written", grants_file);
+    }
     cache_clear_matching(NULL, NULL, NULL);
     budget_clear();
     revocations_close();
     free(revocations_file);
+    free(grants_file);
+    revocations_file = grants_file = NULL;
     curl_global_cleanup();
     free(server_username);
     free(server_password);

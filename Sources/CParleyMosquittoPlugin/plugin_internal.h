@@ -15,6 +15,10 @@ void cache_clear_matching(const char *username, const char *client_id, const cha
 void cache_evict(time_t now);
 /* Drops a client's entries except READ (its subscriptions' deliveries). */
 void cache_clear_decisions(const char *username, const char *client_id);
+/* The READ entries across a graceful restart (plugin_opt_grants_file): written at the stop (0,
+   or -1), read at the start and the file removed (the number kept). */
+int cache_save_reads(const char *path, time_t now);
+int cache_load_reads(const char *path, time_t now, time_t latest);
 
 /* The topics of the MQTT contract (Topic in ParleyCore names them; a test checks these
    against it). */

@@ -2,6 +2,7 @@ import Foundation
 import ParleyCore
 import ParleyMQTT
 import ParleyTestSupport
+import Synchronization
 import Testing
 
 @testable import ParleyAPI
@@ -174,44 +175,6 @@ extension BrokerPluginTests {
         #expect(await broker.stop() == 0)
     }
 
-    /// A broker restart restores sessions and their subscriptions, but not the plugin's
-    /// answers to them: a room event published before the client subscribes again still
-    /// reaches its kept session (the chaos run lost such events after a restart).
-    @Test func aRestoredSessionReceivesBeforeItSubscribesAgain() async throws {
-        let store = TestScratch.path("broker-store", suffix: "/")
-        // The broker's user (mosquitto, when the tests run as root) writes it.
-        try FileManager.default.createDirectory(
-            atPath: store, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
-        defer { try? FileManager.default.removeItem(atPath: store) }
-        _ = try await withBroker(brokerOptions: "persistence true\npersistence_location \(store)") { api, broker, _ in
-            let (a, b) = (try await api.signUp(), try await api.signUp())
-            let room = try await api.json(.put, "/v1/rooms/direct/\(userID(b))", token: token(a))
-            let topic = Topic.room(room.json["uid"] as? String ?? "")
-            func kept(_ broker: PluginBroker) throws -> MQTTClient {
-                try MQTTClient(
-                    configuration: MQTTConfiguration(
-                        port: broker.port, username: a.mqtt.username, password: a.mqtt.password,
-                        clientID: a.mqtt.clientId, acknowledgementTimeout: .seconds(3), sessionExpiry: .seconds(600)),
-                    logger: .quiet)
-            }
-            let before = try await connected(try kept(broker))
-            try await before.subscribe(topic)
-            await before.shutdown()
-
-            let restarted = try await broker.restarted()
-            let server = try await connected(try serverClient(restarted))
-            try await server.publish(topic: topic, string: "while away")
-            let after = try await connected(try kept(restarted))
-            let first = await next(after, within: .seconds(3))
-            #expect(first.map { String(decoding: $0.payload, as: UTF8.self) } == "while away")
-            try await server.publish(topic: topic, string: "back")
-            let second = await next(after, within: .seconds(3))
-            #expect(second.map { String(decoding: $0.payload, as: UTF8.self) } == "back")
-            for client in [server, after] { await client.shutdown() }
-            #expect(await restarted.stop() == 0)
-        }
-    }
-
     /// A client's presence is limited per connection, not per client id: a reconnecting
     /// client may say it is online at once, even when its new connection takes the old one's
     /// freed memory (which glibc hands out again for the next connection of the same size).
@@ -243,13 +206,26 @@ extension BrokerPluginTests {
         let file = TestScratch.path("revocations")
         FileManager.default.createFile(atPath: file, contents: nil, attributes: [.posixPermissions: 0o666])
         defer { try? FileManager.default.removeItem(atPath: file) }
+        // Kept answers to read at the start (one of them not a line the plugin wrote) and to
+        // write at the stop.
+        let store = try brokerStore()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let grants = "\(store)grants"
+        let later = Int(Date().timeIntervalSince1970) + 600
+        try "\(later) 1 42\u{1}kept\u{1}1\u{1}chat-room/AAAAAAAAAAAAAAAAAAAAAA\nnot a grant\n".write(
+            toFile: grants, atomically: true, encoding: .utf8)
         // No ingest here: chat-in is not held for one (plugin_opt_ingest_wait_seconds 0).
-        let options = "plugin_opt_revocations_file \(file)\nplugin_opt_ingest_wait_seconds 0"
+        let options = [
+            "plugin_opt_revocations_file \(file)", "plugin_opt_ingest_wait_seconds 0",
+            "plugin_opt_grants_file \(grants)",
+        ].joined(separator: "\n")
+        let subscribed = TopicBox()
         let broker = try await withBroker(valgrind: true, brokerOptions: options) {
             api, broker, _ in
             let (a, b) = (try await api.signUp(), try await api.signUp())
             let room = try await api.json(.put, "/v1/rooms/direct/\(userID(b))", token: token(a))
             let uid = room.json["uid"] as? String ?? ""
+            subscribed.set(Topic.room(uid))
             let roomID = room.json["id"] as? Int ?? 0
             for login in [a, b] {
                 let client = try await connected(try mqtt(broker, login: login))
@@ -272,6 +248,8 @@ extension BrokerPluginTests {
             await leaving.shutdown()
         }
         await broker.stop()
+        let kept = (try? String(contentsOfFile: grants, encoding: .utf8)) ?? ""
+        #expect(kept.contains(subscribed.topic) && kept.contains("chat-room/AAAAAAAAAAAAAAAAAAAAAA"), "\(kept)")
         let log = broker.log
         #expect(
             log.contains("definitely lost: 0 bytes") || log.contains("All heap blocks were freed"),
@@ -287,4 +265,11 @@ extension BrokerPluginTests {
             #expect(!log.contains("(\(file):"), "valgrind reports \(file): \(log.suffix(3000))")
         }
     }
+}
+
+/// The topic a test's broker body subscribed to, for the test after the broker stopped.
+final class TopicBox: Sendable {
+    private let value = Mutex("")
+    func set(_ topic: String) { value.withLock { $0 = topic } }
+    var topic: String { value.withLock { $0 } }
 }

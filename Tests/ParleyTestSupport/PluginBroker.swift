@@ -62,9 +62,19 @@ public final class PluginBroker: Sendable {
 
     /// A new broker process with this one's configuration, after this one stopped (what a
     /// broker restart does to the plugin's state; on a new port).
-    public func restarted() async throws -> PluginBroker {
+    /// - Parameters:
+    ///   - aclURL: where the new one asks instead; `lookupTimeout`: its `timeout_ms` instead.
+    public func restarted(aclURL: String? = nil, lookupTimeout: Duration? = nil) async throws -> PluginBroker {
         await stop()
-        return try await PluginBroker(directory: directory, options: options, valgrind: valgrind)
+        let milliseconds = lookupTimeout.map { "\(Int($0 / .milliseconds(1)))" }
+        let replacements = [("plugin_opt_acl_url", aclURL), ("plugin_opt_timeout_ms", milliseconds)]
+        let lines = options.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            for case let (option, value?) in replacements where line.hasPrefix(option + " ") {
+                return "\(option) \(value)"
+            }
+            return String(line)
+        }
+        return try await PluginBroker(directory: directory, options: lines.joined(separator: "\n"), valgrind: valgrind)
     }
 
     private init(directory: String, options: String, valgrind: Bool) async throws {
