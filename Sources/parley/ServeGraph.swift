@@ -53,7 +53,7 @@ struct ServeGraph {
             sendBatching: try settings.sendBatching(), roomAddPolicy: try settings.roomAddPolicy(),
             abuseLimits: try settings.abuseLimits(),
             editWindow: try settings.messageEditWindow(),
-            store: try settings.blobStore(database: dependencies.postgres),
+            store: try Adapters.blobStore(try settings.blobStoreChoice(), database: dependencies.postgres),
             mediaJobs: RedisJobQueue(
                 name: QueueName.media, pool: dependencies.redis, configuration: try settings.jobQueue()),
             maintenanceJobs: RedisJobQueue(

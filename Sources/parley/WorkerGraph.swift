@@ -36,6 +36,7 @@ struct WorkerGraph {
             case .fanout: try addFanout()
             case .push: try addPush(client: pushClient)
             case .media: try addMedia()
+            case .maintenance: try addMaintenance()
             }
         }
     }
@@ -126,7 +127,7 @@ struct WorkerGraph {
     /// Sends pushes through APNs, FCM and the webhook.
     private mutating func addPush(client: PushHTTPClient) throws {
         let logger = Runtime.logger("push")
-        let senders = try settings.pushSenders(client: client)
+        let senders = Adapters.pushSenders(try settings.pushProviders(), client: client)
         if senders.isEmpty {
             logger.warning("no push provider is configured; push jobs will be dropped")
         }
@@ -139,14 +140,19 @@ struct WorkerGraph {
             JobConsumer(queue: queue, consumer: "\(process)-push", logger: logger, handler: handler.handle))
     }
 
-    /// Thumbnails and probes of uploads; deletes orphaned uploads. Maintenance: erasing
-    /// deleted accounts and rooms, data exports, retention.
+    /// Where media tools and exports write their work files; created if missing.
+    private func workDirectory() throws -> String {
+        let workDirectory = try settings.mediaWorkDirectory()
+        try FileManager.default.createDirectory(atPath: workDirectory, withIntermediateDirectories: true)
+        return workDirectory
+    }
+
+    /// Thumbnails and probes of uploads; deletes orphaned uploads.
     private mutating func addMedia() throws {
         let logger = Runtime.logger("media")
         let files = PostgresFileRepository(database: dependencies.postgres, logger: logger)
-        let store = try settings.blobStore(database: dependencies.postgres)
-        let workDirectory = try settings.mediaWorkDirectory()
-        try FileManager.default.createDirectory(atPath: workDirectory, withIntermediateDirectories: true)
+        let store = try Adapters.blobStore(try settings.blobStoreChoice(), database: dependencies.postgres)
+        let workDirectory = try workDirectory()
         let handler = MediaHandler(
             files: files, store: store, processor: ToolMediaProcessor(runner: try settings.toolRunner()),
             workRoot: workDirectory, logger: logger)
@@ -158,12 +164,15 @@ struct WorkerGraph {
         services.append(
             JobConsumer(queue: queue, consumer: "\(process)-media", logger: logger, handler: handler.handle))
         services.append(OrphanSweeper(files: files, store: store, grace: try settings.orphanGrace(), logger: logger))
-        try addMaintenance(files: files, store: store, workDirectory: workDirectory)
     }
 
-    private mutating func addMaintenance(files: any FileRepository, store: any BlobStore, workDirectory: String) throws
-    {
+    /// Erasing deleted accounts and rooms, data exports, retention purges: the maintenance
+    /// queue and the sweep that finds what its jobs missed.
+    private mutating func addMaintenance() throws {
         let logger = Runtime.logger("maintenance")
+        let files = PostgresFileRepository(database: dependencies.postgres, logger: logger)
+        let store = try Adapters.blobStore(try settings.blobStoreChoice(), database: dependencies.postgres)
+        let workDirectory = try workDirectory()
         // Erasures run in bounded steps, well within the visibility timeout; an export that
         // outlives it may be built twice, and only one is kept (ExportBuilder).
         let queue = RedisJobQueue(
@@ -195,6 +204,6 @@ enum QueueName {
     static let push = "push"
     /// Filled by `serve` (uploads), drained by the media role.
     static let media = "media"
-    /// Filled by `serve` (deletions, exports) and the sweeper, drained by the media role.
+    /// Filled by `serve` (deletions, exports) and the sweeper, drained by the maintenance role.
     static let maintenance = "maintenance"
 }

@@ -61,15 +61,21 @@ struct WorkerGraphTests {
             #expect(graph.services.count == 1)
             #expect(graph.probes.count == 1)
         }
-        // Media: thumbnails and the orphan sweep; maintenance jobs and their sweeper.
+        // Media: thumbnails and the orphan sweep.
         try await withGraph([.media]) { graph in
-            #expect(graph.services.count == 4)
-            #expect(graph.services[1] is OrphanSweeper)
+            #expect(graph.services.count == 2)
+            #expect(graph.services.last is OrphanSweeper)
+            #expect(graph.probes.count == 1)
+        }
+        // Maintenance: erasure and export jobs, and their sweeper.
+        try await withGraph([.maintenance]) { graph in
+            #expect(graph.services.count == 2)
+            #expect(graph.services.first is JobConsumer)
             #expect(graph.services.last is MaintenanceSweeper)
-            #expect(graph.probes.count == 2)
+            #expect(graph.probes.count == 1)
         }
         try await withGraph(Set(WorkerCommand.Role.allCases)) { graph in
-            #expect(graph.services.count == 2 + 3 + 1 + 1 + 4)
+            #expect(graph.services.count == 2 + 3 + 1 + 1 + 2 + 2)
             #expect(graph.probes.count == 5)
         }
     }
@@ -78,6 +84,8 @@ struct WorkerGraphTests {
         let badMedia = Self.settings(["PARLEY_MEDIA_TIMEOUT": "soon"])
         try await withGraph([.outbox, .fanout, .ingest, .push], settings: badMedia)
         await #expect(throws: SettingsError.self) { try await withGraph([.media], settings: badMedia) }
+        // Exports run the archiver under the same tool limits.
+        await #expect(throws: SettingsError.self) { try await withGraph([.maintenance], settings: badMedia) }
     }
 }
 

@@ -8,14 +8,14 @@ struct JobMetricsTests {
         let services = try TestServices.shared()
         let database = try await services.makeDatabase(migrated: true)
         // A Redis database of its own: the queues' names are global, and other tests' workers
-        // on the shared Redis (a media role's) must not take this test's jobs, nor it theirs.
+        // on the shared Redis (a maintenance role's) must not take this test's jobs, nor it theirs.
         let parley = ParleyCommand(
             environment: ParleyCommand(database: database, services: services).environment.merging([
                 "PARLEY_REDIS_DATABASE": "7"
             ]) { $1 })
-        let stack = try await LiveStack.start(parley, workerRoles: ["outbox", "media"])
+        let stack = try await LiveStack.start(parley, workerRoles: ["outbox", "maintenance"])
         do {
-            // An account deletion is a job on the `maintenance` queue, which the media role runs.
+            // An account deletion is a job on the `maintenance` queue.
             let leaving = try await stack.signUp("leaving")
             let deleted = try await stack.request(
                 "DELETE", "/v1/me", body: ["currentPassword": "correct horse battery"], token: leaving.token)

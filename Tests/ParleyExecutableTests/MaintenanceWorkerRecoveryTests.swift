@@ -10,7 +10,7 @@ import Testing
     import Glibc
 #endif
 
-/// `parley worker --roles media` killed while it erases a deleted account: another worker
+/// `parley worker --roles maintenance` killed while it erases a deleted account: another worker
 /// finishes the erasure, and running steps twice does no harm.
 struct MaintenanceWorkerRecoveryTests {
     @Test func aKilledWorkerLeavesTheErasureToTheNext() async throws {
@@ -62,7 +62,7 @@ struct MaintenanceWorkerRecoveryTests {
             parley = ParleyCommand(
                 environment: parley.environment.merging(["PARLEY_JOBS_VISIBILITY_TIMEOUT": "2"]) { $1 })
             let log = TestScratch.path("maintenance", suffix: ".log")
-            let first = try parley.start("worker", "--roles", "media", log: log)
+            let first = try parley.start("worker", "--roles", "maintenance", log: log)
             try await waitWhileMoving(progress: tombstones, stall: .seconds(30)) { try await tombstones() >= 300 }
             kill(first, SIGKILL)
             _ = await Subprocess.exitStatus(of: first)
@@ -72,7 +72,7 @@ struct MaintenanceWorkerRecoveryTests {
                 "the first worker did too little: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
             #expect(atKill < messages, "the first worker finished before it was killed; the test proved nothing")
 
-            let second = try parley.start("worker", "--roles", "media", log: log)
+            let second = try parley.start("worker", "--roles", "maintenance", log: log)
             func erased() async throws -> Bool {
                 try await database.client.query(
                     "SELECT erased_at IS NOT NULL FROM cloud.user_account WHERE id = \(userID)", logger: .quiet

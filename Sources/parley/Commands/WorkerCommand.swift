@@ -21,9 +21,11 @@ struct WorkerCommand: AsyncParsableCommand {
         case ingest
         /// Sends pushes through APNs, FCM and the webhook.
         case push
-        /// Thumbnails and probes of uploads, and the orphaned uploads' sweep; also the
-        /// `maintenance` queue: account and room erasure, data exports, retention purges.
+        /// Thumbnails and probes of uploads, and the orphaned uploads' sweep.
         case media
+        /// The `maintenance` queue and its sweep: account and room erasure, data exports,
+        /// retention purges.
+        case maintenance
     }
 
     /// Roles in one argument, separated by commas or hyphens (`outbox,fanout`; a systemd

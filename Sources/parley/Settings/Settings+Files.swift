@@ -2,23 +2,21 @@ import Configuration
 import Foundation
 import ParleyCore
 import ParleyMedia
-import ParleyPostgres
 
 extension Settings {
-    /// The configured blob store.
-    func blobStore(database: PostgresPool) throws -> any BlobStore {
+    /// Where uploads are kept: a directory, or PostgreSQL's large objects.
+    enum BlobStoreChoice: Equatable {
+        case filesystem(directory: String)
+        case postgres
+    }
+
+    /// The configured blob store (``Adapters/blobStore(_:database:)`` builds it).
+    func blobStoreChoice() throws -> BlobStoreChoice {
         typealias K = SettingKeys.Files
         switch try required(string(K.store), K.store) {
-        case "filesystem":
-            do {
-                return try FilesystemBlobStore(root: try required(string(K.directory), K.directory))
-            } catch {
-                throw SettingsError.invalid(K.directory, expected: "a directory Parley can create and write")
-            }
-        case "postgres":
-            return PostgresBlobStore(database: database, logger: Runtime.logger("files"))
-        default:
-            throw SettingsError.invalid(K.store, expected: "filesystem or postgres")
+        case "filesystem": return .filesystem(directory: try required(string(K.directory), K.directory))
+        case "postgres": return .postgres
+        default: throw SettingsError.invalid(K.store, expected: "filesystem or postgres")
         }
     }
 

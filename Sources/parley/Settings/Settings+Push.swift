@@ -20,10 +20,17 @@ extension Settings {
     /// (FCM's token refresh and a retry), and another worker must not send it again meanwhile.
     func pushVisibilityTimeout() throws -> Duration { try positiveSeconds(SettingKeys.Push.visibilityTimeout) }
 
-    /// The providers configured here; each is off until its credentials are set.
-    func pushSenders(client: PushHTTPClient) throws -> [PushProvider: any PushSender] {
+    /// The providers configured here; each is off until its credentials are set
+    /// (``Adapters/pushSenders(_:client:)`` builds their senders).
+    struct PushProviders {
+        var apns: APNsConfiguration?
+        var fcm: FCMConfiguration?
+        var webhook: WebhookConfiguration?
+    }
+
+    func pushProviders() throws -> PushProviders {
         typealias K = SettingKeys.Push
-        var senders: [PushProvider: any PushSender] = [:]
+        var providers = PushProviders()
         if let keyFile = string(K.apnsKeyFile) {
             guard let pem = try? String(contentsOfFile: keyFile, encoding: .utf8),
                 let key = try? P256.Signing.PrivateKey(pemRepresentation: pem)
@@ -35,11 +42,8 @@ extension Settings {
                 let environment = APNsConfiguration.Environment(
                     rawValue: try required(string(K.apnsEnvironment), K.apnsEnvironment))
             else { throw SettingsError.invalid(K.apnsEnvironment, expected: "production or sandbox") }
-            senders[.apns] = APNsSender(
-                configuration: APNsConfiguration(
-                    key: key, keyID: keyID, teamID: teamID, topic: topic,
-                    baseURL: string(K.apnsURL) ?? environment.url),
-                client: client)
+            providers.apns = APNsConfiguration(
+                key: key, keyID: keyID, teamID: teamID, topic: topic, baseURL: string(K.apnsURL) ?? environment.url)
         }
         if let accountFile = string(K.fcmServiceAccountFile) {
             guard let document = FileManager.default.contents(atPath: accountFile),
@@ -49,12 +53,11 @@ extension Settings {
                 throw SettingsError.invalid(
                     K.fcmServiceAccountFile, expected: "a readable service-account JSON file with an RSA private key")
             }
-            senders[.fcm] = FCMSender(configuration: configuration, client: client)
+            providers.fcm = configuration
         }
         if let url = string(K.webhookURL) {
-            senders[.webhook] = WebhookSender(
-                configuration: WebhookConfiguration(url: url, secret: string(K.webhookSecret)), client: client)
+            providers.webhook = WebhookConfiguration(url: url, secret: string(K.webhookSecret))
         }
-        return senders
+        return providers
     }
 }

@@ -1,0 +1,33 @@
+import ParleyCore
+import ParleyMedia
+import ParleyPostgres
+import ParleyPush
+
+/// The adapters chosen by configuration, built for the graphs (``ServeGraph``,
+/// ``WorkerGraph``): the settings say which and with what, these say how.
+enum Adapters {
+    typealias PushSenders = [PushProvider: any PushSender]
+
+    static func blobStore(_ choice: Settings.BlobStoreChoice, database: PostgresPool) throws -> any BlobStore {
+        switch choice {
+        case .filesystem(let directory):
+            do {
+                return try FilesystemBlobStore(root: directory)
+            } catch {
+                throw SettingsError.invalid(
+                    SettingKeys.Files.directory, expected: "a directory Parley can create and write")
+            }
+        case .postgres:
+            return PostgresBlobStore(database: database, logger: Runtime.logger("files"))
+        }
+    }
+
+    /// A sender per configured provider, over one HTTP client.
+    static func pushSenders(_ providers: Settings.PushProviders, client: PushHTTPClient) -> PushSenders {
+        var senders: PushSenders = [:]
+        if let apns = providers.apns { senders[.apns] = APNsSender(configuration: apns, client: client) }
+        if let fcm = providers.fcm { senders[.fcm] = FCMSender(configuration: fcm, client: client) }
+        if let webhook = providers.webhook { senders[.webhook] = WebhookSender(configuration: webhook, client: client) }
+        return senders
+    }
+}
