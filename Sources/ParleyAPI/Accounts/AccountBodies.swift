@@ -10,7 +10,7 @@ struct UserResponse: Codable, Sendable, Equatable {
     let firstName: String
     let lastName: String
     let createdAt: Date
-    let avatar: FileObject?
+    @NullEncoded var avatar: FileObject?
 
     /// The user as they themselves (or an administrator) see their account: with the e-mail.
     /// Anyone else's view is ``init(_:to:)``; there is no default.
@@ -31,18 +31,6 @@ struct UserResponse: Codable, Sendable, Equatable {
         createdAt = user.createdAt
         avatar = user.avatar
     }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encodeIfPresent(email, forKey: .email)
-        try container.encode(firstName, forKey: .firstName)
-        try container.encode(lastName, forKey: .lastName)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(avatar, forKey: .avatar)
-    }
-
-    enum CodingKeys: String, CodingKey { case id, email, firstName, lastName, createdAt, avatar }
 }
 
 struct RegisterRequest: Decodable {
@@ -145,8 +133,8 @@ struct DevicesResponse: Codable, Sendable {
 struct DeviceResponse: Codable, Sendable {
     let id: Int64
     let platform: Device.Platform
-    let name: String?
-    let pushProvider: PushProvider?
+    @NullEncoded var name: String?
+    @NullEncoded var pushProvider: PushProvider?
     let hasPushToken: Bool
     let createdAt: Date
     let lastSeenAt: Date
@@ -160,20 +148,6 @@ struct DeviceResponse: Codable, Sendable {
         createdAt = device.createdAt
         lastSeenAt = device.lastSeenAt
     }
-
-    /// Encodes a missing provider as `null`, so the key is always present.
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(platform, forKey: .platform)
-        try container.encode(name, forKey: .name)
-        try container.encode(pushProvider, forKey: .pushProvider)
-        try container.encode(hasPushToken, forKey: .hasPushToken)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(lastSeenAt, forKey: .lastSeenAt)
-    }
-
-    enum CodingKeys: String, CodingKey { case id, platform, name, pushProvider, hasPushToken, createdAt, lastSeenAt }
 }
 
 struct PushRequest: Decodable {

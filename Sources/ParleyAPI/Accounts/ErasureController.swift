@@ -60,17 +60,12 @@ struct DeleteAccountRequest: Decodable {
 
 /// `{maxAgeDays}`: null keeps the server's default; the key is required.
 struct RetentionBody: Codable {
-    let maxAgeDays: Int?
+    @NullEncoded var maxAgeDays: Int?
 
     init(maxAgeDays: Int?) { self.maxAgeDays = maxAgeDays }
 
     init(from decoder: any Decoder) throws {
         maxAgeDays = try decoder.container(keyedBy: CodingKeys.self).decode(Int?.self, forKey: .maxAgeDays)
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(maxAgeDays, forKey: .maxAgeDays)
     }
 
     enum CodingKeys: String, CodingKey { case maxAgeDays }
@@ -79,8 +74,8 @@ struct RetentionBody: Codable {
 /// `{status, url, expiresAt}`; `url` and `expiresAt` are null until the export is ready.
 struct ExportResponse: Encodable {
     let status: DataExport.Status
-    let url: String?
-    let expiresAt: Date?
+    @NullEncoded var url: String?
+    @NullEncoded var expiresAt: Date?
 
     init(_ export: DataExport, links: FileLinks) {
         status = export.status
@@ -92,13 +87,4 @@ struct ExportResponse: Encodable {
             expiresAt = nil
         }
     }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(status, forKey: .status)
-        try container.encode(url, forKey: .url)
-        try container.encode(expiresAt, forKey: .expiresAt)
-    }
-
-    enum CodingKeys: String, CodingKey { case status, url, expiresAt }
 }

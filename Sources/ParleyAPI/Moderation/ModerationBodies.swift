@@ -16,58 +16,46 @@ struct ResolveRequest: Decodable {
 /// A report for administrators: `{id, status, reason, comment, createdAt, ageSeconds, reporter,
 /// room, message, resolvedAt, resolvedById, action, note}`, every key present.
 struct ReportResponse: Encodable, Sendable {
-    let report: Report
-    let now: Date
+    let id: Int64
+    let status: String
+    let reason: ReportReason
+    @NullEncoded var comment: String?
+    let createdAt: Date
+    let ageSeconds: Int
+    @NullEncoded var reporter: UserResponse?
+    /// The room, if it still exists.
+    @NullEncoded var room: RoomSummary?
+    let message: MessageSnapshot
+    @NullEncoded var resolvedAt: Date?
+    @NullEncoded var resolvedById: Int64?
+    @NullEncoded var action: ReportAction?
+    @NullEncoded var note: String?
 
     init(_ report: Report, now: Date) {
-        self.report = report
-        self.now = now
+        id = report.id
+        status = report.resolution == nil ? "open" : "resolved"
+        reason = report.reason
+        comment = report.comment
+        createdAt = report.createdAt
+        ageSeconds = max(0, Int(now.timeIntervalSince(report.createdAt)))
+        reporter = report.reporter.map { UserResponse(own: $0) }
+        room = report.room
+        let message = report.message
+        self.message = MessageSnapshot(
+            id: message.messageID, seq: message.seq, sentById: message.sentById, content: message.content,
+            fileId: message.fileID, createdAt: message.createdAt)
+        resolvedAt = report.resolution?.at
+        resolvedById = report.resolution?.byID
+        action = report.resolution?.action
+        note = report.resolution?.note
     }
 
     struct MessageSnapshot: Encodable {
-        let id: Int64?
+        @NullEncoded var id: Int64?
         let seq: Int64
-        let sentById: Int64?
+        @NullEncoded var sentById: Int64?
         let content: String
-        let fileId: Int64?
+        @NullEncoded var fileId: Int64?
         let createdAt: Date
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(id, forKey: .id)
-            try container.encode(seq, forKey: .seq)
-            try container.encode(sentById, forKey: .sentById)
-            try container.encode(content, forKey: .content)
-            try container.encode(fileId, forKey: .fileId)
-            try container.encode(createdAt, forKey: .createdAt)
-        }
-
-        enum CodingKeys: String, CodingKey { case id, seq, sentById, content, fileId, createdAt }
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(report.id, forKey: .id)
-        try container.encode(report.resolution == nil ? "open" : "resolved", forKey: .status)
-        try container.encode(report.reason, forKey: .reason)
-        try container.encode(report.comment, forKey: .comment)
-        try container.encode(report.createdAt, forKey: .createdAt)
-        try container.encode(max(0, Int(now.timeIntervalSince(report.createdAt))), forKey: .ageSeconds)
-        try container.encode(report.reporter.map { UserResponse(own: $0) }, forKey: .reporter)
-        try container.encode(report.room, forKey: .room)
-        let message = report.message
-        try container.encode(
-            MessageSnapshot(
-                id: message.messageID, seq: message.seq, sentById: message.sentById, content: message.content,
-                fileId: message.fileID, createdAt: message.createdAt), forKey: .message)
-        try container.encode(report.resolution?.at, forKey: .resolvedAt)
-        try container.encode(report.resolution?.byID, forKey: .resolvedById)
-        try container.encode(report.resolution?.action, forKey: .action)
-        try container.encode(report.resolution?.note, forKey: .note)
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case id, status, reason, comment, createdAt, ageSeconds, reporter, room, message, resolvedAt, resolvedById
-        case action, note
     }
 }

@@ -38,7 +38,7 @@ public struct ModerationController: Sendable {
                 resolved: resolved, after: try paging.idCursor(), limit: paging.readLimit)
             let now = Date()
             return JSONResponse(
-                .ok, paging.page("reports", reports.map { ReportResponse($0, now: now) }) { String($0.report.id) })
+                .ok, paging.page("reports", reports.map { ReportResponse($0, now: now) }) { String($0.id) })
         }
         admin.post("reports/:id/resolve") { request, context in
             let body = try await JSONBody.decode(ResolveRequest.self, from: request, context: context)

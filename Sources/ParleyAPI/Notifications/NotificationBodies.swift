@@ -4,22 +4,18 @@ import ParleyCore
 /// `{level, muted, mutedUntil, overrideQuietHours}`; every key is always present. `level` is
 /// the member's chosen level; a mute holds it at `none` until `mutedUntil`.
 struct RoomNotificationsResponse: Encodable, Sendable {
-    let settings: RoomNotificationSettings
+    let level: NotificationLevel
+    let muted: Bool
+    @NullEncoded var mutedUntil: Date?
+    let overrideQuietHours: Bool
 
-    init(_ settings: RoomNotificationSettings) { self.settings = settings }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        let now = Date()
-        try container.encode(settings.level, forKey: .level)
-        try container.encode(settings.isMuted(at: now), forKey: .muted)
+    init(_ settings: RoomNotificationSettings, now: Date = Date()) {
+        level = settings.level
+        muted = settings.isMuted(at: now)
         // Muted until unmuted has no end time.
-        let until = settings.mutedForever || !settings.isMuted(at: now) ? nil : settings.mutedUntil
-        try container.encode(until, forKey: .mutedUntil)
-        try container.encode(settings.overridesQuietHours, forKey: .overrideQuietHours)
+        mutedUntil = settings.mutedForever || !muted ? nil : settings.mutedUntil
+        overrideQuietHours = settings.overridesQuietHours
     }
-
-    enum CodingKeys: String, CodingKey { case level, muted, mutedUntil, overrideQuietHours }
 }
 
 /// Replaces the settings: `level` defaults to `all`; `muted: true` without `mutedUntil` mutes
@@ -57,19 +53,17 @@ struct RoomNotificationsRequest: Decodable, Sendable {
 
 /// `{enabled, start, end, timeZone}`; times as `HH:MM`, all null when quiet hours are off.
 struct QuietHoursResponse: Encodable, Sendable {
-    let quietHours: QuietHours?
+    let enabled: Bool
+    @NullEncoded var start: String?
+    @NullEncoded var end: String?
+    @NullEncoded var timeZone: String?
 
-    init(_ quietHours: QuietHours?) { self.quietHours = quietHours }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(quietHours != nil, forKey: .enabled)
-        try container.encode(quietHours.map { QuietHours.text($0.start) }, forKey: .start)
-        try container.encode(quietHours.map { QuietHours.text($0.end) }, forKey: .end)
-        try container.encode(quietHours?.timeZoneName, forKey: .timeZone)
+    init(_ quietHours: QuietHours?) {
+        enabled = quietHours != nil
+        start = quietHours.map { QuietHours.text($0.start) }
+        end = quietHours.map { QuietHours.text($0.end) }
+        timeZone = quietHours?.timeZoneName
     }
-
-    enum CodingKeys: String, CodingKey { case enabled, start, end, timeZone }
 }
 
 struct QuietHoursRequest: Decodable, Sendable {

@@ -8,20 +8,20 @@ struct RoomResponse: Codable, Sendable {
     let uid: String
     let topic: String
     let type: RoomView.Kind
-    let name: String?
-    let description: String?
+    @NullEncoded var name: String?
+    @NullEncoded var description: String?
     let archived: Bool
     let createdAt: Date
-    let lastMessageAt: Date?
+    @NullEncoded var lastMessageAt: Date?
     let myRole: RoomRole
     let lastSeq: Int64
-    let lastReadMessageId: Int64?
-    let lastReadSeq: Int64?
+    @NullEncoded var lastReadMessageId: Int64?
+    @NullEncoded var lastReadSeq: Int64?
     let unreadCount: Int64
     let unreadMentionCount: Int64
     /// The other user of a two-party room; absent otherwise.
     let peer: UserResponse?
-    let avatar: FileObject?
+    @NullEncoded var avatar: FileObject?
     /// Only when asked for (`?latest=`).
     let latestMessages: [Message]?
 
@@ -46,50 +46,11 @@ struct RoomResponse: Codable, Sendable {
         avatar = room.avatar
         latestMessages = room.latestMessages
     }
-
-    /// Every key of the contract is present (null when empty), except `peer` and
-    /// `latestMessages`, which only some rooms and requests have.
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(uid, forKey: .uid)
-        try container.encode(topic, forKey: .topic)
-        try container.encode(type, forKey: .type)
-        try container.encode(name, forKey: .name)
-        try container.encode(description, forKey: .description)
-        try container.encode(archived, forKey: .archived)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(lastMessageAt, forKey: .lastMessageAt)
-        try container.encode(myRole, forKey: .myRole)
-        try container.encode(lastSeq, forKey: .lastSeq)
-        try container.encode(lastReadMessageId, forKey: .lastReadMessageId)
-        try container.encode(lastReadSeq, forKey: .lastReadSeq)
-        try container.encode(unreadCount, forKey: .unreadCount)
-        try container.encode(unreadMentionCount, forKey: .unreadMentionCount)
-        try container.encode(avatar, forKey: .avatar)
-        try container.encodeIfPresent(peer, forKey: .peer)
-        try container.encodeIfPresent(latestMessages, forKey: .latestMessages)
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case id, uid, topic, type, name, description, archived, createdAt, lastMessageAt, myRole, lastSeq,
-            lastReadMessageId, lastReadSeq
-        case unreadCount, unreadMentionCount, avatar
-        case peer, latestMessages
-    }
 }
 
 struct RoomsResponse: Codable, Sendable {
     let rooms: [RoomResponse]
-    let nextCursor: String?
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(rooms, forKey: .rooms)
-        try container.encode(nextCursor, forKey: .nextCursor)
-    }
-
-    enum CodingKeys: String, CodingKey { case rooms, nextCursor }
+    @NullEncoded var nextCursor: String?
 }
 
 struct CreateRoomRequest: Decodable {
@@ -176,16 +137,7 @@ struct MemberResponse: Codable, Sendable {
 struct MessagesResponse: Codable, Sendable {
     let messages: [Message]
     let hasMore: Bool
-    let nextCursor: String?
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(messages, forKey: .messages)
-        try container.encode(hasMore, forKey: .hasMore)
-        try container.encode(nextCursor, forKey: .nextCursor)
-    }
-
-    enum CodingKeys: String, CodingKey { case messages, hasMore, nextCursor }
+    @NullEncoded var nextCursor: String?
 }
 
 /// History's `nextCursor`: the seq window of the next page, in the page's reading direction

@@ -45,13 +45,4 @@ struct SearchResultBody: Encodable, Sendable {
         room = result.hit.room
         highlight = result.highlight
     }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(message, forKey: .message)
-        try container.encode(room, forKey: .room)
-        try container.encode(highlight, forKey: .highlight)
-    }
-
-    enum CodingKeys: String, CodingKey { case message, room, highlight }
 }

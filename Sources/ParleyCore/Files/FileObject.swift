@@ -8,16 +8,8 @@ import Foundation
 /// a ``FileViewer`` writes them signed for that viewer.
 public struct FileObject: Sendable, Equatable, Codable {
     public struct Thumbnails: Sendable, Equatable, Codable {
-        public let small: String?
-        public let large: String?
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(small, forKey: .small)
-            try container.encode(large, forKey: .large)
-        }
-
-        enum CodingKeys: String, CodingKey { case small, large }
+        @NullEncoded public var small: String?
+        @NullEncoded public var large: String?
     }
 
     public let id: Int64

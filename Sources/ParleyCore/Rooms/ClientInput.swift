@@ -81,25 +81,13 @@ extension RoomEvent {
     }
 
     public struct Rejection: Codable, Sendable {
-        public let chatRoomId: Int64?
-        public let uid: String?
+        @NullEncoded public var chatRoomId: Int64?
+        @NullEncoded public var uid: String?
         /// One of the REST API's codes: clients branch on one vocabulary.
         public let code: ParleyError.Code
         public let reason: String
-        /// With `rate-limited`: seconds until a publish would be taken.
+        /// With `rate-limited`: seconds until a publish would be taken; absent otherwise.
         public var retryAfter: Int? = nil
-
-        /// Keys with no value are present as `null`; `retryAfter` only with a value.
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(chatRoomId, forKey: .chatRoomId)
-            try container.encode(uid, forKey: .uid)
-            try container.encode(code.rawValue, forKey: .code)
-            try container.encode(reason, forKey: .reason)
-            try container.encodeIfPresent(retryAfter, forKey: .retryAfter)
-        }
-
-        enum CodingKeys: String, CodingKey { case chatRoomId, uid, code, reason, retryAfter }
     }
 
     /// The negative acknowledgement of a `chat-in` publish, on the sender's notification topic.

@@ -9,18 +9,18 @@ public struct Message: Sendable, Equatable, Codable {
     public let seq: Int64
     public let chatRoomId: Int64
     public let chatRoomUid: String
-    public let sentById: Int64?
+    @NullEncoded public var sentById: Int64?
     public let content: String
     public let uid: String
     public let fileId: Int64?
     public let createdAt: Date
     /// The attached file's object (with its signed URL), when there is one.
     public let file: FileObject?
-    public let editedAt: Date?
-    public let deletedAt: Date?
-    public let deletedById: Int64?
+    @NullEncoded public var editedAt: Date?
+    @NullEncoded public var deletedAt: Date?
+    @NullEncoded public var deletedById: Int64?
     /// The message this one answers, as it stands now.
-    public let replyTo: ReplyPreview?
+    @NullEncoded public var replyTo: ReplyPreview?
     /// Replies to this message that are not deleted.
     public let replyCount: Int64
     /// Users the sender named.
@@ -53,29 +53,9 @@ public struct Message: Sendable, Equatable, Codable {
         self.reactions = reactions
     }
 
-    /// The contract's keys, every one present (null when empty) except `file`, which only a
-    /// message with a file has.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(seq, forKey: .seq)
-        try container.encode(chatRoomId, forKey: .chatRoomId)
-        try container.encode(chatRoomUid, forKey: .chatRoomUid)
-        try container.encode(sentById, forKey: .sentById)
-        try container.encode(content, forKey: .content)
-        try container.encode(uid, forKey: .uid)
-        if let file { try container.encode(file, forKey: .file) }
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(editedAt, forKey: .editedAt)
-        try container.encode(deletedAt, forKey: .deletedAt)
-        try container.encode(deletedById, forKey: .deletedById)
-        try container.encode(replyTo, forKey: .replyTo)
-        try container.encode(replyCount, forKey: .replyCount)
-        try container.encode(mentions, forKey: .mentions)
-        try container.encode(reactions, forKey: .reactions)
-    }
-
-    /// A client's reading of the contract's Message: `fileId` comes from `file`.
+    /// A client's reading of the contract's Message: `fileId` comes from `file`. Written with
+    /// every key of the contract (null when empty) except `file`, which only a message with a
+    /// file has, and `fileId`, which `file` carries.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let file = try container.decodeIfPresent(FileObject.self, forKey: .file)
@@ -107,7 +87,7 @@ public struct Message: Sendable, Equatable, Codable {
 public struct ReplyPreview: Sendable, Equatable, Codable {
     public let id: Int64
     public let seq: Int64
-    public let sentById: Int64?
+    @NullEncoded public var sentById: Int64?
     public let excerpt: String
     public let deleted: Bool
 
@@ -117,15 +97,6 @@ public struct ReplyPreview: Sendable, Equatable, Codable {
         self.sentById = sentById
         self.excerpt = deleted ? "" : excerpt
         self.deleted = deleted
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(seq, forKey: .seq)
-        try container.encode(sentById, forKey: .sentById)
-        try container.encode(excerpt, forKey: .excerpt)
-        try container.encode(deleted, forKey: .deleted)
     }
 
     enum CodingKeys: String, CodingKey { case id, seq, sentById, excerpt, deleted }

@@ -19,7 +19,7 @@ extension RoomEvent {
         public let seq: Int64
         public let chatRoomId: Int64
         public let deletedAt: Date
-        public let deletedById: Int64?
+        @NullEncoded public var deletedById: Int64?
 
         public init(id: Int64, seq: Int64, chatRoomId: Int64, deletedAt: Date, deletedById: Int64?) {
             self.id = id
@@ -28,17 +28,6 @@ extension RoomEvent {
             self.deletedAt = deletedAt
             self.deletedById = deletedById
         }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(id, forKey: .id)
-            try container.encode(seq, forKey: .seq)
-            try container.encode(chatRoomId, forKey: .chatRoomId)
-            try container.encode(deletedAt, forKey: .deletedAt)
-            try container.encode(deletedById, forKey: .deletedById)
-        }
-
-        enum CodingKeys: String, CodingKey { case id, seq, chatRoomId, deletedAt, deletedById }
     }
 
     public static func deleted(_ deleted: Deleted) -> Envelope<Deleted> {

@@ -92,7 +92,7 @@ public struct HistoryQuery: Sendable, Equatable {
 public struct RoomSummary: Sendable, Equatable, Encodable {
     public let id: Int64
     public let uid: String
-    public let name: String?
+    @NullEncoded public var name: String?
     public let type: RoomView.Kind
 
     public init(id: Int64, uid: String, name: String?, type: RoomView.Kind) {
@@ -101,14 +101,4 @@ public struct RoomSummary: Sendable, Equatable, Encodable {
         self.name = name
         self.type = type
     }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(uid, forKey: .uid)
-        try container.encode(name, forKey: .name)
-        try container.encode(type, forKey: .type)
-    }
-
-    enum CodingKeys: String, CodingKey { case id, uid, name, type }
 }
