@@ -59,13 +59,13 @@ struct Doctor {
     /// Builds what `serve` and a worker of every role would run (nothing connects): every
     /// setting of every component is read, push credentials included.
     @Sendable private func settingsParse() async throws -> String {
-        let dependencies = try Dependencies(settings: settings, role: "doctor", ingest: true)
+        let connections = try Connections(settings: settings, role: "doctor", ingest: true)
         _ = try Traces.configuration(settings: settings, process: "doctor")
-        _ = try ServeGraph(settings: settings, dependencies: dependencies)
+        _ = try ServeGraph(settings: settings, connections: connections)
         let pushClient = try PushHTTPClient(caFile: settings.string(SettingKeys.Push.caFile))
         do {
             _ = try WorkerGraph(
-                roles: Set(WorkerCommand.Role.allCases), settings: settings, dependencies: dependencies,
+                roles: Set(WorkerCommand.Role.allCases), settings: settings, connections: connections,
                 pushClient: pushClient)
         } catch {
             try? await pushClient.shutdown()

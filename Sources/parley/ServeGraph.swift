@@ -43,22 +43,22 @@ struct ServeGraph {
         var logger: @Sendable (String) -> Logger = { Runtime.logger($0) }
     }
 
-    init(settings: Settings, dependencies: Dependencies) throws {
+    init(settings: Settings, connections: Connections) throws {
         let mqttKey = try settings.mqttTokenKey()
         let parts = Parts(
-            postgres: dependencies.postgres, redis: dependencies.redis,
-            broker: dependencies.brokerSessions,
+            postgres: connections.postgres, redis: connections.redis,
+            broker: connections.brokerSessions,
             mqttKey: mqttKey, endpoint: try settings.mqttEndpoint(), accountPolicy: try settings.accountPolicy(),
             bcryptCost: try settings.bcryptCost(), fileLinks: try settings.fileLinks(),
             sendBatching: try settings.sendBatching(), roomAddPolicy: try settings.roomAddPolicy(),
             abuseLimits: try settings.abuseLimits(),
             editWindow: try settings.messageEditWindow(),
-            store: try Adapters.blobStore(try settings.blobStoreChoice(), database: dependencies.postgres),
+            store: try Adapters.blobStore(try settings.blobStoreChoice(), database: connections.postgres),
             mediaJobs: RedisJobQueue(
-                name: QueueName.media, pool: dependencies.redis, configuration: try settings.jobQueue()),
+                name: QueueName.media, pool: connections.redis, configuration: try settings.jobQueue()),
             maintenanceJobs: RedisJobQueue(
-                name: QueueName.maintenance, pool: dependencies.redis, configuration: try settings.jobQueue()),
-            uploadLimit: try settings.uploadLimit(), recentWriters: dependencies.recentWriters)
+                name: QueueName.maintenance, pool: connections.redis, configuration: try settings.jobQueue()),
+            uploadLimit: try settings.uploadLimit(), recentWriters: connections.recentWriters)
         let cache = SessionCache(lifetime: try settings.sessionCacheLifetime())
 
         // The broker's questions (may this client connect, publish, subscribe) are answered
@@ -71,7 +71,7 @@ struct ServeGraph {
                     database: parts.postgres, logger: Runtime.logger("rooms"), fileLinks: parts.fileLinks),
                 senders: try settings.ingestSender()))
         routes = ParleyRoutes(
-            probes: dependencies.probes, readinessTimeout: try settings.http().readinessTimeout,
+            probes: connections.probes, readinessTimeout: try settings.http().readinessTimeout,
             registry: Runtime.metrics, features: Self.features(parts, cache: cache), broker: broker,
             trustedProxies: try settings.trustedProxies())
 

@@ -16,7 +16,7 @@ struct WorkerGraph {
     private(set) var probes: [any DependencyProbe] = []
 
     private let settings: Settings
-    private let dependencies: Dependencies
+    private let connections: Connections
     /// The fan-out role's handler, built once: with the outbox role in the same process, the
     /// relay publishes the copies of rooms whose readers it keeps itself (``InlineFanout``).
     private var fanoutHandler: FanoutHandler?
@@ -24,10 +24,10 @@ struct WorkerGraph {
     private let process = "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
 
     init(
-        roles: Set<WorkerCommand.Role>, settings: Settings, dependencies: Dependencies, pushClient: PushHTTPClient
+        roles: Set<WorkerCommand.Role>, settings: Settings, connections: Connections, pushClient: PushHTTPClient
     ) throws {
         self.settings = settings
-        self.dependencies = dependencies
+        self.connections = connections
         if roles.contains(.fanout) { fanoutHandler = try makeFanoutHandler() }
         for role in WorkerCommand.Role.allCases where roles.contains(role) {
             switch role {
@@ -44,7 +44,7 @@ struct WorkerGraph {
     // MARK: The queues between the roles
 
     private func fanoutQueue() throws -> RedisJobQueue {
-        RedisJobQueue(name: QueueName.fanout, pool: dependencies.redis, configuration: try settings.jobQueue())
+        RedisJobQueue(name: QueueName.fanout, pool: connections.redis, configuration: try settings.jobQueue())
     }
 
     /// Pushes wait on slow providers: more in flight, and a longer lease than other jobs.
@@ -54,12 +54,12 @@ struct WorkerGraph {
         configuration.batchSize = configuration.concurrency
         configuration.blockFor = .seconds(1)
         configuration.visibilityTimeout = try settings.pushVisibilityTimeout()
-        return RedisJobQueue(name: QueueName.push, pool: dependencies.redis, configuration: configuration)
+        return RedisJobQueue(name: QueueName.push, pool: connections.redis, configuration: configuration)
     }
 
     private func rooms() throws -> PostgresRoomRepository {
         PostgresRoomRepository(
-            database: dependencies.postgres, logger: Runtime.logger("rooms"), fileLinks: try settings.fileLinks())
+            database: connections.postgres, logger: Runtime.logger("rooms"), fileLinks: try settings.fileLinks())
     }
 
     // MARK: Roles
@@ -69,28 +69,28 @@ struct WorkerGraph {
         let logger = Runtime.logger("outbox")
         services.append(
             OutboxRelay(
-                database: dependencies.postgres, publisher: dependencies.relayPublisher, fanout: try fanoutQueue(),
+                database: connections.postgres, publisher: connections.relayPublisher, fanout: try fanoutQueue(),
                 planner: fanoutHandler.map { InlineFanout(sharing: $0) }, fileLinks: try settings.fileLinks(),
                 logger: logger))
-        services.append(OutboxMonitor(database: dependencies.postgres, logger: logger))
+        services.append(OutboxMonitor(database: connections.postgres, logger: logger))
         probes.append(
             OutboxRelayProbe(
-                database: dependencies.postgres, stallLimit: try settings.outboxStallLimit(), logger: logger))
+                database: connections.postgres, stallLimit: try settings.outboxStallLimit(), logger: logger))
     }
 
     /// Stores client input from `chat-in` (a shared subscription), in lanes of batches.
     private mutating func addIngest() throws {
-        guard let input = dependencies.ingestInput else {
-            preconditionFailure("the ingest role needs Dependencies built with ingest: true")
+        guard let input = connections.ingestInput else {
+            preconditionFailure("the ingest role needs Connections built with ingest: true")
         }
         let rooms = try rooms()
         let handler = IngestHandler(
             rooms: RoomService(
                 rooms: rooms, batching: nil, limits: try settings.abuseLimits(),
-                buckets: LeasedTokenBuckets(store: RedisTokenBuckets(pool: dependencies.redis))),
-            repository: rooms, publisher: dependencies.mqtt,
-            limiter: RedisRateLimiter(pool: dependencies.redis), payloadLimit: try settings.ingestPayloadLimit(),
-            senders: try settings.ingestSender(), writers: dependencies.recentWriters, logger: Runtime.logger("ingest"))
+                buckets: LeasedTokenBuckets(store: RedisTokenBuckets(pool: connections.redis))),
+            repository: rooms, publisher: connections.mqtt,
+            limiter: RedisRateLimiter(pool: connections.redis), payloadLimit: try settings.ingestPayloadLimit(),
+            senders: try settings.ingestSender(), writers: connections.recentWriters, logger: Runtime.logger("ingest"))
         services.append(
             IngestConsumer(
                 client: input, logger: Runtime.logger("ingest"), lanes: try settings.ingestConcurrency(),
@@ -98,13 +98,13 @@ struct WorkerGraph {
                 keepsSubscription: settings.string(SettingKeys.Jobs.ingestSession) != nil,
                 senderStampKey: try settings.senderStampKey(),
                 // EMQX has no Parley plugin to report to.
-                progressEvery: dependencies.emqx == nil ? .milliseconds(100) : nil, handle: handler.handle))
+                progressEvery: connections.emqx == nil ? .milliseconds(100) : nil, handle: handler.handle))
     }
 
     private func makeFanoutHandler() throws -> FanoutHandler {
-        let audience = PostgresPushRepository(database: dependencies.postgres, logger: Runtime.logger("push"))
+        let audience = PostgresPushRepository(database: connections.postgres, logger: Runtime.logger("push"))
         return FanoutHandler(
-            readers: try rooms(), publisher: dependencies.mqtt, queue: try fanoutQueue(),
+            readers: try rooms(), publisher: connections.mqtt, queue: try fanoutQueue(),
             chunkSize: try settings.fanoutChunkSize(),
             pushes: PushFanout(
                 audience: audience, queue: try pushQueue(), composer: PushComposer(content: try settings.pushContent())),
@@ -133,7 +133,7 @@ struct WorkerGraph {
         }
         let queue = try pushQueue()
         let handler = PushHandler(
-            senders: senders, tokens: PostgresPushRepository(database: dependencies.postgres, logger: logger),
+            senders: senders, tokens: PostgresPushRepository(database: connections.postgres, logger: logger),
             logger: logger)
         probes.append(JobQueueProbe(queue: queue))
         services.append(
@@ -150,8 +150,8 @@ struct WorkerGraph {
     /// Thumbnails and probes of uploads; deletes orphaned uploads.
     private mutating func addMedia() throws {
         let logger = Runtime.logger("media")
-        let files = PostgresFileRepository(database: dependencies.postgres, logger: logger)
-        let store = try Adapters.blobStore(try settings.blobStoreChoice(), database: dependencies.postgres)
+        let files = PostgresFileRepository(database: connections.postgres, logger: logger)
+        let store = try Adapters.blobStore(try settings.blobStoreChoice(), database: connections.postgres)
         let workDirectory = try workDirectory()
         let handler = MediaHandler(
             files: files, store: store, processor: ToolMediaProcessor(runner: try settings.toolRunner()),
@@ -159,7 +159,7 @@ struct WorkerGraph {
         var configuration = try settings.jobQueue()
         // Tools may take their whole time limit: the job must not be reclaimed meanwhile.
         configuration.visibilityTimeout = max(configuration.visibilityTimeout, .seconds(300))
-        let queue = RedisJobQueue(name: QueueName.media, pool: dependencies.redis, configuration: configuration)
+        let queue = RedisJobQueue(name: QueueName.media, pool: connections.redis, configuration: configuration)
         probes.append(JobQueueProbe(queue: queue))
         services.append(
             JobConsumer(queue: queue, consumer: "\(process)-media", logger: logger, handler: handler.handle))
@@ -170,16 +170,16 @@ struct WorkerGraph {
     /// queue and the sweep that finds what its jobs missed.
     private mutating func addMaintenance() throws {
         let logger = Runtime.logger("maintenance")
-        let files = PostgresFileRepository(database: dependencies.postgres, logger: logger)
-        let store = try Adapters.blobStore(try settings.blobStoreChoice(), database: dependencies.postgres)
+        let files = PostgresFileRepository(database: connections.postgres, logger: logger)
+        let store = try Adapters.blobStore(try settings.blobStoreChoice(), database: connections.postgres)
         let workDirectory = try workDirectory()
         // Erasures run in bounded steps, well within the visibility timeout; an export that
         // outlives it may be built twice, and only one is kept (ExportBuilder).
         let queue = RedisJobQueue(
-            name: QueueName.maintenance, pool: dependencies.redis, configuration: try settings.jobQueue())
+            name: QueueName.maintenance, pool: connections.redis, configuration: try settings.jobQueue())
         let rooms = try rooms()
         let erasure = PostgresErasureRepository(rooms: rooms)
-        let exports = PostgresExportRepository(database: dependencies.postgres, logger: logger)
+        let exports = PostgresExportRepository(database: connections.postgres, logger: logger)
         let eraser = FileEraser(files: files, store: store, logger: logger)
         let handler = MaintenanceHandler(
             erasure: erasure, rooms: rooms, actions: rooms, files: eraser,

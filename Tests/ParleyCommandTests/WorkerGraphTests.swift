@@ -30,7 +30,7 @@ struct WorkerGraphTests {
         do {
             let graph = try WorkerGraph(
                 roles: roles, settings: settings,
-                dependencies: try Dependencies(settings: settings, role: "worker", ingest: roles.contains(.ingest)),
+                connections: try Connections(settings: settings, role: "worker", ingest: roles.contains(.ingest)),
                 pushClient: client)
             try body(graph)
         } catch {

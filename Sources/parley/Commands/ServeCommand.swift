@@ -14,8 +14,8 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = Runtime.logger("serve")
         // Before the routes are built: they trace requests only when it is on.
         let traces = try Traces.start(settings: settings, process: "serve")
-        let dependencies = try Dependencies(settings: settings, role: "serve")
-        let graph = try ServeGraph(settings: settings, dependencies: dependencies)
+        let connections = try Connections(settings: settings, role: "serve")
+        let graph = try ServeGraph(settings: settings, connections: connections)
         let api = APIServer(configuration: try settings.http(), logger: Runtime.logger("http"))
         let serviceManager = ServiceManagerNotifier()
         let listeners = try api.services(
@@ -27,7 +27,7 @@ struct ServeCommand: AsyncParsableCommand {
         serviceManager.expect(listeners: listeners.count)
         // What a burst of requests freed goes back to the system (see MemoryTrimmer). systemd
         // hears of the stop first (the last service is the first to be told).
-        try await dependencies.run(
+        try await connections.run(
             with: [graph.revocationListener, MemoryTrimmer()] + listeners + [serviceManager], traces: traces,
             logger: logger)
     }

@@ -61,17 +61,17 @@ struct WorkerCommand: AsyncParsableCommand {
         try await Runtime.verifySchema(settings)
         let logger = Runtime.logger("worker")
         let traces = try Traces.start(settings: settings, process: "worker")
-        let dependencies = try Dependencies(settings: settings, role: "worker", ingest: roles.contains(.ingest))
+        let connections = try Connections(settings: settings, role: "worker", ingest: roles.contains(.ingest))
         var http = try settings.http(internalPortKey: SettingKeys.HTTP.workerInternalPort)
         http.port = nil
         http.tlsPort = nil
         let pushClient = try PushHTTPClient(caFile: settings.string(SettingKeys.Push.caFile))
         let graph = try WorkerGraph(
-            roles: roles, settings: settings, dependencies: dependencies, pushClient: pushClient)
+            roles: roles, settings: settings, connections: connections, pushClient: pushClient)
         // Readiness covers the roles too: a relay or queue that stopped moving is named.
         // Only the internal listener: health and metrics.
         let routes = ParleyRoutes(
-            probes: dependencies.probes + graph.probes, readinessTimeout: http.readinessTimeout,
+            probes: connections.probes + graph.probes, readinessTimeout: http.readinessTimeout,
             registry: Runtime.metrics, features: nil)
         let api = APIServer(configuration: http, logger: Runtime.logger("http"))
         let serviceManager = ServiceManagerNotifier()
@@ -83,7 +83,7 @@ struct WorkerCommand: AsyncParsableCommand {
         serviceManager.expect(listeners: listeners.count)
         logger.notice("worker roles", metadata: ["roles": "\(roles.map(\.rawValue).sorted())"])
         do {
-            try await dependencies.run(
+            try await connections.run(
                 with: graph.services + listeners + [serviceManager], traces: traces, logger: logger)
         } catch {
             try? await pushClient.shutdown()

@@ -8,7 +8,7 @@ import ServiceLifecycle
 
 /// The connections a server process holds: PostgreSQL, Redis and the broker. `serve` and
 /// `worker` build their graphs (``ServeGraph``, ``WorkerGraph``) on top.
-struct Dependencies {
+struct Connections {
     let postgres: PostgresPool
     let redis: RedisConnectionPool
     let mqtt: MQTTClient
@@ -66,7 +66,7 @@ struct Dependencies {
     /// In start order; a `ServiceGroup` stops them in reverse, after the listeners drained.
     var services: [any Service] { [postgres, redis, mqtt] + (ingestInput.map { [$0] } ?? []) }
 
-    /// Runs `services` after the dependencies, until SIGTERM or SIGINT, then drains and stops.
+    /// Runs `services` after the connections, until SIGTERM or SIGINT, then drains and stops.
     /// - Parameter traces: the span exporter (``Traces``), started first and stopped last.
     func run(with services: [any Service], traces: (any Service)? = nil, logger: Logger) async throws {
         let all = (traces.map { [$0] } ?? []) + self.services + services
