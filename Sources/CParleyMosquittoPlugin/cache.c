@@ -1,4 +1,5 @@
 /* Decisions of the broker-auth endpoint, cached so READ checks never touch the network. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,7 +182,10 @@ int cache_save_reads(const char *path, time_t now)
     int fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (out == NULL) {
-        if (fd >= 0) close(fd);
+        if (fd >= 0) {
+            close(fd);
+            unlink(temporary);
+        }
         free(temporary);
         return -1;
     }
@@ -202,11 +206,12 @@ int cache_save_reads(const char *path, time_t now)
 
 /* Reads what cache_save_reads wrote, then removes the file: a later crash must not bring back
    answers older than the invalidations that came since. Expiries past `latest` and lines that
-   are not READ entries are skipped. Returns the entries kept. */
+   are not READ entries are skipped. Returns the entries kept: 0 without a file, -1 when it
+   cannot be read. */
 int cache_load_reads(const char *path, time_t now, time_t latest)
 {
     FILE *in = fopen(path, "r");
-    if (in == NULL) return 0;
+    if (in == NULL) return errno == ENOENT ? 0 : -1;
     char *line = NULL;
     size_t size = 0;
     ssize_t length;

@@ -366,7 +366,11 @@ int mosquitto_plugin_init(mosquitto_plugin_id_t *identifier, void **userdata, st
         return MOSQ_ERR_INVAL;
     }
     ingest_start(time(NULL));
-    if (grants_file != NULL) cache_load_reads(grants_file, time(NULL), time(NULL) + SUBSCRIPTION_SECONDS);
+    if (grants_file != NULL) {
+        int kept = cache_load_reads(grants_file, time(NULL), time(NULL) + SUBSCRIPTION_SECONDS);
+        if (kept < 0) mosquitto_log_printf(MOSQ_LOG_WARNING, "parley: plugin_opt_grants_file %s cannot be read", grants_file);
+        if (kept > 0) mosquitto_log_printf(MOSQ_LOG_NOTICE, "parley: %d subscription answers kept across the restart", kept);
+    }
     if (revocations_open(revocations_file, revocation_seconds, time(NULL)) != 0) {
         mosquitto_log_printf(MOSQ_LOG_ERR, "parley: plugin_opt_revocations_file %s cannot be written", revocations_file);
         return MOSQ_ERR_INVAL;

@@ -16,7 +16,7 @@ void cache_evict(time_t now);
 /* Drops a client's entries except READ (its subscriptions' deliveries). */
 void cache_clear_decisions(const char *username, const char *client_id);
 /* The READ entries across a graceful restart (plugin_opt_grants_file): written at the stop (0,
-   or -1), read at the start and the file removed (the number kept). */
+   or -1), read at the start and the file removed (the number kept, or -1: unreadable). */
 int cache_save_reads(const char *path, time_t now);
 int cache_load_reads(const char *path, time_t now, time_t latest);
 

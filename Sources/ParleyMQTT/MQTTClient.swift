@@ -116,9 +116,11 @@ public final class MQTTClient: Service, Sendable {
     }
 
     /// Whether the network loop may read: not stopped, room in the inbox, and the gate not shut
-    /// for too long (``AcknowledgementGate/pausesReading``).
+    /// for too long (``AcknowledgementGate/pausesReading``), unless a new connection waits for
+    /// its CONNACK behind a batch of the lost one.
     private var mayRead: Bool {
-        reading.load(ordering: .acquiring) && !messages.isFull && !acknowledgementGate.pausesReading
+        reading.load(ordering: .acquiring) && !messages.isFull
+            && (!isConnected || !acknowledgementGate.pausesReading)
     }
 
     /// Reads nothing more from the broker (it keeps what it would send, as for a slow

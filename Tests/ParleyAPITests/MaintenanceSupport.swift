@@ -37,7 +37,7 @@ extension APIHarness {
             files: PostgresFileRepository(database: database, logger: .quiet), store: blobStore, logger: .quiet)
     }
 
-    /// The media role's maintenance handler over the test's stores, as `parley worker` wires
+    /// The maintenance role's handler over the test's stores, as `parley worker` wires
     /// it; continuations go back to ``maintenanceJobs``.
     func maintenanceHandler(stepLimit: Int = 500) -> MaintenanceHandler {
         let rooms = PostgresRoomRepository(database: database, logger: .quiet, fileLinks: Self.fileLinks)

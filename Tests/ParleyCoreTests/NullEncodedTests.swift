@@ -41,5 +41,9 @@ struct NullEncodedTests {
             + #""createdAt":"1970-01-01T00:00:00.000Z","editedAt":null}"#
         let read = try JSONCoding.decoder.decode(Message.self, from: Data(sparse.utf8))
         #expect(read.sentById == nil && read.editedAt == nil && read.deletedAt == nil)
+        // A synthesized decoder too (not Message's own): the absent key reads as nil.
+        let preview = try JSONCoding.decoder.decode(
+            ReplyPreview.self, from: Data(#"{"id":1,"seq":2,"excerpt":"x","deleted":false}"#.utf8))
+        #expect(preview.sentById == nil)
     }
 }

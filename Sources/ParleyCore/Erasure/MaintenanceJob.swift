@@ -1,6 +1,6 @@
 import Foundation
 
-/// Work for the maintenance queue, drained by the `media` role: erasing a deleted account or
+/// Work for the maintenance queue, drained by the `maintenance` role: erasing a deleted account or
 /// room, and building a data export. Every job may run more than once (at-least-once
 /// delivery, a killed worker's job claimed again): each step finds what is left to do.
 public struct MaintenanceJob: Codable, Sendable, Equatable {

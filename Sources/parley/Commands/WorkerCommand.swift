@@ -68,6 +68,12 @@ struct WorkerCommand: AsyncParsableCommand {
         let pushClient = try PushHTTPClient(caFile: settings.string(SettingKeys.Push.caFile))
         let graph = try WorkerGraph(
             roles: roles, settings: settings, connections: connections, pushClient: pushClient)
+        if roles.contains(.media), !roles.contains(.maintenance) {
+            // Until 2026-11-28 `media` ran the maintenance queue too: a deployment that names its
+            // roles would otherwise stop erasing accounts without a word.
+            logger.notice(
+                "this worker runs media without maintenance: erasure, exports and retention need a maintenance worker")
+        }
         // Readiness covers the roles too: a relay or queue that stopped moving is named.
         // Only the internal listener: health and metrics.
         let routes = ParleyRoutes(

@@ -334,7 +334,7 @@ enum SettingKeys {
             "Days after which messages are purged in rooms that set no retention of their own (unset: kept).")
         static let maintenanceInterval = SettingKey(
             "maintenance.interval", default: "300",
-            "Seconds between the media role's maintenance passes (retention purge, expired exports).")
+            "Seconds between the maintenance role's passes (retention purge, expired exports).")
         static let roomAddPolicy = SettingKey(
             "room.addPolicy", default: "anyone",
             "Whom an admin's add makes a member at once: anyone (but someone who left, who is invited) or invite "
