@@ -228,7 +228,7 @@ extension BrokerPluginTests {
             subscribed.set(Topic.room(uid))
             let roomID = room.json["id"] as? Int ?? 0
             for login in [a, b] {
-                let client = try await connected(try mqtt(broker, login: login))
+                let client = try await connected(try mqtt(broker, login: login, patience: .seconds(30)))
                 try await client.subscribe(Topic.room(uid))
                 await #expect(throws: MQTTError.self) { try await client.subscribe("#") }
                 try await client.publish(
@@ -242,7 +242,7 @@ extension BrokerPluginTests {
                 await #expect(throws: MQTTError.self) { try await client.publish(topic: presence, string: "not json") }
                 await client.shutdown()
             }
-            let leaving = try await connected(try mqtt(broker, login: a))
+            let leaving = try await connected(try mqtt(broker, login: a, patience: .seconds(30)))
             #expect(try await api.json(.post, "/v1/auth/logout", token: token(a)).status == .noContent)
             for _ in 0..<250 where leaving.isConnected { try await Task.sleep(for: .milliseconds(20)) }
             await leaving.shutdown()

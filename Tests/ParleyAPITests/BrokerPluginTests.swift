@@ -110,15 +110,17 @@ struct BrokerPluginTests {
     }
 
     /// A client with the credentials of `login`'s answer; `password` or `clientID` stand in for
-    /// its own when given.
+    /// its own when given. `patience`: how long it waits for an acknowledgement (longer for a
+    /// broker under valgrind beside the whole suite).
     func mqtt(
-        _ broker: PluginBroker, login: LoginResponse, password: String? = nil, clientID: String? = nil
+        _ broker: PluginBroker, login: LoginResponse, password: String? = nil, clientID: String? = nil,
+        patience: Duration = .seconds(3)
     ) throws -> MQTTClient {
         try MQTTClient(
             configuration: MQTTConfiguration(
                 port: broker.port, username: login.mqtt.username, password: password ?? login.mqtt.password,
                 clientID: clientID ?? login.mqtt.clientId, keepAlive: .seconds(5),
-                acknowledgementTimeout: .seconds(3)), logger: .quiet)
+                acknowledgementTimeout: patience), logger: .quiet)
     }
 
     func serverClient(_ broker: PluginBroker) throws -> MQTTClient {
