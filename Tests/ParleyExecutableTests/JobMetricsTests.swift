@@ -37,9 +37,20 @@ struct JobMetricsTests {
                 done = try await succeeded()
             }
             #expect(done >= 1, "no maintenance job counted as succeeded")
-            let depth = try await lines("parley_queue_depth").filter { $0.contains(#"queue="maintenance""#) }
-            // Read at the worker's housekeeping: nothing waits once the job is done.
-            #expect(depth.count == 1 && depth.first?.split(separator: " ").last.flatMap { Double($0) } == 0, "\(depth)")
+            // Read at the worker's housekeeping, which may come a while after the job: nothing
+            // waits once it has (polled for up to 10 s).
+            func depth() async throws -> [Substring] {
+                try await lines("parley_queue_depth").filter { $0.contains(#"queue="maintenance""#) }
+            }
+            func isEmpty(_ depth: [Substring]) -> Bool {
+                depth.count == 1 && depth.first?.split(separator: " ").last.flatMap { Double($0) } == 0
+            }
+            var seen = try await depth()
+            for _ in 0..<100 where !isEmpty(seen) {
+                try await Task.sleep(for: .milliseconds(100))
+                seen = try await depth()
+            }
+            #expect(isEmpty(seen), "\(seen)")
             #expect(
                 try await lines("parley_jobs_total").contains {
                     $0.contains(#"queue="maintenance""#) && $0.contains(#"outcome="dead""#)
