@@ -32,6 +32,13 @@ int cache_load_reads(const char *path, time_t now, time_t latest);
 #define CONTROL_TOPIC "$CONTROL/parley-auth/v1"
 #define INGEST_PROGRESS_TOPIC "$CONTROL/parley-ingest/v1"
 
+/* Names (names.c): whether a topic is one of the contract's (no wildcards, at most 256 bytes);
+   whether a user name is a user id; the mark naming `client`'s connection, into `mark`. */
+bool plausible_topic(const char *topic);
+bool plausible_username(const char *username);
+struct mosquitto;
+void gone_mark(const struct mosquitto *client, char *mark, size_t size);
+
 /* A cache kind besides MQTT's access values (1 read, 2 write, 4 subscribe). */
 #define MARK_GONE 7          /* the client's connection ended (its will must not post) */
 
