@@ -117,10 +117,11 @@ public final class MQTTClient: Service, Sendable {
 
     /// Whether the network loop may read: not stopped, room in the inbox, and the gate not shut
     /// for too long (``AcknowledgementGate/pausesReading``), unless a new connection waits for
-    /// its CONNACK behind a batch of the lost one.
+    /// its CONNACK behind a batch of the lost one. Asked on every pass of the loop: the
+    /// connection state's lock only when the gate would pause.
     private var mayRead: Bool {
         reading.load(ordering: .acquiring) && !messages.isFull
-            && (!isConnected || !acknowledgementGate.pausesReading)
+            && (!acknowledgementGate.pausesReading || !isConnected)
     }
 
     /// Reads nothing more from the broker (it keeps what it would send, as for a slow

@@ -140,6 +140,11 @@ struct WorkerGraph {
             JobConsumer(queue: queue, consumer: "\(process)-push", logger: logger, handler: handler.handle))
     }
 
+    /// The configured store of uploads (media and maintenance each hold one; it keeps no state).
+    private func blobStore() throws -> any BlobStore {
+        try Adapters.blobStore(try settings.blobStoreChoice(), database: connections.postgres)
+    }
+
     /// Where media tools and exports write their work files; created if missing.
     private func workDirectory() throws -> String {
         let workDirectory = try settings.mediaWorkDirectory()
@@ -151,7 +156,7 @@ struct WorkerGraph {
     private mutating func addMedia() throws {
         let logger = Runtime.logger("media")
         let files = PostgresFileRepository(database: connections.postgres, logger: logger)
-        let store = try Adapters.blobStore(try settings.blobStoreChoice(), database: connections.postgres)
+        let store = try blobStore()
         let workDirectory = try workDirectory()
         let handler = MediaHandler(
             files: files, store: store, processor: ToolMediaProcessor(runner: try settings.toolRunner()),
@@ -171,7 +176,7 @@ struct WorkerGraph {
     private mutating func addMaintenance() throws {
         let logger = Runtime.logger("maintenance")
         let files = PostgresFileRepository(database: connections.postgres, logger: logger)
-        let store = try Adapters.blobStore(try settings.blobStoreChoice(), database: connections.postgres)
+        let store = try blobStore()
         let workDirectory = try workDirectory()
         // Erasures run in bounded steps, well within the visibility timeout; an export that
         // outlives it may be built twice, and only one is kept (ExportBuilder).

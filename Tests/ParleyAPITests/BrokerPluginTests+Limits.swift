@@ -2,7 +2,6 @@ import Foundation
 import ParleyCore
 import ParleyMQTT
 import ParleyTestSupport
-import Synchronization
 import Testing
 
 @testable import ParleyAPI
@@ -219,7 +218,7 @@ extension BrokerPluginTests {
             "plugin_opt_revocations_file \(file)", "plugin_opt_ingest_wait_seconds 0",
             "plugin_opt_grants_file \(grants)",
         ].joined(separator: "\n")
-        let subscribed = TopicBox()
+        let subscribed = Handed("")
         let broker = try await withBroker(valgrind: true, brokerOptions: options) {
             api, broker, _ in
             let (a, b) = (try await api.signUp(), try await api.signUp())
@@ -249,7 +248,7 @@ extension BrokerPluginTests {
         }
         await broker.stop()
         let kept = (try? String(contentsOfFile: grants, encoding: .utf8)) ?? ""
-        #expect(kept.contains(subscribed.topic) && kept.contains("chat-room/AAAAAAAAAAAAAAAAAAAAAA"), "\(kept)")
+        #expect(kept.contains(subscribed.value) && kept.contains("chat-room/AAAAAAAAAAAAAAAAAAAAAA"), "\(kept)")
         let log = broker.log
         #expect(
             log.contains("definitely lost: 0 bytes") || log.contains("All heap blocks were freed"),
@@ -265,11 +264,4 @@ extension BrokerPluginTests {
             #expect(!log.contains("(\(file):"), "valgrind reports \(file): \(log.suffix(3000))")
         }
     }
-}
-
-/// The topic a test's broker body subscribed to, for the test after the broker stopped.
-final class TopicBox: Sendable {
-    private let value = Mutex("")
-    func set(_ topic: String) { value.withLock { $0 = topic } }
-    var topic: String { value.withLock { $0 } }
 }

@@ -54,7 +54,7 @@ struct BrokerPluginTests {
             publicRouter: routes.publicRouter(), internalRouter: routes.internalRouter()
         ) { listener, port in ports.set(listener, port) }
         let group = ServiceGroup(configuration: .init(services: listeners.map { .init(service: $0) }, logger: .quiet))
-        let brokerBox = BrokerBox()
+        let brokerBox = Handed<PluginBroker?>(nil)
         // The server's own connection to the plugin broker: ends sessions, relays events.
         let serverLink = ServerLink()
         try await harness.run(broker: serverLink) { client in
@@ -377,9 +377,10 @@ struct NoQueue: JobQueue {
     func enqueue(_ job: String) async throws {}
 }
 
-/// The broker started inside the harness, handed out for the checks after it.
-final class BrokerBox: Sendable {
-    private let state = Mutex<PluginBroker?>(nil)
-    func set(_ broker: PluginBroker) { state.withLock { $0 = broker } }
-    var value: PluginBroker? { state.withLock { $0 } }
+/// A value a broker test's body hands to the test around it.
+final class Handed<Value: Sendable>: Sendable {
+    private let state: Mutex<Value>
+    init(_ value: Value) { state = Mutex(value) }
+    func set(_ value: Value) { state.withLock { $0 = value } }
+    var value: Value { state.withLock { $0 } }
 }
