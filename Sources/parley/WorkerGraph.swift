@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ParleyCore
 import ParleyMQTT
 import ParleyMedia
@@ -8,198 +9,153 @@ import ParleyRedis
 import ParleyWorker
 import ServiceLifecycle
 
-/// `parley worker`'s object graph: the services of the chosen roles over the process's
-/// connections, and the readiness probes that watch them, one role per function below. A
-/// role reads only its own settings, so a bad media setting does not stop an outbox worker.
+/// `parley worker`'s object graph, read top to bottom: the services of the roles whose
+/// ``Parts`` are set, and the readiness probes that watch them, one role per function below.
+/// `parley worker` reads the parts from its settings (``Parts/init(roles:settings:connections:pushClient:)``);
+/// the tests build the graph over parts of their choosing.
 struct WorkerGraph {
     private(set) var services: [any Service] = []
     private(set) var probes: [any DependencyProbe] = []
 
-    private let settings: Settings
-    private let connections: Connections
-    /// The fan-out role's handler, built once: with the outbox role in the same process, the
-    /// relay publishes the copies of rooms whose readers it keeps itself (``InlineFanout``).
-    private var fanoutHandler: FanoutHandler?
-    /// Names this process's consumers in the queues' consumer groups.
-    private let process = "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
+    private let parts: Parts
+
+    init(_ parts: Parts) {
+        self.parts = parts
+        // Built once: with the outbox role in the same process, the relay publishes the
+        // copies of rooms whose readers the fan-out keeps (``InlineFanout``).
+        let fanoutHandler = parts.fanout.map { Self.fanoutHandler(parts, $0) }
+        if let outbox = parts.outbox { addOutbox(outbox, inline: outbox.plansInline ? fanoutHandler : nil) }
+        if let ingest = parts.ingest { addIngest(ingest) }
+        if let fanout = parts.fanout, let fanoutHandler { addFanout(fanout, handler: fanoutHandler) }
+        if let push = parts.push { addPush(push) }
+        if let media = parts.media { addMedia(media) }
+        if let maintenance = parts.maintenance { addMaintenance(maintenance) }
+    }
 
     init(
         roles: Set<WorkerCommand.Role>, settings: Settings, connections: Connections, pushClient: PushHTTPClient
     ) throws {
-        self.settings = settings
-        self.connections = connections
-        if roles.contains(.fanout) { fanoutHandler = try makeFanoutHandler() }
-        for role in WorkerCommand.Role.allCases where roles.contains(role) {
-            switch role {
-            case .outbox: try addOutbox()
-            case .ingest: try addIngest()
-            case .fanout: try addFanout()
-            case .push: try addPush(client: pushClient)
-            case .media: try addMedia()
-            case .maintenance: try addMaintenance()
-            }
-        }
+        self.init(try Parts(roles: roles, settings: settings, connections: connections, pushClient: pushClient))
     }
 
-    // MARK: The queues between the roles
-
-    private func fanoutQueue() throws -> RedisJobQueue {
-        RedisJobQueue(name: QueueName.fanout, pool: connections.redis, configuration: try settings.jobQueue())
-    }
-
-    /// Pushes wait on slow providers: more in flight, and a longer lease than other jobs.
-    private func pushQueue() throws -> RedisJobQueue {
-        var configuration = try settings.jobQueue()
-        configuration.concurrency = try settings.pushConcurrency()
-        configuration.batchSize = configuration.concurrency
-        configuration.blockFor = .seconds(1)
-        configuration.visibilityTimeout = try settings.pushVisibilityTimeout()
-        return RedisJobQueue(name: QueueName.push, pool: connections.redis, configuration: configuration)
-    }
-
-    private func rooms() throws -> PostgresRoomRepository {
-        PostgresRoomRepository(
-            database: connections.postgres, logger: Runtime.logger("rooms"), fileLinks: try settings.fileLinks())
+    private func rooms(_ logger: Logger) -> PostgresRoomRepository {
+        PostgresRoomRepository(database: parts.postgres, logger: logger, fileLinks: parts.fileLinks)
     }
 
     // MARK: Roles
 
-    /// Publishes committed room events (the transactional outbox) and queues their fan-out.
-    private mutating func addOutbox() throws {
-        let logger = Runtime.logger("outbox")
+    private mutating func addOutbox(_ outbox: Outbox, inline fanout: FanoutHandler?) {
+        let logger = parts.logger("outbox")
         services.append(
             OutboxRelay(
-                database: connections.postgres, publisher: connections.relayPublisher, fanout: try fanoutQueue(),
-                planner: fanoutHandler.map { InlineFanout(sharing: $0) }, fileLinks: try settings.fileLinks(),
-                logger: logger))
-        services.append(OutboxMonitor(database: connections.postgres, logger: logger))
-        probes.append(
-            OutboxRelayProbe(
-                database: connections.postgres, stallLimit: try settings.outboxStallLimit(), logger: logger))
+                database: parts.postgres, publisher: outbox.publisher, fanout: outbox.fanoutJobs,
+                planner: fanout.map { InlineFanout(sharing: $0) }, fileLinks: parts.fileLinks, logger: logger))
+        services.append(OutboxMonitor(database: parts.postgres, logger: logger))
+        probes.append(OutboxRelayProbe(database: parts.postgres, stallLimit: outbox.stallLimit, logger: logger))
     }
 
-    /// Stores client input from `chat-in` (a shared subscription), in lanes of batches.
-    private mutating func addIngest() throws {
-        guard let input = connections.ingestInput else {
-            preconditionFailure("the ingest role needs Connections built with ingest: true")
-        }
-        let rooms = try rooms()
+    private mutating func addIngest(_ ingest: Ingest) {
+        let logger = parts.logger("ingest")
+        let rooms = rooms(logger)
         let handler = IngestHandler(
             rooms: RoomService(
-                rooms: rooms, batching: nil, limits: try settings.abuseLimits(),
-                buckets: LeasedTokenBuckets(store: RedisTokenBuckets(pool: connections.redis))),
-            repository: rooms, publisher: connections.mqtt,
-            limiter: RedisRateLimiter(pool: connections.redis), payloadLimit: try settings.ingestPayloadLimit(),
-            senders: try settings.ingestSender(), writers: connections.recentWriters, logger: Runtime.logger("ingest"))
+                rooms: rooms, batching: nil, limits: ingest.abuseLimits,
+                buckets: LeasedTokenBuckets(
+                    store: RedisTokenBuckets(pool: parts.redis, namespace: ingest.rateLimitNamespace))),
+            repository: rooms, publisher: ingest.publisher,
+            limiter: RedisRateLimiter(pool: parts.redis, namespace: ingest.rateLimitNamespace),
+            payloadLimit: ingest.payloadLimit, senders: ingest.senders, writers: ingest.recentWriters, logger: logger)
         services.append(
             IngestConsumer(
-                client: input, logger: Runtime.logger("ingest"), lanes: try settings.ingestConcurrency(),
-                batchLimit: try settings.messageBatchLimit(), commitInterval: try settings.ingestCommitInterval(),
-                keepsSubscription: settings.string(SettingKeys.Jobs.ingestSession) != nil,
-                senderStampKey: try settings.senderStampKey(),
-                // EMQX has no Parley plugin to report to.
-                progressEvery: connections.emqx == nil ? .milliseconds(100) : nil, handle: handler.handle))
+                client: ingest.input, logger: logger, lanes: ingest.lanes, batchLimit: ingest.batchLimit,
+                commitInterval: ingest.commitInterval, keepsSubscription: ingest.keepsSubscription,
+                senderStampKey: ingest.senderStampKey, progressEvery: ingest.progressEvery, handle: handler.handle))
     }
 
-    private func makeFanoutHandler() throws -> FanoutHandler {
-        let audience = PostgresPushRepository(database: connections.postgres, logger: Runtime.logger("push"))
-        return FanoutHandler(
-            readers: try rooms(), publisher: connections.mqtt, queue: try fanoutQueue(),
-            chunkSize: try settings.fanoutChunkSize(),
-            pushes: PushFanout(
-                audience: audience, queue: try pushQueue(), composer: PushComposer(content: try settings.pushContent())),
-            logger: Runtime.logger("fanout"))
+    private static func fanoutHandler(_ parts: Parts, _ fanout: Fanout) -> FanoutHandler {
+        FanoutHandler(
+            readers: PostgresRoomRepository(
+                database: parts.postgres, logger: parts.logger("fanout"), fileLinks: parts.fileLinks),
+            publisher: fanout.publisher, queue: fanout.queue, chunkSize: fanout.chunkSize,
+            pushes: fanout.pushJobs.map {
+                PushFanout(
+                    audience: PostgresPushRepository(database: parts.postgres, logger: parts.logger("push")),
+                    queue: $0, composer: PushComposer(content: fanout.pushContent))
+            },
+            logger: parts.logger("fanout"))
     }
 
-    /// Copies events to the members' notification topics and queues their pushes.
-    private mutating func addFanout() throws {
-        let queue = try fanoutQueue()
-        let handler = try fanoutHandler ?? makeFanoutHandler()
-        probes.append(JobQueueProbe(queue: queue))
-        for index in 0..<(try settings.fanoutConsumers()) {
+    private mutating func addFanout(_ fanout: Fanout, handler: FanoutHandler) {
+        probes.append(JobQueueProbe(queue: fanout.queue))
+        for index in 0..<fanout.consumers {
             services.append(
                 JobConsumer(
-                    queue: queue, consumer: "\(process)-\(index)", logger: Runtime.logger("fanout"),
+                    queue: fanout.queue, consumer: "\(parts.process)-\(index)", logger: parts.logger("fanout"),
                     handler: handler.handle))
         }
     }
 
-    /// Sends pushes through APNs, FCM and the webhook.
-    private mutating func addPush(client: PushHTTPClient) throws {
-        let logger = Runtime.logger("push")
-        let senders = Adapters.pushSenders(try settings.pushProviders(), client: client)
-        if senders.isEmpty {
+    private mutating func addPush(_ push: Push) {
+        let logger = parts.logger("push")
+        if push.senders.isEmpty {
             logger.warning("no push provider is configured; push jobs will be dropped")
         }
-        let queue = try pushQueue()
         let handler = PushHandler(
-            senders: senders, tokens: PostgresPushRepository(database: connections.postgres, logger: logger),
+            senders: push.senders, tokens: PostgresPushRepository(database: parts.postgres, logger: logger),
             logger: logger)
-        probes.append(JobQueueProbe(queue: queue))
+        probes.append(JobQueueProbe(queue: push.queue))
         services.append(
-            JobConsumer(queue: queue, consumer: "\(process)-push", logger: logger, handler: handler.handle))
+            JobConsumer(queue: push.queue, consumer: "\(parts.process)-push", logger: logger, handler: handler.handle))
     }
 
-    /// The configured store of uploads (media and maintenance each hold one; it keeps no state).
-    private func blobStore() throws -> any BlobStore {
-        try Adapters.blobStore(try settings.blobStoreChoice(), database: connections.postgres)
-    }
-
-    /// Where media tools and exports write their work files; created if missing.
-    private func workDirectory() throws -> String {
-        let workDirectory = try settings.mediaWorkDirectory()
-        try FileManager.default.createDirectory(atPath: workDirectory, withIntermediateDirectories: true)
-        return workDirectory
-    }
-
-    /// Thumbnails and probes of uploads; deletes orphaned uploads.
-    private mutating func addMedia() throws {
-        let logger = Runtime.logger("media")
-        let files = PostgresFileRepository(database: connections.postgres, logger: logger)
-        let store = try blobStore()
-        let workDirectory = try workDirectory()
+    private mutating func addMedia(_ media: Media) {
+        let logger = parts.logger("media")
+        let files = PostgresFileRepository(database: parts.postgres, logger: logger)
         let handler = MediaHandler(
-            files: files, store: store, processor: ToolMediaProcessor(runner: try settings.toolRunner()),
-            workRoot: workDirectory, logger: logger)
-        var configuration = try settings.jobQueue()
-        // Tools may take their whole time limit: the job must not be reclaimed meanwhile.
-        configuration.visibilityTimeout = max(configuration.visibilityTimeout, .seconds(300))
-        let queue = RedisJobQueue(name: QueueName.media, pool: connections.redis, configuration: configuration)
-        probes.append(JobQueueProbe(queue: queue))
+            files: files, store: media.store, processor: media.processor, workRoot: media.workDirectory,
+            logger: logger)
+        probes.append(JobQueueProbe(queue: media.queue))
         services.append(
-            JobConsumer(queue: queue, consumer: "\(process)-media", logger: logger, handler: handler.handle))
-        services.append(OrphanSweeper(files: files, store: store, grace: try settings.orphanGrace(), logger: logger))
+            JobConsumer(queue: media.queue, consumer: "\(parts.process)-media", logger: logger, handler: handler.handle)
+        )
+        services.append(OrphanSweeper(files: files, store: media.store, grace: media.orphanGrace, logger: logger))
     }
 
-    /// Erasing deleted accounts and rooms, data exports, retention purges: the maintenance
-    /// queue and the sweep that finds what its jobs missed.
-    private mutating func addMaintenance() throws {
-        let logger = Runtime.logger("maintenance")
-        let files = PostgresFileRepository(database: connections.postgres, logger: logger)
-        let store = try blobStore()
-        let workDirectory = try workDirectory()
+    private mutating func addMaintenance(_ maintenance: Maintenance) {
+        let logger = parts.logger("maintenance")
+        let work = Self.maintenanceWork(parts, maintenance, jobs: maintenance.queue)
+        probes.append(JobQueueProbe(queue: maintenance.queue))
+        services.append(
+            JobConsumer(
+                queue: maintenance.queue, consumer: "\(parts.process)-maintenance", logger: logger,
+                handler: work.handler.handle))
+        services.append(work.sweeper)
+    }
+
+    /// The maintenance role's job handler and sweep, which queue their work (and a long
+    /// erasure's continuation) on `jobs`; a test runs the handler on jobs it keeps.
+    static func maintenanceWork(
+        _ parts: Parts, _ maintenance: Maintenance, jobs: any JobQueue
+    ) -> (handler: MaintenanceHandler, sweeper: MaintenanceSweeper) {
+        let logger = parts.logger("maintenance")
+        let files = PostgresFileRepository(database: parts.postgres, logger: logger)
+        let rooms = PostgresRoomRepository(database: parts.postgres, logger: logger, fileLinks: parts.fileLinks)
+        let erasure = PostgresErasureRepository(rooms: rooms)
+        let exports = PostgresExportRepository(database: parts.postgres, logger: logger)
+        let eraser = FileEraser(files: files, store: maintenance.store, logger: logger)
         // Erasures run in bounded steps, well within the visibility timeout; an export that
         // outlives it may be built twice, and only one is kept (ExportBuilder).
-        let queue = RedisJobQueue(
-            name: QueueName.maintenance, pool: connections.redis, configuration: try settings.jobQueue())
-        let rooms = try rooms()
-        let erasure = PostgresErasureRepository(rooms: rooms)
-        let exports = PostgresExportRepository(database: connections.postgres, logger: logger)
-        let eraser = FileEraser(files: files, store: store, logger: logger)
         let handler = MaintenanceHandler(
             erasure: erasure, rooms: rooms, actions: rooms, files: eraser,
             export: ExportBuilder(
-                exports: exports, files: files, store: store,
-                archiver: ZipArchiver(runner: try settings.toolRunner()), workRoot: workDirectory, logger: logger),
-            jobs: queue, logger: logger)
-        probes.append(JobQueueProbe(queue: queue))
-        services.append(
-            JobConsumer(queue: queue, consumer: "\(process)-maintenance", logger: logger, handler: handler.handle))
-        services.append(
-            MaintenanceSweeper(
-                erasure: erasure, exports: exports, files: eraser, jobs: queue,
-                defaultRetentionDays: try settings.retentionDefaultDays(), interval: try settings.maintenanceInterval(),
-                logger: logger))
+                exports: exports, files: files, store: maintenance.store,
+                archiver: ZipArchiver(runner: maintenance.runner), workRoot: maintenance.workDirectory,
+                logger: logger),
+            jobs: jobs, stepLimit: maintenance.stepLimit, logger: logger)
+        let sweeper = MaintenanceSweeper(
+            erasure: erasure, exports: exports, files: eraser, jobs: jobs,
+            defaultRetentionDays: maintenance.retentionDefaultDays, interval: maintenance.interval, logger: logger)
+        return (handler, sweeper)
     }
 }
 

@@ -10,6 +10,7 @@ import ServiceLifecycle
 import Testing
 
 @testable import ParleyAPI
+@testable import parley
 
 extension BrokerPluginTests {
     /// An ingest on the kept session `session`, connected after it routes chat-in (the
@@ -25,16 +26,14 @@ extension BrokerPluginTests {
                 clientID: session, acknowledgementTimeout: .seconds(5), sessionExpiry: .seconds(60),
                 receiveMaximum: IngestConsumer.receiveMaximum),
             logger: .quiet)
-        let rooms = PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing)
-        let handler = IngestHandler(
-            rooms: RoomService(rooms: rooms), repository: rooms, publisher: publisher,
-            limiter: RedisRateLimiter(pool: harness.redis, namespace: harness.namespace), logger: .quiet)
-        let consumer = IngestConsumer(
-            client: client, logger: .quiet, lanes: 2, batchLimit: batchLimit, commitInterval: .milliseconds(4),
-            keepsSubscription: true, senderStampKey: PluginBroker.stampKey,
-            handle: handler.handle)
+        var parts = harness.workerParts()
+        parts.ingest = WorkerGraph.Ingest(
+            input: client, publisher: publisher, lanes: 2, batchLimit: batchLimit, commitInterval: .milliseconds(4),
+            keepsSubscription: true, senders: .plugin, senderStampKey: PluginBroker.stampKey, progressEvery: nil,
+            payloadLimit: 64 * 1024, abuseLimits: harness.abuseLimits, rateLimitNamespace: harness.namespace)
+        // Built before the client connects: the consumer routes chat-in as it is made.
+        let group = WorkerGraph(parts).serviceGroup()
         _ = try await connected(client)
-        let group = ServiceGroup(configuration: .init(services: [.init(service: consumer)], logger: .quiet))
         return (client, group, Task { try await group.run() })
     }
 

@@ -13,6 +13,7 @@ import Synchronization
 import Testing
 
 @testable import ParleyAPI
+@testable import parley
 
 #if canImport(Glibc)
     import Glibc
@@ -68,30 +69,21 @@ struct BrokerPluginTests {
             brokerBox.set(broker)
             let server = try await connected(try serverClient(broker))
             serverLink.set(MQTTBrokerSessionControl(client: server, logger: .quiet))
-            var workers: [ServiceGroupConfiguration.ServiceConfiguration] = []
-            if relay {
-                workers.append(
-                    .init(
-                        service: OutboxRelay(
-                            database: harness.database, publisher: server, fanout: NoQueue(),
-                            fileLinks: APIHarness.fileLinks, logger: .quiet)))
-            }
             let ingestClient = try await connected(try serverClient(broker))
-            if ingest {
-                let rooms = PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing)
-                let handler = IngestHandler(
-                    rooms: RoomService(rooms: rooms), repository: rooms, publisher: server,
-                    limiter: RedisRateLimiter(pool: harness.redis, namespace: harness.namespace), senders: senders,
-                    logger: .quiet)
-                workers.append(
-                    .init(
-                        service: IngestConsumer(
-                            client: ingestClient, logger: .quiet, lanes: 16, batchLimit: 256,
-                            commitInterval: .milliseconds(4),
-                            senderStampKey: senders == .plugin ? PluginBroker.stampKey : nil,
-                            progressEvery: .milliseconds(100), handle: handler.handle)))
+            var parts = harness.workerParts()
+            if relay {
+                // No fan-out role: these tests watch room topics only.
+                parts.outbox = WorkerGraph.Outbox(publisher: server, fanoutJobs: NoQueue(), stallLimit: .seconds(60))
             }
-            let relayGroup = ServiceGroup(configuration: .init(services: workers, logger: .quiet))
+            if ingest {
+                parts.ingest = WorkerGraph.Ingest(
+                    input: ingestClient, publisher: server, lanes: 16, batchLimit: 256,
+                    commitInterval: .milliseconds(4), keepsSubscription: false, senders: senders,
+                    senderStampKey: senders == .plugin ? PluginBroker.stampKey : nil,
+                    progressEvery: .milliseconds(100), payloadLimit: 64 * 1024, abuseLimits: harness.abuseLimits,
+                    rateLimitNamespace: harness.namespace)
+            }
+            let relayGroup = WorkerGraph(parts).serviceGroup()
             let relaying = Task { try await relayGroup.run() }
             do {
                 try await body(client, broker, harness)

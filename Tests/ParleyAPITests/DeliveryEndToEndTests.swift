@@ -13,6 +13,7 @@ import Synchronization
 import Testing
 
 @testable import ParleyAPI
+@testable import parley
 
 /// REST changes reach clients through the real broker: outbox relay → MQTT, fan-out job →
 /// Redis Streams → MQTT.
@@ -31,19 +32,12 @@ struct DeliveryEndToEndTests {
         let queue = RedisJobQueue(
             name: "fanout-\(UUID().uuidString.prefix(8))", pool: harness.redis,
             configuration: .init(visibilityTimeout: .seconds(1), blockFor: .milliseconds(200)))
-        let rooms = PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing)
-        let fanout = FanoutHandler(readers: rooms, publisher: publisher, queue: queue, logger: .quiet)
-        let workers = ServiceGroup(
-            configuration: .init(
-                services: [
-                    .init(
-                        service: OutboxRelay(
-                            database: harness.database, publisher: publisher,
-                            fanout: CountingQueue(base: queue, counter: queued),
-                            planner: inline ? InlineFanout(sharing: fanout) : nil, fileLinks: APIHarness.fileLinks,
-                            logger: .quiet)),
-                    .init(service: JobConsumer(queue: queue, consumer: "e2e", logger: .quiet, handler: fanout.handle)),
-                ], logger: .quiet))
+        var parts = harness.workerParts()
+        parts.outbox = WorkerGraph.Outbox(
+            publisher: publisher, fanoutJobs: CountingQueue(base: queue, counter: queued), stallLimit: .seconds(60),
+            plansInline: inline)
+        parts.fanout = WorkerGraph.Fanout(publisher: publisher, queue: queue, consumers: 1, chunkSize: 500)
+        let workers = WorkerGraph(parts).serviceGroup()
         try await harness.run { client in
             let running = Task { try await workers.run() }
             try await body(client, subscriber)

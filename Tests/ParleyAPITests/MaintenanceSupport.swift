@@ -3,9 +3,12 @@ import Logging
 import ParleyCore
 import ParleyMedia
 import ParleyPostgres
+import ParleyRedis
 import ParleyTestSupport
 import ParleyWorker
 import Synchronization
+
+@testable import parley
 
 /// Jobs a request queued, kept for the test to run.
 final class RecordedJobs: JobQueue {
@@ -25,29 +28,20 @@ final class RecordedJobs: JobQueue {
 }
 
 extension APIHarness {
-    var erasure: PostgresErasureRepository {
-        PostgresErasureRepository(
-            rooms: PostgresRoomRepository(database: database, logger: .quiet, fileLinks: Self.fileLinks))
+    /// The maintenance role's part over the test's store. Its Redis queue stays empty: the
+    /// test runs the jobs it keeps (``maintenanceJobs``) itself.
+    func maintenancePart(stepLimit: Int = 500, defaultRetentionDays: Int? = nil) -> WorkerGraph.Maintenance {
+        WorkerGraph.Maintenance(
+            queue: RedisJobQueue(name: "maintenance-\(namespace)", pool: redis), store: blobStore,
+            runner: ToolRunner(), workDirectory: TestScratch.path("parley-maintenance"),
+            retentionDefaultDays: defaultRetentionDays, interval: .seconds(300), stepLimit: stepLimit)
     }
 
-    var exports: PostgresExportRepository { PostgresExportRepository(database: database, logger: .quiet) }
-
-    var fileEraser: FileEraser {
-        FileEraser(
-            files: PostgresFileRepository(database: database, logger: .quiet), store: blobStore, logger: .quiet)
-    }
-
-    /// The maintenance role's handler over the test's stores, as `parley worker` wires
-    /// it; continuations go back to ``maintenanceJobs``.
+    /// The maintenance role's handler as `parley worker` builds it; continuations go back to
+    /// ``maintenanceJobs``.
     func maintenanceHandler(stepLimit: Int = 500) -> MaintenanceHandler {
-        let rooms = PostgresRoomRepository(database: database, logger: .quiet, fileLinks: Self.fileLinks)
-        let files = PostgresFileRepository(database: database, logger: .quiet)
-        return MaintenanceHandler(
-            erasure: erasure, rooms: rooms, actions: rooms, files: fileEraser,
-            export: ExportBuilder(
-                exports: exports, files: files, store: blobStore, archiver: ZipArchiver(runner: ToolRunner()),
-                workRoot: TestScratch.path("parley-maintenance"), logger: .quiet),
-            jobs: maintenanceJobs, stepLimit: stepLimit, logger: .quiet)
+        WorkerGraph.maintenanceWork(workerParts(), maintenancePart(stepLimit: stepLimit), jobs: maintenanceJobs)
+            .handler
     }
 
     /// Runs the queued maintenance jobs and their continuations until none is left;
@@ -68,8 +62,8 @@ extension APIHarness {
     }
 
     func sweeper(defaultRetentionDays: Int? = nil) -> MaintenanceSweeper {
-        MaintenanceSweeper(
-            erasure: erasure, exports: exports, files: fileEraser, jobs: maintenanceJobs,
-            defaultRetentionDays: defaultRetentionDays, logger: .quiet)
+        WorkerGraph.maintenanceWork(
+            workerParts(), maintenancePart(defaultRetentionDays: defaultRetentionDays), jobs: maintenanceJobs
+        ).sweeper
     }
 }

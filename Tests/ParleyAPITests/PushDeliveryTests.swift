@@ -11,6 +11,7 @@ import ServiceLifecycle
 import Testing
 
 @testable import ParleyAPI
+@testable import parley
 
 /// REST changes become pushes: outbox relay → fan-out → `push` jobs → providers (the
 /// simulator), with real PostgreSQL, Redis and mosquitto.
@@ -47,25 +48,14 @@ struct PushDeliveryTests {
             maxAttempts: 4, visibilityTimeout: .seconds(1), blockFor: .milliseconds(100), concurrency: 8)
         let fanoutQueue = RedisJobQueue(name: "fanout-\(suffix)", pool: harness.redis, configuration: options)
         let pushQueue = RedisJobQueue(name: "push-\(suffix)", pool: harness.redis, configuration: options)
-        let repository = PostgresPushRepository(database: harness.database, logger: .quiet)
-        let fanout = FanoutHandler(
-            readers: PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing),
-            publisher: publisher,
-            queue: fanoutQueue, pushes: PushFanout(audience: repository, queue: pushQueue), logger: .quiet)
-        let pusher = PushHandler(senders: try push.senders(), tokens: repository, logger: .quiet)
-        let workers = ServiceGroup(
-            configuration: .init(
-                services: [
-                    .init(
-                        service: OutboxRelay(
-                            database: harness.database, publisher: publisher, fanout: fanoutQueue,
-                            fileLinks: APIHarness.fileLinks,
-                            logger: .quiet)),
-                    .init(
-                        service: JobConsumer(queue: fanoutQueue, consumer: "f", logger: .quiet, handler: fanout.handle)),
-                    .init(
-                        service: JobConsumer(queue: pushQueue, consumer: "p", logger: .quiet, handler: pusher.handle)),
-                ], logger: .quiet))
+        // The relay queues every copy (no inline fan-out), so each push goes through both queues.
+        var parts = harness.workerParts()
+        parts.outbox = WorkerGraph.Outbox(
+            publisher: publisher, fanoutJobs: fanoutQueue, stallLimit: .seconds(60), plansInline: false)
+        parts.fanout = WorkerGraph.Fanout(
+            publisher: publisher, queue: fanoutQueue, consumers: 1, chunkSize: 500, pushJobs: pushQueue)
+        parts.push = WorkerGraph.Push(queue: pushQueue, senders: try push.senders())
+        let workers = WorkerGraph(parts).serviceGroup()
         do {
             try await harness.run { client in
                 let running = Task { try await workers.run() }

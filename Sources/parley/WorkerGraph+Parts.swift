@@ -1,0 +1,106 @@
+import Logging
+import ParleyCore
+import ParleyMQTT
+import ParleyMedia
+import ParleyPostgres
+import ParleyPush
+import ParleyRedis
+
+extension WorkerGraph {
+    /// What the worker's roles are built over: the connections and, per role, the adapters
+    /// and values `parley worker` reads from that role's own settings
+    /// (``init(roles:settings:connections:pushClient:)``); a test chooses its own. A role
+    /// runs when its part is set.
+    struct Parts: Sendable {
+        var postgres: PostgresPool
+        var redis: RedisConnectionPool
+        var fileLinks: FileLinks
+        /// Names this process's consumers in the queues' consumer groups.
+        var process: String
+        var logger: @Sendable (String) -> Logger = { Runtime.logger($0) }
+        var outbox: Outbox?
+        var ingest: Ingest?
+        var fanout: Fanout?
+        var push: Push?
+        var media: Media?
+        var maintenance: Maintenance?
+    }
+
+    /// Publishes committed room events (the transactional outbox) and queues their fan-out.
+    struct Outbox: Sendable {
+        var publisher: any EventPublisher
+        /// Where the relay queues fan-out jobs: the fan-out role's queue.
+        var fanoutJobs: any JobQueue
+        /// How long the relay may lag before its probe says it is stalled.
+        var stallLimit: Duration
+        /// With the fan-out role in the same process, the relay publishes the copies of rooms
+        /// whose readers it keeps itself (``InlineFanout``); off: every copy goes through the queue.
+        var plansInline = true
+    }
+
+    /// Stores client input from `chat-in` (a shared subscription), in lanes of batches.
+    struct Ingest: Sendable {
+        /// The broker connection that reads `chat-in` and acknowledges a message once stored.
+        var input: MQTTClient
+        /// Where rejections and read markers go; its writes never wait for the input.
+        var publisher: any EventPublisher
+        var lanes: Int
+        var batchLimit: Int
+        var commitInterval: Duration
+        /// The input client keeps a named session across restarts (`ingest.session`).
+        var keepsSubscription: Bool
+        var senders: ChatInSender
+        var senderStampKey: SenderStampKey?
+        /// How often the ingest reports its progress to the plugin; nil: no plugin (EMQX).
+        var progressEvery: Duration?
+        var payloadLimit: Int
+        var abuseLimits: AbuseLimits
+        /// Keeps rate-limit counters apart when several deployments share one Redis.
+        var rateLimitNamespace = "parley"
+        /// Who wrote lately, when reads may use PostgreSQL replicas; nil: no replicas.
+        var recentWriters: (any RecentWriters)?
+    }
+
+    /// Copies events to the members' notification topics and queues their pushes.
+    struct Fanout: Sendable {
+        var publisher: any EventPublisher
+        var queue: RedisJobQueue
+        /// How many consumers of the queue this process runs.
+        var consumers: Int
+        var chunkSize: Int
+        /// Where push jobs go: the push role's queue; nil queues none.
+        var pushJobs: (any JobQueue)?
+        var pushContent = PushComposer.Content.preview
+    }
+
+    /// Sends pushes through the configured providers.
+    struct Push: Sendable {
+        var queue: RedisJobQueue
+        var senders: Adapters.PushSenders
+    }
+
+    /// Thumbnails and probes of uploads; deletes orphaned uploads.
+    struct Media: Sendable {
+        var queue: RedisJobQueue
+        var store: any BlobStore
+        var processor: any MediaProcessor
+        /// Where media tools write their work files.
+        var workDirectory: String
+        var orphanGrace: Duration
+    }
+
+    /// Erasing deleted accounts and rooms, data exports, retention purges.
+    struct Maintenance: Sendable {
+        var queue: RedisJobQueue
+        var store: any BlobStore
+        /// Runs `zip` for exports.
+        var runner: ToolRunner
+        /// Where exports are built.
+        var workDirectory: String
+        var retentionDefaultDays: Int?
+        /// How often the sweep looks for what the jobs missed.
+        var interval: Duration
+        /// Rows one erasure job removes before it queues its continuation.
+        var stepLimit = 500
+    }
+}
