@@ -67,16 +67,17 @@ extension BrokerPluginTests {
             let client = try await connected(try mqtt(broker, login: user))
             // Anyone may subscribe to anyone's presence: every one of these is allowed, and
             // each distinct topic is a question of its own.
-            // All at once: one by one, on a busy machine, they may span the next second's budget.
+            // All at once, and four seconds' worth: on a busy machine even questions sent
+            // together may span the next second's budget (a fresh run once got all of 10).
             let outcomes = await withTaskGroup(of: Bool.self) { group in
-                for id in 1000..<1010 {
+                for id in 1000..<1020 {
                     group.addTask { (try? await client.subscribe("user/\(id)/online")) != nil }
                 }
                 return await group.reduce(into: [Bool]()) { $0.append($1) }
             }
             let answered = outcomes.filter { $0 }.count
             let refused = outcomes.count - answered
-            #expect(answered >= 5 && answered < 10 && refused > 0, "\(answered) answered, \(refused) refused")
+            #expect(answered >= 5 && answered < 20 && refused > 0, "\(answered) answered, \(refused) refused")
             try await Task.sleep(for: .milliseconds(1100))
             try await client.subscribe("user/2000/online")
             await client.shutdown()
