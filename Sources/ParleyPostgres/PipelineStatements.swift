@@ -76,21 +76,11 @@ struct InsertMessageStatement: PostgresPreparedStatement {
                    room.last_message_at
             FROM room
             RETURNING *
-        ), marker AS (
-            INSERT INTO messenger.read_marker (chat_room_id, user_account_id, message_id, seq)
-            SELECT m.chat_room_id, m.sent_by_id, m.id, m.seq FROM m
-            ON CONFLICT (chat_room_id, user_account_id) DO UPDATE
-            SET message_id = excluded.message_id, seq = excluded.seq, updated_at = clock_timestamp()
-            WHERE messenger.read_marker.seq < excluded.seq
-        ), \(StoredBatchRecords.mentioned), outboxed AS (
-            INSERT INTO messenger.outbox (chat_room_id, message_id, traceparent)
-            SELECT m.chat_room_id, m.id, $8::text FROM m RETURNING id
-        )
+        ), \(StoredBatchRecords.ctes(mentions: true, traceparent: "$8::text"))
         SELECT \(MessageColumns.list(
             roomUID: "room.uid", file: "(SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = m.file_id)",
             fresh: true))
-        FROM m CROSS JOIN room \(MessageColumns.replyJoin)
-            CROSS JOIN (SELECT pg_notify('\(Outbox.channel)', '') FROM outboxed) AS woken
+        FROM m CROSS JOIN room \(MessageColumns.replyJoin) CROSS JOIN \(StoredBatchRecords.wake)
         """
     typealias Row = PostgresRow
     let roomID: Int64

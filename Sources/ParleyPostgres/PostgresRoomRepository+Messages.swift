@@ -211,9 +211,7 @@ extension PostgresRoomRepository {
             """
             INSERT INTO messenger.read_marker (chat_room_id, user_account_id, message_id, seq)
             VALUES (\(roomID), \(userID), \(messageID), \(seq))
-            ON CONFLICT (chat_room_id, user_account_id) DO UPDATE
-            SET message_id = excluded.message_id, seq = excluded.seq, updated_at = clock_timestamp()
-            WHERE messenger.read_marker.seq < excluded.seq
+            \(unescaped: ReadMarkerMove.forwardOnly)
             RETURNING updated_at
             """, logger: logger
         ).first(Date.self)

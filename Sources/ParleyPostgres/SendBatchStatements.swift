@@ -104,8 +104,9 @@ struct StoredMessagesStatement: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> Row { row }
 }
 
-/// What the inserts write besides the messages (the CTE `m`): each sender's read marker moved
-/// to their last message, the mentions of others, and the messages' outbox rows in their order.
+/// What every insert of messages (a single send's and a batch's) writes besides them (the CTE
+/// `m`): each sender's read marker moved to their last message, the mentions of others, and
+/// the messages' outbox rows in their order.
 enum StoredBatchRecords {
     /// One row per user a message mentions, the sender aside.
     static let mentioned = """
@@ -126,9 +127,7 @@ enum StoredBatchRecords {
             INSERT INTO messenger.read_marker (chat_room_id, user_account_id, message_id, seq)
             SELECT DISTINCT ON (m.chat_room_id, m.sent_by_id) m.chat_room_id, m.sent_by_id, m.id, m.seq FROM m
             ORDER BY m.chat_room_id, m.sent_by_id, m.seq DESC
-            ON CONFLICT (chat_room_id, user_account_id) DO UPDATE
-            SET message_id = excluded.message_id, seq = excluded.seq, updated_at = clock_timestamp()
-            WHERE messenger.read_marker.seq < excluded.seq
+            \(ReadMarkerMove.forwardOnly)
         ), \(mentions ? mentioned + ", " : "")outboxed AS (
             INSERT INTO messenger.outbox (chat_room_id, message_id, traceparent)
             SELECT m.chat_room_id, m.id, \(traceparent) FROM m ORDER BY m.id
