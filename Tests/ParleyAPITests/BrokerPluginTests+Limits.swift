@@ -42,7 +42,8 @@ extension BrokerPluginTests {
         let file = TestScratch.path("revocations")
         FileManager.default.createFile(atPath: file, contents: nil, attributes: [.posixPermissions: 0o666])
         defer { try? FileManager.default.removeItem(atPath: file) }
-        _ = try await withBroker(relay: true, brokerOptions: "plugin_opt_revocations_file \(file)") { api, _, harness in
+        let broker = try await withBroker(relay: true, brokerOptions: "plugin_opt_revocations_file \(file)") {
+            api, _, harness in
             let user = try await api.signUp()
             #expect(try await api.json(.post, "/v1/auth/logout", token: token(user)).status == .noContent)
             // The relay has published the queued command once the outbox is empty.
@@ -57,6 +58,7 @@ extension BrokerPluginTests {
             let lines = (try String(contentsOfFile: file, encoding: .utf8)).split(separator: "\n")
             #expect(lines.count == 1, "\(lines)")
         }
+        #expect(await broker.stop() == 0)
     }
 
     /// Each ACL question blocks the broker's thread: one client gets a few a second, not
