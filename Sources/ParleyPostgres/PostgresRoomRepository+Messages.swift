@@ -3,7 +3,7 @@ import ParleyCore
 import PostgresNIO
 
 /// Messages: the per-room sequence, idempotent sends, history and read markers.
-extension PostgresRoomRepository {
+extension PostgresRoomRepository: MessageRepository {
     /// Stores one message in a transaction of its own (a batch of one, or a batch's sends
     /// one by one after the batch failed).
     func sendAlone(_ submission: MessageSubmission) async throws -> SentMessage {

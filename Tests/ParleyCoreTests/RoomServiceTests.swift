@@ -232,7 +232,7 @@ extension Result {
 
 /// Rooms, direct memberships and messages in memory, with the repository's contract: seq
 /// gap-free per room, one message per (room, sender, uid).
-actor InMemoryRooms: RoomRepository {
+actor InMemoryRooms: RoomRepository, MessageRepository {
     struct Stored {
         let id: Int64
         let uid: String

@@ -1,7 +1,7 @@
 import Foundation
 
-/// Rooms, memberships and messages. Every change also records its events (the
-/// transactional outbox) in the same transaction.
+/// Rooms and memberships (their messages: ``MessageRepository``). Every change also records
+/// its events (the transactional outbox) in the same transaction.
 public protocol RoomRepository: InvitationRepository {
     /// The user's effective role: the highest over direct, group and application-role paths.
     func role(roomID: Int64, userID: Int64) async throws -> RoomRole?
@@ -14,8 +14,6 @@ public protocol RoomRepository: InvitationRepository {
     func roomID(uid: String) async throws -> Int64?
     func room(id: Int64, for userID: Int64) async throws -> RoomView?
     func rooms(for userID: Int64, page: RoomPage) async throws -> (rooms: [RoomView], nextCursor: String?)
-    /// Each room's newest messages as `viewer` sees them.
-    func latestMessages(roomIDs: [Int64], count: Int, viewer: Int64) async throws -> [Int64: [Message]]
     /// Creates a multiparty room with its members (the creator as admin) and first message, if
     /// any. Throws `not-found` naming `members` when a user does not exist.
     func createMultiparty(
@@ -42,24 +40,6 @@ public protocol RoomRepository: InvitationRepository {
         -> Bool
     func setAppRole(roomID: Int64, appRoleID: Int64, role: RoomRole?, required: Bool, by editorID: Int64)
         async throws -> Bool
-    /// Stores a batch of messages (a group commit), each once per (room, sender, uid), with
-    /// its reply and mentions as checked before (``RoomService``),
-    /// `seq` gap-free per room in the batch's order: one outcome per submission, in order.
-    /// A submission refused alone (a room gone, a file not the sender's) fails alone while the
-    /// rest commit; a later submission of a key already in the batch answers as a retry
-    /// (`created` false). Throws only when the batch as a whole could not be stored.
-    func send(batch: [MessageSubmission]) async throws -> [SendOutcome]
-    /// Stores a batch's new messages in one round trip where their senders hold at least
-    /// `minimum` in the room, checked in the same statement: per submission its stored
-    /// message, or nil, having stored nothing for it, when it is not that common case (a
-    /// refusal, a retry, a later send of a key the batch holds; every submission when one
-    /// is not plain (a file to mark submitted, a reply or mentions to check) or a send of the
-    /// same key raced this one), for ``send(batch:)`` after the checks to answer.
-    func sendIfAllowed(batch: [MessageSubmission], minimum: RoomRole) async throws -> [SentMessage?]
-    /// A page of history as `viewer` sees it (`me` in reactions).
-    func messages(roomID: Int64, query: HistoryQuery, viewer: Int64) async throws -> (
-        messages: [Message], hasMore: Bool
-    )
     /// Whether `blockerID` blocked `userID`.
     func isBlocked(_ userID: Int64, by blockerID: Int64) async throws -> Bool
     /// Why members who hold a writer's role may still not send: their room is archived, or
@@ -72,13 +52,6 @@ public protocol RoomRepository: InvitationRepository {
     func setHidden(roomID: Int64, userID: Int64, hidden: Bool) async throws
     /// Sets or clears the room's description, recording the change.
     func describe(roomID: Int64, description: String?, by userID: Int64) async throws
-    /// Which of these keys name a stored message (sends that would be retries).
-    func storedKeys(_ keys: Set<MessageKey>) async throws -> Set<MessageKey>
-    /// The room and state of messages replies name; ids of no message are absent.
-    func replyTargets(ids: Set<Int64>) async throws -> [Int64: ReplyTarget]
-    /// Moves the read marker forward (never back) and returns where it stands; throws
-    /// `not-found` for a message of another room.
-    func markRead(roomID: Int64, userID: Int64, target: ReadMarker.Target) async throws -> ReadMarker
 }
 
 /// Why a writer may not send to a room.

@@ -7,6 +7,7 @@ import ParleyRuntime
 /// the needed role gets `forbidden`.
 public struct RoomService: Sendable {
     let rooms: any RoomRepository
+    let messages: any MessageRepository
     /// Concurrent sends share transactions (see ``send(roomID:message:by:)``); none where the
     /// caller batches its own sends (the ingest, through ``send(_:)``).
     let sends: GroupCommit<MessageSubmission, SentMessage>?
@@ -20,18 +21,28 @@ public struct RoomService: Sendable {
     let bucketStore = BucketStoreGuard()
 
     public init(
-        rooms: any RoomRepository, batching: SendBatching? = SendBatching(), addPolicy: RoomAddPolicy = .anyone,
-        limits: AbuseLimits = AbuseLimits(), buckets: (any TokenBuckets)? = nil
+        rooms: any RoomRepository, messages: any MessageRepository, batching: SendBatching? = SendBatching(),
+        addPolicy: RoomAddPolicy = .anyone, limits: AbuseLimits = AbuseLimits(), buckets: (any TokenBuckets)? = nil
     ) {
         self.rooms = rooms
+        self.messages = messages
         self.addPolicy = addPolicy
         self.limits = limits
         self.buckets = buckets
         self.sends = batching.map { batching in
             GroupCommit(lanes: batching.lanes, maxBatch: batching.maxBatch, window: batching.window) {
-                [rooms] batch in try await Self.send(batch, to: rooms)
+                [rooms, messages] batch in try await Self.send(batch, rooms: rooms, messages: messages)
             }
         }
+    }
+
+    /// Over one adapter that keeps both rooms and their messages.
+    public init(
+        rooms: any RoomRepository & MessageRepository, batching: SendBatching? = SendBatching(),
+        addPolicy: RoomAddPolicy = .anyone, limits: AbuseLimits = AbuseLimits(), buckets: (any TokenBuckets)? = nil
+    ) {
+        self.init(
+            rooms: rooms, messages: rooms, batching: batching, addPolicy: addPolicy, limits: limits, buckets: buckets)
     }
 
     /// The caller's role, or `not-found` for a non-member; `forbidden` below `minimum`.
@@ -53,7 +64,7 @@ public struct RoomService: Sendable {
         guard var room = try await rooms.room(id: id, for: userID) else { throw ParleyError.notFound("No such room.") }
         if latestMessages > 0 {
             room.latestMessages =
-                try await rooms.latestMessages(roomIDs: [id], count: latestMessages, viewer: userID)[id] ?? []
+                try await messages.latestMessages(roomIDs: [id], count: latestMessages, viewer: userID)[id] ?? []
         }
         return room
     }
@@ -63,9 +74,9 @@ public struct RoomService: Sendable {
     ) {
         var (list, next) = try await rooms.rooms(for: userID, page: page)
         if latestMessages > 0 {
-            let messages = try await rooms.latestMessages(
+            let latest = try await messages.latestMessages(
                 roomIDs: list.map(\.id), count: latestMessages, viewer: userID)
-            for index in list.indices { list[index].latestMessages = messages[list[index].id] ?? [] }
+            for index in list.indices { list[index].latestMessages = latest[list[index].id] ?? [] }
         }
         return (list, next)
     }
@@ -187,13 +198,13 @@ public struct RoomService: Sendable {
             try await spend("messages", 1, of: limits.messages, by: userID)
         } catch {
             // A retry of a stored message is answered as stored, whatever the budget.
-            guard try await rooms.storedKeys([submission.key]).contains(submission.key) else { throw error }
+            guard try await messages.storedKeys([submission.key]).contains(submission.key) else { throw error }
         }
         let sent =
             if let sends {
                 try await sends.submit(submission, key: roomID)
             } else {
-                try await Self.send([submission], to: rooms)[0].get()
+                try await Self.send([submission], rooms: rooms, messages: messages)[0].get()
             }
         return (sent.message, sent.created)
     }
@@ -202,7 +213,7 @@ public struct RoomService: Sendable {
     /// (``RoomRepository/send(batch:)``). One outcome per send, in order; a send refused
     /// alone fails alone.
     public func send(_ batch: [MessageSubmission]) async throws -> [SendOutcome] {
-        guard buckets != nil else { return try await Self.send(batch, to: rooms) }
+        guard buckets != nil else { return try await Self.send(batch, rooms: rooms, messages: messages) }
         // Each sender's first messages in the batch take their budget; the rest are refused.
         let counts = Dictionary(batch.map { (Self.bucketKey("messages", $0.senderID), 1) }, uniquingKeysWith: +)
         let allowances = await allowances(counts, of: limits.messages)
@@ -218,24 +229,28 @@ public struct RoomService: Sendable {
         // answered as stored, whatever the budget: one look-up, only when the budget refused.
         let refused = batch.indices.filter { outcomes[$0] != nil }
         if !refused.isEmpty {
-            let stored = try await rooms.storedKeys(Set(refused.map { batch[$0].key }))
+            let stored = try await messages.storedKeys(Set(refused.map { batch[$0].key }))
             for index in refused where stored.contains(batch[index].key) { outcomes[index] = nil }
         }
         let allowed = batch.indices.filter { outcomes[$0] == nil }
         if !allowed.isEmpty {
-            for (index, outcome) in zip(allowed, try await Self.send(allowed.map { batch[$0] }, to: rooms)) {
+            for (index, outcome) in zip(
+                allowed, try await Self.send(allowed.map { batch[$0] }, rooms: rooms, messages: messages))
+            {
                 outcomes[index] = outcome
             }
         }
         return outcomes.map { $0 ?? .failure(ParleyError.notFound("No such room.")) }
     }
 
-    static func send(_ batch: [MessageSubmission], to rooms: any RoomRepository) async throws -> [SendOutcome] {
+    static func send(
+        _ batch: [MessageSubmission], rooms: any RoomRepository, messages: any MessageRepository
+    ) async throws -> [SendOutcome] {
         // Nearly every send is a new message from a writer: the batch's are checked and stored
         // in one round trip. The rest (refusals, retries, files) are answered below.
         var stored: [SentMessage?]
         do {
-            stored = try await rooms.sendIfAllowed(batch: batch, minimum: .writer)
+            stored = try await messages.sendIfAllowed(batch: batch, minimum: .writer)
         } catch let error as any DependencyError where error.isUnavailability {
             throw error
         } catch {
@@ -247,7 +262,7 @@ public struct RoomService: Sendable {
         if !rest.isEmpty {
             let answered: [SendOutcome]
             do {
-                answered = try await checkAndStore(rest.map { batch[$0] }, to: rooms)
+                answered = try await checkAndStore(rest.map { batch[$0] }, rooms: rooms, messages: messages)
             } catch let error as any DependencyError where error.isUnavailability && rest.count < batch.count {
                 // The stored sends stay answered as stored; only the rest failed.
                 answered = rest.map { _ in .failure(error) }
@@ -259,15 +274,15 @@ public struct RoomService: Sendable {
 
     /// The general path: the writer check of all (and of the users they mention) in one
     /// query, the replies' targets in another, then one transaction.
-    private static func checkAndStore(_ batch: [MessageSubmission], to rooms: any RoomRepository) async throws
-        -> [SendOutcome]
-    {
+    private static func checkAndStore(
+        _ batch: [MessageSubmission], rooms: any RoomRepository, messages: any MessageRepository
+    ) async throws -> [SendOutcome] {
         let mentioned = batch.flatMap { submission in
             submission.message.mentions.map { RoomUser(roomID: submission.roomID, userID: $0) }
         }
         let roles = try await rooms.roles(of: Set(batch.map(\.member) + mentioned))
         let replyIDs = Set(batch.compactMap(\.message.replyToId))
-        let targets = replyIDs.isEmpty ? [:] : try await rooms.replyTargets(ids: replyIDs)
+        let targets = replyIDs.isEmpty ? [:] : try await messages.replyTargets(ids: replyIDs)
         var outcomes: [SendOutcome?] = batch.map { submission in
             do {
                 _ = try Self.allowed(roles[submission.member], minimum: .writer)
@@ -302,12 +317,12 @@ public struct RoomService: Sendable {
             }
         }
         if !unfit.isEmpty {
-            let stored = try await rooms.storedKeys(Set(unfit.keys.map { batch[$0].key }))
+            let stored = try await messages.storedKeys(Set(unfit.keys.map { batch[$0].key }))
             for (index, error) in unfit where !stored.contains(batch[index].key) { outcomes[index] = .failure(error) }
         }
         let allowed = outcomes.indices.filter { outcomes[$0] == nil }
         if !allowed.isEmpty {
-            let stored = try await rooms.send(batch: allowed.map { batch[$0] })
+            let stored = try await messages.send(batch: allowed.map { batch[$0] })
             for (index, outcome) in zip(allowed, stored) { outcomes[index] = outcome }
         }
         return outcomes.map { $0 ?? .failure(ParleyError.notFound("No such room.")) }
@@ -335,13 +350,13 @@ public struct RoomService: Sendable {
         messages: [Message], hasMore: Bool
     ) {
         try await require(.reader, roomID: roomID, userID: userID)
-        return try await rooms.messages(roomID: roomID, query: query, viewer: userID)
+        return try await messages.messages(roomID: roomID, query: query, viewer: userID)
     }
 
     @discardableResult
     public func markRead(roomID: Int64, target: ReadMarker.Target, by userID: Int64) async throws -> ReadMarker {
         try await require(.reader, roomID: roomID, userID: userID)
-        return try await rooms.markRead(roomID: roomID, userID: userID, target: target)
+        return try await messages.markRead(roomID: roomID, userID: userID, target: target)
     }
 
     /// Two-party rooms keep their pair: their membership cannot be edited.
