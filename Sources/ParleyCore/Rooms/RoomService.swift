@@ -210,7 +210,7 @@ public struct RoomService: Sendable {
     }
 
     /// Stores a batch of sends: the writer check of all in one query, then one transaction
-    /// (``RoomRepository/send(batch:)``). One outcome per send, in order; a send refused
+    /// (``MessageRepository/send(batch:)``). One outcome per send, in order; a send refused
     /// alone fails alone.
     public func send(_ batch: [MessageSubmission]) async throws -> [SendOutcome] {
         guard buckets != nil else { return try await Self.send(batch, rooms: rooms, messages: messages) }
