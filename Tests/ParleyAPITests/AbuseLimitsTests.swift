@@ -70,10 +70,7 @@ struct AbuseLimitsTests {
             let publicFile = try await files.upload(
                 client, token: user, Array(repeating: 1, count: 50), query: "name=p.bin&protected=false")
             let protectedFile = try await files.upload(client, token: user, Array(repeating: 2, count: 50))
-            let ids = try [publicFile, protectedFile].map { answer in
-                try #require(
-                    (try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any])?["id"] as? Int)
-            }
+            let ids = try [publicFile, protectedFile].map { try #require($0.file?.id) }
             // Two hours on: the public one is gone, the protected one waits out its day.
             let removed = try await OrphanSweeper(
                 files: PostgresFileRepository(database: harness.database, logger: .quiet), store: harness.blobStore,

@@ -144,8 +144,8 @@ struct AccountDeletionTests {
             // Deleted already: asking again ends what may be left, and queues the erasure again.
             #expect(try await client.json(.delete, "/v1/admin/users/\(userID(user))", token: admin).status == .accepted)
             // Gone from the directory and the administrators' list.
-            let found = try await client.json(.get, "/v1/admin/users?q=Deleted", token: admin)
-            #expect((found.json["users"] as? [[String: Any]])?.isEmpty == true)
+            let found = try await client.decoded(UsersPage.self, .get, "/v1/admin/users?q=Deleted", token: admin)
+            #expect(found.users.isEmpty)
             try await harness.runMaintenance()
         }
     }

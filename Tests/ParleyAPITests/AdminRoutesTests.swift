@@ -89,12 +89,9 @@ struct AdminRoutesTests {
                 try await client.json(.delete, "/v1/admin/groups/\(groupID)/members/\(staff)", token: admin).status
                     == .notFound)
 
-            let apps = try await client.json(.get, "/v1/admin/apps", token: admin)
-            let messenger = (apps.json["apps"] as? [[String: Any]])?.first { $0["code"] as? String == "messenger" }
-            #expect(
-                (messenger?["roles"] as? [[String: Any]])?.map { $0["code"] as? String } == [
-                    "reader", "writer", "admin",
-                ])
+            let apps = try await client.decoded(ApplicationsAnswer.self, .get, "/v1/admin/apps", token: admin)
+            let messenger = apps.apps.first { $0.code == "messenger" }
+            #expect(messenger?.roles.map(\.code) == ["reader", "writer", "admin"])
 
             let role = try await client.json(
                 .post, "/v1/admin/apps/assembly/roles", token: admin,

@@ -61,20 +61,18 @@ struct InvitationRoutesTests {
 
             let readd = try await client.json(.put, member, token: token(admin), body: #"{"role":"writer"}"#)
             #expect(readd.status == .accepted, "\(readd.text)")
-            let invitation = try #require(readd.json["invitation"] as? [String: Any])
-            let invitationID = try #require(invitation["id"] as? Int)
-            let roomObject = try #require(invitation["room"] as? [String: Any])
-            #expect(roomObject["id"] as? Int == room && roomObject["name"] as? String == "T")
-            #expect(roomObject["type"] as? String == "multiparty")
-            let inviter = try #require(invitation["inviter"] as? [String: Any])
-            #expect(inviter["id"] as? Int == Int(userID(admin)) && inviter["firstName"] as? String == "Test")
-            #expect(invitation["createdAt"] is String)
+            // Its `createdAt` a time, or the decoding fails.
+            let invitation = try decode(InvitationAnswer.self, from: readd.text).invitation
+            let invitationID = invitation.id
+            #expect(invitation.room.id == Int64(room) && invitation.room.name == "T")
+            #expect(invitation.room.type == .multiparty)
+            #expect(invitation.inviter.id == userID(admin) && invitation.inviter.firstName == "Test")
             // Nothing of the room until accepted; one pending invitation however often re-added.
             #expect(try await client.json(.get, "/v1/rooms/\(room)", token: token(leaver)).status == .notFound)
             let again = try await client.json(.put, member, token: token(admin), body: #"{"role":"writer"}"#)
-            #expect((again.json["invitation"] as? [String: Any])?["id"] as? Int == invitationID)
+            #expect(try decode(InvitationAnswer.self, from: again.text).invitation.id == invitationID)
             let listed = try await client.json(.get, "/v1/me/invitations", token: token(leaver))
-            #expect((listed.json["invitations"] as? [[String: Any]])?.compactMap { $0["id"] as? Int } == [invitationID])
+            #expect(try decode(InvitationsPage.self, from: listed.text).invitations.map(\.id) == [invitationID])
             #expect(listed.json.keys.contains("nextCursor"))
             // The invitee's notification topic gets the invitation (through the outbox).
             let events = try await RecordedEvents.read(harness.database, roomID: Int64(room)).flatMap(\.delivery.fanout)
@@ -86,7 +84,7 @@ struct InvitationRoutesTests {
             #expect(try await client.json(.post, decline, token: token(leaver)).status == .noContent)
             #expect(try await client.json(.post, decline, token: token(leaver)).status == .notFound)
             let second = try await client.json(.put, member, token: token(admin), body: #"{"role":"writer"}"#)
-            let secondID = try #require((second.json["invitation"] as? [String: Any])?["id"] as? Int)
+            let secondID = try decode(InvitationAnswer.self, from: second.text).invitation.id
             #expect(secondID != invitationID)
             // Only the invitee accepts.
             let accept = "/v1/me/invitations/\(secondID)/accept"
@@ -113,7 +111,7 @@ struct InvitationRoutesTests {
                 try await client.json(.put, "/v1/me/blocks/\(userID(admin))", token: token(leaver)).status == .noContent
             )
             let listed = try await client.json(.get, "/v1/me/invitations", token: token(leaver))
-            #expect((listed.json["invitations"] as? [[String: Any]])?.isEmpty == true)
+            #expect(try decode(InvitationsPage.self, from: listed.text).invitations.isEmpty)
         }
     }
 }

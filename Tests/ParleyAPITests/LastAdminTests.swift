@@ -28,9 +28,9 @@ struct LastAdminTests {
             #expect(removed.status == .noContent)
             let alone = try await client.json(.delete, member(writer), token: token(writer))
             #expect(alone.status == .conflict && alone.json["code"] as? String == "last-admin")
-            let members = try await client.json(.get, "/v1/rooms/\(room)/members", token: token(writer))
-            let roles = (members.json["members"] as? [[String: Any]] ?? []).compactMap { $0["role"] as? String }
-            #expect(roles.sorted() == ["admin", "reader"])
+            let members = try await client.decoded(
+                MembersPage.self, .get, "/v1/rooms/\(room)/members", token: token(writer))
+            #expect(members.members.map(\.role.rawValue).sorted() == ["admin", "reader"])
         }
     }
 
@@ -47,19 +47,13 @@ struct LastAdminTests {
                 .delete, "/v1/me", token: token(admin), body: #"{"currentPassword":"correct horse"}"#)
             #expect(deleted.status == .accepted)
             try await harness.runMaintenance()
-            let members = try await client.json(.get, "/v1/rooms/\(room)/members", token: token(writer))
-            let roles = Dictionary(
-                uniqueKeysWithValues: (members.json["members"] as? [[String: Any]] ?? []).compactMap {
-                    member -> (Int, String)? in
-                    guard let user = member["user"] as? [String: Any], let id = user["id"] as? Int,
-                        let role = member["role"] as? String
-                    else { return nil }
-                    return (id, role)
-                })
+            let members = try await client.decoded(
+                MembersPage.self, .get, "/v1/rooms/\(room)/members", token: token(writer))
+            let roles = Dictionary(uniqueKeysWithValues: members.members.map { ($0.user.id, $0.role) })
             // roomOfThree adds the writer before the reader.
-            #expect(roles[Int(userID(writer))] == "admin", "\(roles)")
-            #expect(roles[Int(userID(reader))] == "reader" && roles[Int(userID(newcomer))] == "writer")
-            #expect(roles[Int(userID(admin))] == nil)
+            #expect(roles[userID(writer)] == .admin, "\(roles)")
+            #expect(roles[userID(reader)] == .reader && roles[userID(newcomer)] == .writer)
+            #expect(roles[userID(admin)] == nil)
         }
     }
 }

@@ -176,8 +176,8 @@ struct MessageActionRoutesTests {
 
             let who = try await client.json(.get, "\(base)/\(thumbs)?limit=1", token: token(reader))
             #expect(who.status == .ok)
-            let firstPage = try #require(who.json["users"] as? [[String: Any]])
-            #expect(firstPage.count == 1 && who.json["nextCursor"] is String)
+            let firstPage = try decode(ListOfUsers.self, from: who.text)
+            #expect(firstPage.users.count == 1 && firstPage.nextCursor != nil)
             let everyone = try await client.pages(
                 ListOfUsers.self, "\(base)/\(thumbs)?limit=1", token: token(reader)
             ) { ($0.users.map(\.id), $0.nextCursor) }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import ParleyTestSupport
 import Testing
 
 @testable import ParleyAPI
@@ -59,9 +60,9 @@ struct ProfileRoutesTests {
             #expect(device.id == deviceID && device.platform == .ios && device.name == "phone")
             #expect(device.pushProvider == .apns && device.hasPushToken)
             // Every key is there, null or not.
-            let raw = try await client.json(.get, "/v1/devices", token: token(login))
+            let raw = try await client.decoded([String: [WireKeys]].self, .get, "/v1/devices", token: token(login))
             #expect(
-                Set(((raw.json["devices"] as? [[String: Any]])?.first ?? [:]).keys) == [
+                raw["devices"]?.first?.keys == [
                     "id", "platform", "name", "pushProvider", "hasPushToken", "createdAt", "lastSeenAt",
                 ])
 
@@ -102,9 +103,12 @@ struct ProfileRoutesTests {
             #expect(pages.map(\.count) == [2, 1])
             #expect(Set(pages.joined()) == Set(logins.map(userID)))
             let listed = try await client.json(.get, "/v1/users?q=Test", token: me)
-            let entries = listed.json["users"] as? [[String: Any]] ?? []
+            let entries = try decode(UsersPage.self, from: listed.text).users
             #expect(entries.count == 3)
-            #expect(entries.filter { $0["email"] != nil }.map { $0["id"] as? Int } == [Int(userID(logins[0]))])
+            // Left out, not null: the keys as sent.
+            struct Sent: Decodable { let users: [WireKeys] }
+            let sent = try decode(Sent.self, from: listed.text).users
+            #expect(zip(entries, sent).filter { $1.keys.contains("email") }.map(\.0.id) == [userID(logins[0])])
             // An e-mail address is found only whole.
             #expect(try await client.decoded(UsersPage.self, .get, "/v1/users?q=zed", token: me).users.isEmpty)
             let whole = try await client.decoded(UsersPage.self, .get, "/v1/users?q=ZED1@example.com", token: me)

@@ -35,8 +35,8 @@ struct RoomDeletionTests {
             // At once: gone for every member, from their lists too.
             for user in users {
                 #expect(try await client.json(.get, "/v1/rooms/\(room)", token: token(user)).status == .notFound)
-                let list = try await client.json(.get, "/v1/rooms", token: token(user))
-                #expect((list.json["rooms"] as? [[String: Any]])?.contains { $0["id"] as? Int == room } == false)
+                let list = try await client.decoded(RoomsResponse.self, .get, "/v1/rooms", token: token(user))
+                #expect(!list.rooms.contains { $0.id == Int64(room) })
             }
             #expect(try await client.json(.delete, "/v1/rooms/\(room)", token: token(admin)).status == .notFound)
             // The `deleted` change, on the room topic and to each member's own topic; and the
