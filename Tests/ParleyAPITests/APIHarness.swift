@@ -108,9 +108,17 @@ struct APIHarness: Sendable {
     }
 }
 
-/// An answer as sent: its status, headers and text, and the text as a JSON object (empty when
-/// it is none) for the checks of the wire's own shape.
-typealias JSONAnswer = (status: HTTPResponse.Status, json: [String: Any], headers: HTTPFields, text: String)
+/// An answer as sent.
+struct JSONAnswer {
+    let status: HTTPResponse.Status
+    /// The text as a JSON object (empty when it is none), for checks of the wire's own shape.
+    let json: [String: Any]
+    let headers: HTTPFields
+    let text: String
+
+    /// A refusal as the API writes it (problem+json); nil for anything else.
+    var problem: ProblemDetails? { try? decode(ProblemDetails.self, from: text) }
+}
 
 /// JSON helpers for requests and answers.
 extension TestClientProtocol {
@@ -125,7 +133,7 @@ extension TestClientProtocol {
             response in
             let text = String(buffer: response.body)
             let json = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
-            return (response.status, json, response.headers, text)
+            return JSONAnswer(status: response.status, json: json, headers: response.headers, text: text)
         }
     }
 

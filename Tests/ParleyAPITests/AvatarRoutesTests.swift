@@ -34,7 +34,7 @@ struct AvatarRoutesTests {
                 .put, "/v1/me/avatar", token: token(me), body: #"{"fileId":\#(foreign)}"#)
             #expect(notMine.status == .notFound)
             let notImage = try await client.json(.put, "/v1/me/avatar", token: token(me), body: #"{"fileId":\#(text)}"#)
-            #expect(notImage.status == .badRequest && notImage.json["field"] as? String == "fileId")
+            #expect(notImage.status == .badRequest && notImage.problem?.field == "fileId")
             #expect(
                 try await client.json(.put, "/v1/me/avatar", token: token(me), body: #"{"fileId":\#(image)}"#).status
                     == .noContent)

@@ -316,7 +316,7 @@ struct FileRoutesTests {
                 .post, "/v1/rooms/\(roomID)/messages", token: token(users[1]),
                 body: #"{"content":"mine","uid":"f-0","fileId":\#(id)}"#)
             #expect(stolen.status == .badRequest)
-            #expect(stolen.json["code"] as? String == "file-unavailable")
+            #expect(stolen.problem?.code == "file-unavailable")
 
             let sent = try await client.decoded(
                 Message.self, .post, "/v1/rooms/\(roomID)/messages", token: token(users[0]),

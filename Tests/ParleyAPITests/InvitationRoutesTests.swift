@@ -19,20 +19,20 @@ struct InvitationRoutesTests {
                     == .noContent)
             let add = try await client.json(
                 .put, "/v1/rooms/\(room)/members/\(userID(outsider))", token: token(admin), body: #"{"role":"writer"}"#)
-            #expect(add.status == .forbidden && add.json["code"] as? String == "blocked")
+            #expect(add.status == .forbidden && add.problem?.code == "blocked")
             let create = try await client.json(
                 .post, "/v1/rooms", token: token(admin),
                 body:
                     #"{"name":"New","members":[{"userId":\#(userID(outsider)),"role":"writer"},{"userId":\#(userID(writer)),"role":"writer"}]}"#
             )
-            #expect(create.status == .forbidden && create.json["code"] as? String == "blocked", "\(create.text)")
+            #expect(create.status == .forbidden && create.problem?.code == "blocked", "\(create.text)")
             // The blocker cannot add the one they blocked either.
             let outsiderRoom = try await client.multipartyRoom(
                 by: outsider, members: [(writer, "writer"), (reader, "reader")], name: "O")
             let back = try await client.json(
                 .put, "/v1/rooms/\(outsiderRoom.id)/members/\(userID(admin))", token: token(outsider),
                 body: #"{"role":"writer"}"#)
-            #expect(back.status == .forbidden && back.json["code"] as? String == "blocked")
+            #expect(back.status == .forbidden && back.problem?.code == "blocked")
 
             // A mention across a block is refused, in a send and in an edit; without it, the
             // same message goes.
@@ -42,12 +42,12 @@ struct InvitationRoutesTests {
             let mention = try await client.json(
                 .post, "/v1/rooms/\(room)/messages", token: token(writer),
                 body: #"{"content":"hey","uid":"m-1","mentions":[\#(userID(reader))]}"#)
-            #expect(mention.status == .forbidden && mention.json["code"] as? String == "blocked", "\(mention.text)")
+            #expect(mention.status == .forbidden && mention.problem?.code == "blocked", "\(mention.text)")
             let plain = try await client.send("hey", uid: "m-2", to: room, as: writer)
             let edit = try await client.json(
                 .patch, "/v1/rooms/\(room)/messages/\(plain.id)", token: token(writer),
                 body: #"{"content":"hey you","mentions":[\#(userID(reader))]}"#)
-            #expect(edit.status == .forbidden && edit.json["code"] as? String == "blocked", "\(edit.text)")
+            #expect(edit.status == .forbidden && edit.problem?.code == "blocked", "\(edit.text)")
         }
     }
 

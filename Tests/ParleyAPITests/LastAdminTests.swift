@@ -14,9 +14,9 @@ struct LastAdminTests {
             let member = { (user: LoginResponse) in "/v1/rooms/\(room)/members/\(userID(user))" }
 
             let demote = try await client.json(.put, member(admin), token: token(admin), body: #"{"role":"writer"}"#)
-            #expect(demote.status == .conflict && demote.json["code"] as? String == "last-admin")
+            #expect(demote.status == .conflict && demote.problem?.code == "last-admin")
             let leave = try await client.json(.delete, member(admin), token: token(admin))
-            #expect(leave.status == .conflict && leave.json["code"] as? String == "last-admin")
+            #expect(leave.status == .conflict && leave.problem?.code == "last-admin")
             // Re-stating the role is no change.
             let same = try await client.json(.put, member(admin), token: token(admin), body: #"{"role":"admin"}"#)
             #expect(same.status == .ok)
@@ -27,7 +27,7 @@ struct LastAdminTests {
             let removed = try await client.json(.delete, member(admin), token: token(writer))
             #expect(removed.status == .noContent)
             let alone = try await client.json(.delete, member(writer), token: token(writer))
-            #expect(alone.status == .conflict && alone.json["code"] as? String == "last-admin")
+            #expect(alone.status == .conflict && alone.problem?.code == "last-admin")
             let members = try await client.decoded(
                 MembersPage.self, .get, "/v1/rooms/\(room)/members", token: token(writer))
             #expect(members.members.map(\.role.rawValue).sorted() == ["admin", "reader"])

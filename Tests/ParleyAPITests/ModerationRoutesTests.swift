@@ -34,7 +34,7 @@ struct ModerationRoutesTests {
                 #expect(answer.status == .accepted)
             }
             let bad = try await client.json(.post, path, token: token(reader), body: #"{"reason":"boring"}"#)
-            #expect(bad.status == .badRequest && bad.json["field"] as? String == "reason")
+            #expect(bad.status == .badRequest && bad.problem?.field == "reason")
             let outsider = try await client.signUp()
             #expect(
                 try await client.json(.post, path, token: token(outsider), body: #"{"reason":"spam"}"#).status
@@ -114,7 +114,7 @@ struct ModerationRoutesTests {
             #expect(try await client.json(.get, "/v1/me", token: token(writer)).status == .unauthorized)
             let login = #"{"email":"\#(writer.user.email ?? "")","password":"correct horse"}"#
             let refused = try await client.json(.post, "/v1/auth/login", body: login)
-            #expect(refused.status == .forbidden && refused.json["code"] as? String == "account-deactivated")
+            #expect(refused.status == .forbidden && refused.problem?.code == "account-deactivated")
             let wrong = try await client.json(
                 .post, "/v1/auth/login", body: #"{"email":"\#(writer.user.email ?? "")","password":"wrong horse"}"#)
             #expect(wrong.status == .unauthorized)

@@ -74,7 +74,7 @@ struct RoomDeletionTests {
                 try await client.json(.put, path, token: token(writer), body: #"{"maxAgeDays":30}"#).status
                     == .forbidden)
             let invalid = try await client.json(.put, path, token: token(admin), body: #"{"maxAgeDays":0}"#)
-            #expect(invalid.status == .badRequest && invalid.json["field"] as? String == "maxAgeDays")
+            #expect(invalid.status == .badRequest && invalid.problem?.field == "maxAgeDays")
             let set = try await client.json(.put, path, token: token(admin), body: #"{"maxAgeDays":30}"#)
             #expect(set.status == .ok && set.json["maxAgeDays"] as? Int == 30)
             #expect(try await client.json(.get, path, token: token(reader)).json["maxAgeDays"] as? Int == 30)

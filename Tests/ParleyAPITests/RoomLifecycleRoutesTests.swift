@@ -24,7 +24,7 @@ struct RoomLifecycleRoutesTests {
             #expect(listed.rooms.first { $0.id == id }?.archived == true)
 
             func refused(_ answer: JSONAnswer) -> Bool {
-                answer.status == .forbidden && answer.json["code"] as? String == "room-archived"
+                answer.status == .forbidden && answer.problem?.code == "room-archived"
             }
             #expect(
                 refused(
@@ -73,7 +73,7 @@ struct RoomLifecycleRoutesTests {
             let long = String(repeating: "é", count: 501)
             let tooLong = try await client.json(
                 .patch, path, token: token(users[0]), body: #"{"description":"\#(long)"}"#)
-            #expect(tooLong.status == .badRequest && tooLong.json["field"] as? String == "description")
+            #expect(tooLong.status == .badRequest && tooLong.problem?.field == "description")
             #expect(try await client.json(.patch, path, token: token(users[0]), body: "{}").status == .badRequest)
             #expect(
                 try await client.json(.patch, path, token: token(users[1]), body: #"{"description":"x"}"#).status
@@ -82,7 +82,7 @@ struct RoomLifecycleRoutesTests {
                 RoomResponse.self, .put, "/v1/rooms/direct/\(userID(users[1]))", token: token(users[0]))
             let twoParty = try await client.json(
                 .patch, "/v1/rooms/\(direct.id)", token: token(users[0]), body: #"{"description":"x"}"#)
-            #expect(twoParty.status == .forbidden || twoParty.json["field"] as? String == "name")
+            #expect(twoParty.status == .forbidden || twoParty.problem?.field == "name")
             #expect(twoParty.status.code < 500)
             // An empty description is none.
             let empty = try await client.decoded(

@@ -137,7 +137,7 @@ struct SearchRoutesTests {
             let reader = users[2]
             for q in ["a", String(repeating: "x", count: 201)] {
                 let answer = try await search(client, q, as: reader)
-                #expect(answer.status == .badRequest && answer.json["field"] as? String == "q")
+                #expect(answer.status == .badRequest && answer.problem?.field == "q")
             }
             #expect(try await client.json(.get, "/v1/search/messages", token: token(reader)).status == .badRequest)
             let nul = try await client.json(.get, "/v1/search/messages?q=ab%00cd", token: token(reader))
