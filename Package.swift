@@ -348,6 +348,8 @@ let package = Package(
             dependencies: [
                 "ParleyTestSupport", "ParleyPostgres", "ParleyMQTT", "ParleyCore", "ParleyRuntime", "ParleyRedis",
                 "ParleyPushSimulator",
+                // The answers' own types, to read them as a client written against the contract does.
+                "ParleyAPI",
                 .product(name: "Crypto", package: "swift-crypto"),
                 // The OTLP/HTTP receiver the trace test sends spans to.
                 .product(name: "Hummingbird", package: "hummingbird"),

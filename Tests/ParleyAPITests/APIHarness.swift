@@ -108,12 +108,24 @@ struct APIHarness: Sendable {
     }
 }
 
+/// An answer as sent.
+struct JSONAnswer {
+    let status: HTTPResponse.Status
+    /// The text as a JSON object (empty when it is none), for checks of the wire's own shape.
+    let json: [String: Any]
+    let headers: HTTPFields
+    let text: String
+
+    /// A refusal as the API writes it (problem+json); nil for anything else.
+    var problem: ProblemDetails? { try? decode(ProblemDetails.self, from: text) }
+}
+
 /// JSON helpers for requests and answers.
 extension TestClientProtocol {
     @discardableResult
     func json(
         _ method: HTTPRequest.Method, _ uri: String, token: String? = nil, body: String? = nil
-    ) async throws -> (status: HTTPResponse.Status, json: [String: Any], headers: HTTPFields, text: String) {
+    ) async throws -> JSONAnswer {
         var headers: HTTPFields = [.contentType: "application/json"]
         if let token { headers[.authorization] = "Bearer \(token)" }
         return try await execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
@@ -121,7 +133,7 @@ extension TestClientProtocol {
             response in
             let text = String(buffer: response.body)
             let json = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
-            return (response.status, json, response.headers, text)
+            return JSONAnswer(status: response.status, json: json, headers: response.headers, text: text)
         }
     }
 
@@ -135,7 +147,7 @@ extension TestClientProtocol {
             throw HarnessError("\(method) \(uri) answered \(answer.status): \(answer.text)")
         }
         do {
-            return try JSONCoding.decoder.decode(Answer.self, from: Data(answer.text.utf8))
+            return try decode(Answer.self, from: answer.text)
         } catch {
             throw HarnessError("\(method) \(uri) answered no \(Answer.self): \(error) in \(answer.text)")
         }
@@ -168,8 +180,7 @@ extension TestClientProtocol {
     func send(_ content: String = "m", uid: String, to roomID: Int, as sender: LoginResponse) async throws -> Message {
         try await decoded(
             Message.self, .post, "/v1/rooms/\(roomID)/messages", token: token(sender),
-            body: String(
-                decoding: try JSONSerialization.data(withJSONObject: ["content": content, "uid": uid]), as: UTF8.self))
+            body: try jsonText(["content": content, "uid": uid]))
     }
 
     /// One page of a room's history.
@@ -192,7 +203,7 @@ extension TestClientProtocol {
             guard answer.status == .ok, answer.json.keys.contains("nextCursor") else {
                 throw HarnessError("\(current) answered \(answer.status) without nextCursor: \(answer.text)")
             }
-            let (items, cursor) = page(try JSONCoding.decoder.decode(Page.self, from: Data(answer.text.utf8)))
+            let (items, cursor) = page(try decode(Page.self, from: answer.text))
             pages.append(items)
             next = cursor.map { following?($0) ?? uri + (uri.contains("?") ? "&" : "?") + "cursor=\($0)" }
         }
@@ -225,14 +236,33 @@ extension TestClientProtocol {
         by creator: LoginResponse, members: [(LoginResponse, String)], name: String,
         firstMessage: (content: String, uid: String)
     ) async throws -> RoomResponse {
-        let body: [String: Any] = [
-            "name": name, "members": members.map { ["userId": Int(userID($0.0)), "role": $0.1] },
-            "firstMessage": ["content": firstMessage.content, "uid": firstMessage.uid],
-        ]
-        return try await decoded(
-            RoomResponse.self, .post, "/v1/rooms", token: token(creator),
-            body: String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self))
+        let body = NewRoom(
+            name: name, members: members.map { NewRoom.Member(userId: userID($0.0), role: $0.1) },
+            firstMessage: ["content": firstMessage.content, "uid": firstMessage.uid])
+        return try await decoded(RoomResponse.self, .post, "/v1/rooms", token: token(creator), body: try jsonText(body))
     }
+}
+
+/// `POST /v1/rooms`'s body: the API reads it (``CreateRoomRequest``) but never writes one.
+struct NewRoom: Encodable {
+    struct Member: Encodable {
+        let userId: Int64
+        let role: String
+    }
+    let name: String
+    let members: [Member]
+    /// Left out when nil: a room without messages.
+    var firstMessage: [String: String]? = nil
+}
+
+/// An answer's body as the API's own type, whatever its status (the caller checks that).
+func decode<Answer: Decodable>(_ type: Answer.Type, from text: String) throws -> Answer {
+    try JSONCoding.decoder.decode(Answer.self, from: Data(text.utf8))
+}
+
+/// A request's body as JSON text.
+func jsonText(_ value: some Encodable) throws -> String {
+    String(decoding: try JSONCoding.encoder.encode(value), as: UTF8.self)
 }
 
 func token(_ login: LoginResponse) -> String { login.accessToken }

@@ -22,7 +22,7 @@ struct AbuseLimitsTests {
             for index in 0..<3 { _ = try await client.send("m", uid: "b-\(index)", to: room, as: writer) }
             let refused = try await client.json(
                 .post, "/v1/rooms/\(room)/messages", token: token(writer), body: #"{"content":"m","uid":"b-3"}"#)
-            #expect(refused.status == .tooManyRequests && refused.json["code"] as? String == "rate-limited")
+            #expect(refused.status == .tooManyRequests && refused.problem?.code == "rate-limited")
             #expect(Int(refused.headers[.retryAfter] ?? "") ?? 0 >= 1)
             // Another user's budget is their own.
             _ = try await client.send("m", uid: "o-1", to: room, as: users[0])
@@ -39,7 +39,7 @@ struct AbuseLimitsTests {
             let many = (1...6).map { #"{"userId":\#(1_000_000 + $0),"role":"reader"}"# }.joined(separator: ",")
             let tooMany = try await client.json(
                 .post, "/v1/rooms", token: token(users[2]), body: #"{"name":"Many","members":[\#(many)]}"#)
-            #expect(tooMany.status == .badRequest && tooMany.json["field"] as? String == "members", "\(tooMany.text)")
+            #expect(tooMany.status == .badRequest && tooMany.problem?.field == "members", "\(tooMany.text)")
         }
     }
 
@@ -70,10 +70,7 @@ struct AbuseLimitsTests {
             let publicFile = try await files.upload(
                 client, token: user, Array(repeating: 1, count: 50), query: "name=p.bin&protected=false")
             let protectedFile = try await files.upload(client, token: user, Array(repeating: 2, count: 50))
-            let ids = try [publicFile, protectedFile].map { answer in
-                try #require(
-                    (try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any])?["id"] as? Int)
-            }
+            let ids = try [publicFile, protectedFile].map { try #require($0.file?.id) }
             // Two hours on: the public one is gone, the protected one waits out its day.
             let removed = try await OrphanSweeper(
                 files: PostgresFileRepository(database: harness.database, logger: .quiet), store: harness.blobStore,

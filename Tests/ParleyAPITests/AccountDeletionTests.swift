@@ -52,7 +52,7 @@ struct AccountDeletionTests {
 
             let wrong = try await client.json(
                 .delete, "/v1/me", token: token(leaving), body: #"{"currentPassword":"wrong horse"}"#)
-            #expect(wrong.status == .unauthorized && wrong.json["code"] as? String == "invalid-credentials")
+            #expect(wrong.status == .unauthorized && wrong.problem?.code == "invalid-credentials")
             #expect(try await client.json(.delete, "/v1/me", token: token(leaving), body: "{}").status == .badRequest)
             let deleted = try await client.json(
                 .delete, "/v1/me", token: token(leaving), body: #"{"currentPassword":"correct horse"}"#)
@@ -63,7 +63,7 @@ struct AccountDeletionTests {
             #expect(try await client.json(.get, "/v1/me", token: token(leaving)).status == .unauthorized)
             let login = try await client.json(
                 .post, "/v1/auth/login", body: #"{"email":"\#(email)","password":"correct horse"}"#)
-            #expect(login.status == .unauthorized && login.json["code"] as? String == "invalid-credentials")
+            #expect(login.status == .unauthorized && login.problem?.code == "invalid-credentials")
             let seen = try await client.json(.get, "/v1/users/\(id)", token: token(admin))
             #expect(seen.json["firstName"] as? String == "Deleted" && seen.json["lastName"] as? String == "user")
             #expect(
@@ -144,8 +144,8 @@ struct AccountDeletionTests {
             // Deleted already: asking again ends what may be left, and queues the erasure again.
             #expect(try await client.json(.delete, "/v1/admin/users/\(userID(user))", token: admin).status == .accepted)
             // Gone from the directory and the administrators' list.
-            let found = try await client.json(.get, "/v1/admin/users?q=Deleted", token: admin)
-            #expect((found.json["users"] as? [[String: Any]])?.isEmpty == true)
+            let found = try await client.decoded(UsersPage.self, .get, "/v1/admin/users?q=Deleted", token: admin)
+            #expect(found.users.isEmpty)
             try await harness.runMaintenance()
         }
     }

@@ -46,7 +46,7 @@ struct AdminRoutesTests {
             for (method, path, body) in routes {
                 let answer = try await client.json(method, path, token: user, body: body)
                 #expect(answer.status == .forbidden, "\(method) \(path)")
-                #expect(answer.json["code"] as? String == "forbidden")
+                #expect(answer.problem?.code == "forbidden")
                 #expect(try await client.json(method, path, body: body).status == .unauthorized)
             }
         }
@@ -65,7 +65,7 @@ struct AdminRoutesTests {
             let duplicate = try await client.json(
                 .post, "/v1/admin/users", token: admin,
                 body: #"{"email":"STAFF@example.com","password":"correct horse","firstName":"S","lastName":"T"}"#)
-            #expect(duplicate.json["code"] as? String == "email-taken")
+            #expect(duplicate.problem?.code == "email-taken")
 
             let group = try await client.json(.post, "/v1/admin/groups", token: admin, body: #"{"name":"Support"}"#)
             #expect(group.status == .created)
@@ -89,12 +89,9 @@ struct AdminRoutesTests {
                 try await client.json(.delete, "/v1/admin/groups/\(groupID)/members/\(staff)", token: admin).status
                     == .notFound)
 
-            let apps = try await client.json(.get, "/v1/admin/apps", token: admin)
-            let messenger = (apps.json["apps"] as? [[String: Any]])?.first { $0["code"] as? String == "messenger" }
-            #expect(
-                (messenger?["roles"] as? [[String: Any]])?.map { $0["code"] as? String } == [
-                    "reader", "writer", "admin",
-                ])
+            let apps = try await client.decoded(ApplicationsAnswer.self, .get, "/v1/admin/apps", token: admin)
+            let messenger = apps.apps.first { $0.code == "messenger" }
+            #expect(messenger?.roles.map(\.code) == ["reader", "writer", "admin"])
 
             let role = try await client.json(
                 .post, "/v1/admin/apps/assembly/roles", token: admin,
@@ -107,7 +104,7 @@ struct AdminRoutesTests {
                 ).status == .conflict)
             let badCode = try await client.json(
                 .post, "/v1/admin/apps/assembly/roles", token: admin, body: #"{"code":"Fore Man","name":"x"}"#)
-            #expect(badCode.json["field"] as? String == "code")
+            #expect(badCode.problem?.field == "code")
 
             #expect(
                 try await client.json(.put, "/v1/admin/users/\(staff)/roles/\(roleID)", token: admin).status

@@ -21,7 +21,7 @@ struct AuthRoutesTests {
             let again = try await client.json(
                 .post, "/v1/auth/register", body: body.replacingOccurrences(of: "Ada@", with: "ada@"))
             #expect(again.status == .conflict)
-            #expect(again.json["code"] as? String == "email-taken")
+            #expect(again.problem?.code == "email-taken")
             #expect(again.headers[.contentType] == "application/problem+json")
         }
     }
@@ -38,8 +38,8 @@ struct AuthRoutesTests {
         try await APIHarness.make().run { client in
             let answer = try await client.json(.post, "/v1/auth/register", body: body)
             #expect(answer.status == .badRequest)
-            #expect(answer.json["code"] as? String == "invalid-request")
-            #expect(answer.json["field"] as? String == field)
+            #expect(answer.problem?.code == "invalid-request")
+            #expect(answer.problem?.field == field)
         }
     }
 
@@ -47,11 +47,11 @@ struct AuthRoutesTests {
         try await APIHarness.make().run { client in
             let malformed = try await client.json(.post, "/v1/auth/login", body: #"{"email": "#)
             #expect(malformed.status == .badRequest)
-            #expect(malformed.json["code"] as? String == "invalid-request")
+            #expect(malformed.problem?.code == "invalid-request")
             let huge = #"{"email":"a@b.io","password":""# + String(repeating: "x", count: 70_000) + #""}"#
             let oversized = try await client.json(.post, "/v1/auth/login", body: huge)
             #expect(oversized.status == .contentTooLarge)
-            #expect(oversized.json["code"] as? String == "too-large")
+            #expect(oversized.problem?.code == "too-large")
         }
     }
 
@@ -61,7 +61,7 @@ struct AuthRoutesTests {
                 .post, "/v1/auth/register",
                 body: #"{"email":"a@b.io","password":"correct horse","firstName":"A","lastName":"B"}"#)
             #expect(answer.status == .forbidden)
-            #expect(answer.json["code"] as? String == "registration-closed")
+            #expect(answer.problem?.code == "registration-closed")
         }
     }
 
@@ -98,7 +98,7 @@ struct AuthRoutesTests {
             let unknown = try await client.json(
                 .post, "/v1/auth/login", body: #"{"email":"nobody@example.com","password":"wrong password"}"#)
             #expect(wrong.status == .unauthorized)
-            #expect(wrong.json["code"] as? String == "invalid-credentials")
+            #expect(wrong.problem?.code == "invalid-credentials")
             #expect(wrong.text == unknown.text)
             #expect(wrong.status == unknown.status)
         }
@@ -119,7 +119,7 @@ struct AuthRoutesTests {
                 statuses.append(answer.status)
                 if answer.status == .tooManyRequests {
                     retryAfter = answer.headers[.retryAfter]
-                    #expect(answer.json["code"] as? String == "rate-limited")
+                    #expect(answer.problem?.code == "rate-limited")
                 }
             }
             #expect(statuses.prefix(2).allSatisfy { $0 == .unauthorized })
@@ -159,13 +159,13 @@ struct AuthRoutesTests {
                 .post, "/v1/auth/login",
                 body: #"{"email":"dev@example.com","password":"correct horse","device":{"platform":"palm"}}"#)
             #expect(badPlatform.status == .badRequest)
-            #expect(badPlatform.json["field"] as? String == "device.platform")
+            #expect(badPlatform.problem?.field == "device.platform")
             let noProvider = try await client.json(
                 .post, "/v1/auth/login",
                 body:
                     #"{"email":"dev@example.com","password":"correct horse","device":{"platform":"ios","pushToken":"t"}}"#
             )
-            #expect(noProvider.json["field"] as? String == "device.pushProvider")
+            #expect(noProvider.problem?.field == "device.pushProvider")
         }
     }
 }

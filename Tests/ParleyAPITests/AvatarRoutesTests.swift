@@ -34,21 +34,19 @@ struct AvatarRoutesTests {
                 .put, "/v1/me/avatar", token: token(me), body: #"{"fileId":\#(foreign)}"#)
             #expect(notMine.status == .notFound)
             let notImage = try await client.json(.put, "/v1/me/avatar", token: token(me), body: #"{"fileId":\#(text)}"#)
-            #expect(notImage.status == .badRequest && notImage.json["field"] as? String == "fileId")
+            #expect(notImage.status == .badRequest && notImage.problem?.field == "fileId")
             #expect(
                 try await client.json(.put, "/v1/me/avatar", token: token(me), body: #"{"fileId":\#(image)}"#).status
                     == .noContent)
 
-            let own = try #require(
-                try await client.json(.get, "/v1/me", token: token(me)).json["avatar"] as? [String: Any])
-            #expect(own["id"] as? Int == Int(image) && own["mimeType"] as? String == "image/png")
-            let seen = try await client.json(.get, "/v1/users/\(userID(me))", token: token(other))
-            let avatar = try #require(seen.json["avatar"] as? [String: Any])
-            let url = try #require(avatar["url"] as? String)
-            #expect(try await files.send(client, .get, url).status == .ok)
-            let members = try await client.json(.get, "/v1/rooms/\(room)/members", token: token(other))
-            let listed = (members.json["members"] as? [[String: Any]] ?? []).compactMap { $0["user"] as? [String: Any] }
-            #expect(listed.first { $0["id"] as? Int == Int(userID(me)) }?["avatar"] is [String: Any])
+            let own = try #require(try await client.decoded(UserResponse.self, .get, "/v1/me", token: token(me)).avatar)
+            #expect(own.id == image && own.mimeType == "image/png")
+            let seen = try await client.decoded(UserResponse.self, .get, "/v1/users/\(userID(me))", token: token(other))
+            let avatar = try #require(seen.avatar)
+            #expect(try await files.send(client, .get, avatar.url).status == .ok)
+            let members = try await client.decoded(
+                MembersPage.self, .get, "/v1/rooms/\(room)/members", token: token(other))
+            #expect(members.members.first { $0.user.id == userID(me) }?.user.avatar != nil)
 
             // Held: the orphan sweep leaves an avatar, however old.
             let removed = try await OrphanSweeper(
@@ -80,11 +78,10 @@ struct AvatarRoutesTests {
             #expect(
                 try await client.json(.put, path, token: token(admin), body: #"{"fileId":\#(image)}"#).status
                     == .noContent)
-            let seen = try await client.json(.get, "/v1/rooms/\(room)", token: token(writer))
-            #expect((seen.json["avatar"] as? [String: Any])?["id"] as? Int == Int(image))
-            let listed = try await client.json(.get, "/v1/rooms", token: token(writer))
-            let entry = (listed.json["rooms"] as? [[String: Any]])?.first { $0["id"] as? Int == room }
-            #expect((entry?["avatar"] as? [String: Any])?["id"] as? Int == Int(image))
+            let seen = try await client.decoded(RoomResponse.self, .get, "/v1/rooms/\(room)", token: token(writer))
+            #expect(seen.avatar?.id == image)
+            let listed = try await client.decoded(RoomsResponse.self, .get, "/v1/rooms", token: token(writer))
+            #expect(listed.rooms.first { $0.id == Int64(room) }?.avatar?.id == image)
             let changes = try await RecordedEvents.roomEvents(harness.database, roomID: Int64(room))
             #expect(changes.filter { $0.contains(#""change":"avatar""#) }.count == 1)
             let pair = try await client.decoded(

@@ -13,7 +13,7 @@ struct BlockRoutesTests {
             let users = try await client.signUp(count: 4)
             let me = token(users[0])
             let myself = try await client.json(.put, "/v1/me/blocks/\(userID(users[0]))", token: me)
-            #expect(myself.status == .badRequest && myself.json["field"] as? String == "userId")
+            #expect(myself.status == .badRequest && myself.problem?.field == "userId")
             #expect(try await client.json(.put, "/v1/me/blocks/999999999", token: me).status == .notFound)
             for user in users[1...] {
                 #expect(try await client.json(.put, "/v1/me/blocks/\(userID(user))", token: me).status == .noContent)
@@ -49,24 +49,24 @@ struct BlockRoutesTests {
                     == .noContent)
 
             let open = try await client.json(.put, "/v1/rooms/direct/\(userID(blocker))", token: token(blocked))
-            #expect(open.status == .forbidden && open.json["code"] as? String == "blocked")
+            #expect(open.status == .forbidden && open.problem?.code == "blocked")
             let write = try await client.json(
                 .post, "/v1/rooms/\(direct.id)/messages", token: token(blocked), body: #"{"content":"hey","uid":"b-1"}"#
             )
-            #expect(write.status == .forbidden && write.json["code"] as? String == "blocked")
+            #expect(write.status == .forbidden && write.problem?.code == "blocked")
             // A reply or a mention takes the general path: refused alike.
             let reply = try await client.json(
                 .post, "/v1/rooms/\(direct.id)/messages", token: token(blocked),
                 body: #"{"content":"hey","uid":"b-2","mentions":[\#(userID(blocker))]}"#)
-            #expect(reply.status == .forbidden && reply.json["code"] as? String == "blocked")
+            #expect(reply.status == .forbidden && reply.problem?.code == "blocked")
             // Nor edit, nor react there.
             let mine = try await client.history(Int(direct.id), as: blocked).messages[0]
             let edit = try await client.json(
                 .patch, "/v1/rooms/\(direct.id)/messages/\(mine.id)", token: token(blocked), body: #"{"content":"x"}"#)
-            #expect(edit.status == .forbidden && edit.json["code"] as? String == "blocked")
+            #expect(edit.status == .forbidden && edit.problem?.code == "blocked")
             let react = try await client.json(
                 .put, "/v1/rooms/\(direct.id)/messages/\(mine.id)/reactions/:ok:", token: token(blocked))
-            #expect(react.status == .forbidden && react.json["code"] as? String == "blocked")
+            #expect(react.status == .forbidden && react.problem?.code == "blocked")
             // The blocker may still open and write; the history stays readable to both.
             #expect(
                 try await client.json(.put, "/v1/rooms/direct/\(userID(blocked))", token: token(blocker)).status == .ok)

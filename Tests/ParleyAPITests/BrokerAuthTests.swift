@@ -5,6 +5,7 @@ import HummingbirdTesting
 import NIOCore
 import ParleyCore
 import ParleyPostgres
+import ParleyTestSupport
 import Testing
 
 @testable import ParleyAPI
@@ -31,16 +32,16 @@ struct BrokerAuthTests {
         }
     }
 
-    func post(_ client: any TestClientProtocol, _ path: String, _ json: String) async throws -> (
-        HTTPResponse.Status, [String: Any]
-    ) {
+    /// A broker's call: the status, and the answer as that broker reads it (nil when it is not
+    /// one, as for a refused malformed call) and as sent.
+    func post<Reply: Decodable>(
+        _ client: any TestClientProtocol, _ path: String, _ json: String, as _: Reply.Type = GoAuthReply.self
+    ) async throws -> (status: HTTPResponse.Status, reply: Reply?, text: String) {
         try await client.execute(
             uri: path, method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(string: json)
         ) { response in
-            (
-                response.status,
-                (try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [String: Any] ?? [:]
-            )
+            let text = String(buffer: response.body)
+            return (response.status, try? decode(Reply.self, from: text), text)
         }
     }
 
@@ -51,14 +52,14 @@ struct BrokerAuthTests {
             let good = try await post(
                 broker, "/internal/broker/user",
                 #"{"username":"\#(user)","password":"\#(password)","clientid":"\#(client)"}"#)
-            #expect(good.0 == .ok)
-            #expect(good.1["ok"] as? Bool == true)
+            #expect(good.status == .ok)
+            #expect(good.reply?.ok == true)
             let foreignClient = try await post(
                 broker, "/internal/broker/user",
                 #"{"username":"\#(user)","password":"\#(password)","clientid":"other"}"#)
-            #expect(foreignClient.0 == .forbidden)
-            #expect(foreignClient.1["ok"] as? Bool == false)
-            #expect(foreignClient.1["error"] is String)
+            #expect(foreignClient.status == .forbidden)
+            #expect(foreignClient.reply?.ok == false)
+            #expect(foreignClient.reply?.error != nil)
             // One character of the signature changed (not the last, whose low bits are padding).
             var changed = Array(password)
             let index = changed.count - 5
@@ -66,27 +67,29 @@ struct BrokerAuthTests {
             let tampered = try await post(
                 broker, "/internal/broker/user",
                 #"{"username":"\#(user)","password":"\#(String(changed))","clientid":"\#(client)"}"#)
-            #expect(tampered.0 == .forbidden)
+            #expect(tampered.status == .forbidden)
             let otherUser = try await post(
                 broker, "/internal/broker/user",
                 #"{"username":"999","password":"\#(password)","clientid":"\#(client)"}"#)
-            #expect(otherUser.0 == .forbidden)
+            #expect(otherUser.status == .forbidden)
 
             #expect(try await api.json(.post, "/v1/auth/logout", token: token(login)).status == .noContent)
             let afterLogout = try await post(
                 broker, "/internal/broker/user",
                 #"{"username":"\#(user)","password":"\#(password)","clientid":"\#(client)"}"#)
-            #expect(afterLogout.0 == .forbidden)
+            #expect(afterLogout.status == .forbidden)
 
             let server = try await post(
                 broker, "/internal/broker/user",
                 #"{"username":"parley-server","password":"server-secret","clientid":"x"}"#)
-            #expect(server.0 == .ok)
+            #expect(server.status == .ok)
             let wrongServer = try await post(
                 broker, "/internal/broker/user", #"{"username":"parley-server","password":"guess","clientid":"x"}"#)
-            #expect(wrongServer.0 == .forbidden)
-            #expect(try await post(broker, "/internal/broker/superuser", #"{"username":"parley-server"}"#).0 == .ok)
-            #expect(try await post(broker, "/internal/broker/superuser", #"{"username":"\#(user)"}"#).0 == .forbidden)
+            #expect(wrongServer.status == .forbidden)
+            #expect(
+                try await post(broker, "/internal/broker/superuser", #"{"username":"parley-server"}"#).status == .ok)
+            #expect(
+                try await post(broker, "/internal/broker/superuser", #"{"username":"\#(user)"}"#).status == .forbidden)
         }
     }
 
@@ -100,7 +103,7 @@ struct BrokerAuthTests {
                 try await post(
                     broker, "/internal/broker/acl",
                     #"{"username":"\#(userID(user))","clientid":"c","topic":"\#(topic)","acc":\#(acc)}"#
-                ).0
+                ).status
             }
             #expect(try await acl(users[1], "chat-room/\(uid)", 4) == .ok)
             // What an allowed subscription also allows, for Parley's plugin to keep (BrokerACL.implied).
@@ -108,7 +111,7 @@ struct BrokerAuthTests {
                 try await post(
                     broker, "/internal/broker/acl",
                     #"{"username":"\#(userID(user))","clientid":"c","topic":"\#(topic)","acc":\#(acc)}"#
-                ).1["implies"] as? [String]
+                ).reply?.implies
             }
             #expect(try await implies(users[2], "chat-room/\(uid)", 4) == ["2 chat-in/\(uid)"])
             #expect(try await implies(users[3], "chat-room/\(uid)", 4) == nil)
@@ -125,10 +128,10 @@ struct BrokerAuthTests {
             let server = try await post(
                 broker, "/internal/broker/acl",
                 #"{"username":"parley-server","clientid":"s","topic":"chat-room/\#(uid)","acc":2}"#)
-            #expect(server.0 == .ok)
+            #expect(server.status == .ok)
             let badAcc = try await post(
                 broker, "/internal/broker/acl", #"{"username":"1","clientid":"c","topic":"x","acc":3}"#)
-            #expect(badAcc.0 == .badRequest)
+            #expect(badAcc.status == .badRequest)
         }
     }
 
@@ -138,37 +141,40 @@ struct BrokerAuthTests {
             let (user, password, client) = (login.mqtt.username, login.mqtt.password, login.mqtt.clientId)
             let allowed = try await post(
                 broker, "/internal/broker/emqx/authn",
-                #"{"clientid":"\#(client)","username":"\#(user)","password":"\#(password)"}"#)
-            #expect(allowed.0 == .ok)
-            #expect(allowed.1["result"] as? String == "allow")
-            #expect(allowed.1["is_superuser"] as? Bool == false)
+                #"{"clientid":"\#(client)","username":"\#(user)","password":"\#(password)"}"#, as: EMQXReply.self)
+            #expect(allowed.status == .ok)
+            #expect(allowed.reply?.result == "allow")
+            #expect(allowed.reply?.is_superuser == false)
             // The connection ends when the MQTT password does.
-            #expect(allowed.1["expire_at"] as? Int == Int(login.mqtt.expiresAt.timeIntervalSince1970))
+            #expect(allowed.reply?.expire_at == Int64(login.mqtt.expiresAt.timeIntervalSince1970))
             let server = try await post(
                 broker, "/internal/broker/emqx/authn",
-                #"{"clientid":"s","username":"parley-server","password":"server-secret"}"#)
-            #expect(server.1["is_superuser"] as? Bool == true)
-            #expect(server.1["expire_at"] == nil)
+                #"{"clientid":"s","username":"parley-server","password":"server-secret"}"#, as: EMQXReply.self)
+            #expect(server.reply?.is_superuser == true)
+            // Left out, not null: no end.
+            #expect(try decode(WireKeys.self, from: server.text).keys.contains("expire_at") == false)
             let denied = try await post(
                 broker, "/internal/broker/emqx/authn",
-                #"{"clientid":"\#(client)","username":"\#(user)","password":"x"}"#)
-            #expect(denied.0 == .ok)
-            #expect(denied.1["result"] as? String == "deny")
+                #"{"clientid":"\#(client)","username":"\#(user)","password":"x"}"#, as: EMQXReply.self)
+            #expect(denied.status == .ok)
+            #expect(denied.reply?.result == "deny")
 
             let own = try await post(
                 broker, "/internal/broker/emqx/authz",
-                #"{"clientid":"\#(client)","username":"\#(user)","topic":"messenger-notifications/\#(user)","action":"subscribe"}"#
+                #"{"clientid":"\#(client)","username":"\#(user)","topic":"messenger-notifications/\#(user)","action":"subscribe"}"#,
+                as: EMQXReply.self
             )
-            #expect(own.1["result"] as? String == "allow")
+            #expect(own.reply?.result == "allow")
             let publish = try await post(
                 broker, "/internal/broker/emqx/authz",
-                #"{"clientid":"\#(client)","username":"\#(user)","topic":"messenger-notifications/\#(user)","action":"publish"}"#
+                #"{"clientid":"\#(client)","username":"\#(user)","topic":"messenger-notifications/\#(user)","action":"publish"}"#,
+                as: EMQXReply.self
             )
-            #expect(publish.1["result"] as? String == "deny")
+            #expect(publish.reply?.result == "deny")
             let bad = try await post(
                 broker, "/internal/broker/emqx/authz",
                 #"{"clientid":"c","username":"\#(user)","topic":"x","action":"delete"}"#)
-            #expect(bad.0 == .badRequest)
+            #expect(bad.status == .badRequest)
         }
     }
 }

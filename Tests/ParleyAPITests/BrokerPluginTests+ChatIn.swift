@@ -151,10 +151,11 @@ extension BrokerPluginTests {
             try await server.subscribe(topic)
             let message = await next(server, within: .seconds(3))
             #expect(message?.retain == true)
-            let envelope =
-                message.flatMap { try? JSONSerialization.jsonObject(with: Data($0.payload)) } as? [String: Any]
-            #expect(envelope?["type"] as? String == "online-user-message")
-            #expect((envelope?["data"] as? [String: Any])?["online"] as? Bool == false)
+            let envelope = message.flatMap {
+                try? JSONCoding.decoder.decode(Envelope<Presence>.self, from: Data($0.payload))
+            }
+            #expect(envelope?.type == "online-user-message")
+            #expect(envelope?.data.online == false)
 
             // A failed CONNECT in someone's name does not mark them offline.
             let victim = "user/\(userID(other))/online"

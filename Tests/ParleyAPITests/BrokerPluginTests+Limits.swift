@@ -165,13 +165,14 @@ extension BrokerPluginTests {
                 }
             }
             #expect(leaked.isEmpty, "refused presence delivered")
-            let envelope = try #require(
-                delivered.flatMap { try? JSONSerialization.jsonObject(with: Data($0.payload)) } as? [String: Any])
-            let data = try #require(envelope["data"] as? [String: Any])
-            #expect(envelope["type"] as? String == "online-user-message")
-            #expect(Set(data.keys) == ["lastActivity", "online"])
-            #expect(data["online"] as? Bool == true)
-            #expect((data["lastActivity"] as? String)?.hasPrefix("2000") == false)
+            let payload = Data(try #require(delivered?.payload))
+            let envelope = try JSONCoding.decoder.decode(Envelope<Presence>.self, from: payload)
+            #expect(envelope.type == "online-user-message")
+            // The data's keys as sent: the client's extra one is gone.
+            struct Sent: Decodable { let data: WireKeys }
+            #expect(try JSONDecoder().decode(Sent.self, from: payload).data.keys == ["lastActivity", "online"])
+            #expect(envelope.data.online == true)
+            #expect(envelope.data.lastActivity.hasPrefix("2000") == false)
             for client in liars + [server, honest] { await client.shutdown() }
         }
         #expect(await broker.stop() == 0)

@@ -11,7 +11,7 @@ struct DirectoryVisibilityTests {
         let encoded = q.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? q
         let answer = try await client.json(.get, "/v1/users?q=\(encoded)&limit=100", token: token(user))
         #expect(answer.status == .ok, "\(answer.text)")
-        return Set((answer.json["users"] as? [[String: Any]] ?? []).compactMap { ($0["id"] as? Int).map(Int64.init) })
+        return Set(try decode(UsersPage.self, from: answer.text).users.map(\.id))
     }
 
     @Test func roomMatesFindOnlyThemselvesAndWhoSharesARoom() async throws {

@@ -49,9 +49,9 @@ struct EMQXConfigurationTests {
                 var body = call.body.mapValues { values[$0] ?? $0 }
                 if call.path.hasSuffix("authz") { body["topic"] = "messenger-notifications/\(login.mqtt.username)" }
                 let json = String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)
-                let answer = try await tests.post(broker, call.path, json)
-                #expect(answer.0 == .ok, "\(call.path)")
-                #expect(answer.1["result"] as? String == "allow", "\(call.path) \(answer.1)")
+                let answer = try await tests.post(broker, call.path, json, as: EMQXReply.self)
+                #expect(answer.status == .ok, "\(call.path)")
+                #expect(answer.reply?.result == "allow", "\(call.path) \(answer.text)")
             }
         }
     }

@@ -19,8 +19,8 @@ struct FileRoutesTests {
         let status: HTTPResponse.Status
         let headers: HTTPFields
         let body: [UInt8]
-        /// A problem's fields (problem+json).
-        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }
+        /// A refusal (problem+json).
+        var problem: ProblemDetails? { try? JSONCoding.decoder.decode(ProblemDetails.self, from: Data(body)) }
         /// The file object, as the API writes it.
         var file: FileObject? { try? JSONCoding.decoder.decode(FileObject.self, from: Data(body)) }
     }
@@ -179,7 +179,7 @@ struct FileRoutesTests {
             let user = try await client.signUp()
             let tooBig = try await upload(client, token: token(user), Self.bytes(50_001))
             #expect(tooBig.status == .contentTooLarge)
-            #expect(tooBig.json["code"] as? String == "too-large")
+            #expect(tooBig.problem?.code == "too-large")
             let exact = try await upload(client, token: token(user), Self.bytes(50_000))
             #expect(exact.status == .created)
 
@@ -238,7 +238,7 @@ struct FileRoutesTests {
                 protected: "maybe")
             let refused = try await send(client, .post, "/v1/files", token: token(user), headers: type, body: badFlag)
             #expect(refused.status == .badRequest)
-            #expect(refused.json["field"] as? String == "protected")
+            #expect(refused.problem?.field == "protected")
 
             // Endless headers before any file are cut off, not collected.
             let endless =
@@ -269,7 +269,7 @@ struct FileRoutesTests {
             let user = try await client.signUp()
             let refused = try await upload(client, token: token(user), Self.png, type: "image/png")
             #expect(refused.status == .serviceUnavailable)
-            #expect(refused.json["code"] as? String == "unavailable")
+            #expect(refused.problem?.code == "unavailable")
             let plain = try await upload(client, token: token(user), Self.bytes(100))
             #expect(plain.status == .created, "a file that needs no media job does not wait for Redis")
 
@@ -287,7 +287,7 @@ struct FileRoutesTests {
             let fake = try await upload(
                 client, token: token(user), Array("<html>not a png</html>".utf8), type: "image/png")
             #expect(fake.status == .badRequest)
-            #expect(fake.json["field"] as? String == "file")
+            #expect(fake.problem?.field == "file")
             let sniffed = try await upload(client, token: token(user), Self.png, query: "name=x")
             #expect(sniffed.file?.mimeType == "image/png")
             let html = try await upload(client, token: token(user), Array("<html></html>".utf8), type: "text/html")
@@ -316,7 +316,7 @@ struct FileRoutesTests {
                 .post, "/v1/rooms/\(roomID)/messages", token: token(users[1]),
                 body: #"{"content":"mine","uid":"f-0","fileId":\#(id)}"#)
             #expect(stolen.status == .badRequest)
-            #expect(stolen.json["code"] as? String == "file-unavailable")
+            #expect(stolen.problem?.code == "file-unavailable")
 
             let sent = try await client.decoded(
                 Message.self, .post, "/v1/rooms/\(roomID)/messages", token: token(users[0]),

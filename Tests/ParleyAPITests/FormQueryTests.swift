@@ -35,31 +35,29 @@ struct FormQueryTests {
             _ = try await client.send("a+b is not a b", uid: "k-2", to: room, as: writer)
 
             /// The same route with its query's spaces written as `+` and as `%20`: equal answers.
-            func both(_ route: String, _ query: String, as user: LoginResponse) async throws -> [String: Any] {
+            func both(_ route: String, _ query: String, as user: LoginResponse) async throws -> String {
                 let plus = try await client.json(
                     .get, "\(route)?\(query.replacingOccurrences(of: " ", with: "+"))", token: token(user))
                 let escaped = try await client.json(
                     .get, "\(route)?\(query.replacingOccurrences(of: " ", with: "%20"))", token: token(user))
                 #expect(plus.status == .ok, "\(route) \(query): \(plus.text)")
                 #expect(plus.text == escaped.text, "\(route) \(query)")
-                return plus.json
+                return plus.text
             }
-            func contents(_ json: [String: Any]) -> [String] {
-                (json["results"] as? [[String: Any]] ?? []).compactMap {
-                    ($0["message"] as? [String: Any])?["content"] as? String
-                }
+            func contents(_ text: String) throws -> [String] {
+                try decode(SearchPage.self, from: text).results.map(\.message.content)
             }
 
             let search = try await both("/v1/search/messages", "q=prilis kun&limit=10", as: reader)
-            #expect(contents(search) == ["Tady je příliš kůň dlouhý"])
+            #expect(try contents(search) == ["Tady je příliš kůň dlouhý"])
             let scoped = try await both("/v1/search/messages", "q=prilis kun&roomId=\(room)", as: reader)
-            #expect(contents(scoped) == ["Tady je příliš kůň dlouhý"])
+            #expect(try contents(scoped) == ["Tady je příliš kůň dlouhý"])
             // %2B is a plus: one word "a+b", which the search reads as the words a and b.
             let literal = try await client.json(.get, "/v1/search/messages?q=a%2Bb", token: token(reader))
             #expect(literal.status == .ok)
 
             let rooms = try await both("/v1/search/rooms", "q=blue team", as: reader)
-            #expect((rooms["rooms"] as? [[String: Any]])?.compactMap { $0["id"] as? Int } == [room])
+            #expect(try decode(RoomsResponse.self, from: rooms).rooms.map(\.id) == [Int64(room)])
 
             _ = try await both("/v1/users", "q=Test User&limit=5", as: reader)
             // An e-mail's plus comes as %2B; a bare + is a space, as a form encoder means it.
@@ -67,23 +65,24 @@ struct FormQueryTests {
             let plus = try await client.signUp(email: tagged)
             let escaped = tagged.replacingOccurrences(of: "+", with: "%2B")
             let found = try await client.json(.get, "/v1/users?q=\(escaped)", token: token(reader))
-            #expect((found.json["users"] as? [[String: Any]])?.compactMap { $0["id"] as? Int } == [Int(userID(plus))])
+            #expect(try decode(UsersPage.self, from: found.text).users.map(\.id) == [userID(plus)])
             let spaced = try await client.json(.get, "/v1/users?q=\(tagged)", token: token(reader))
-            #expect((spaced.json["users"] as? [[String: Any]])?.isEmpty == true)
+            #expect(try decode(UsersPage.self, from: spaced.text).users.isEmpty)
 
             // A time's offset: `+` unescaped (read as a space) and `%2B` mean the same.
             let since = "2000-01-01T01:00:00%2B01:00"
             let roomList = try await both("/v1/rooms", "since=\(since)&limit=5", as: reader)
-            #expect((roomList["rooms"] as? [[String: Any]])?.isEmpty == false)
+            #expect(try decode(RoomsResponse.self, from: roomList).rooms.isEmpty == false)
             let rawPlus = try await client.json(
                 .get, "/v1/rooms?since=2000-01-01T01:00:00+01:00&limit=5", token: token(reader))
             let escapedPlus = try await client.json(
                 .get, "/v1/rooms?since=\(since)&limit=5", token: token(reader))
             #expect(rawPlus.status == .ok && rawPlus.text == escapedPlus.text)
             let history = try await both("/v1/rooms/\(room)/messages", "since=\(since)&limit=50", as: reader)
-            #expect((history["messages"] as? [[String: Any]])?.count == 3)
+            #expect(try decode(MessagesResponse.self, from: history).messages.count == 3)
+            // Changes come as a page of messages too.
             let changes = try await both("/v1/rooms/\(room)/messages", "changedSince=\(since)&limit=50", as: reader)
-            #expect(changes["messages"] != nil || changes["changes"] != nil)
+            _ = try decode(MessagesResponse.self, from: changes)
             _ = try await both("/v1/rooms/\(room)/members", "limit=5", as: reader)
             _ = try await both("/v1/rooms/\(room)/files", "limit=5", as: reader)
             _ = try await both("/v1/me/blocks", "limit=5", as: reader)

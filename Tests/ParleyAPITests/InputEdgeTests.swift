@@ -16,7 +16,7 @@ struct InputEdgeTests {
             let tooLong = try await client.json(
                 .post, "/v1/rooms/\(id)/messages", token: token(users[0]), body: #"{"content":"\#(long)","uid":"x"}"#)
             #expect(tooLong.status == .badRequest)
-            #expect(tooLong.json["field"] as? String == "content")
+            #expect(tooLong.problem?.field == "content")
             let nul = try await client.json(
                 .post, "/v1/rooms/\(id)/messages", token: token(users[0]), body: #"{"content":"a\u0000b","uid":"y"}"#)
             #expect(nul.status == .badRequest)
@@ -37,15 +37,15 @@ struct InputEdgeTests {
                 email: email, device: #"{"platform":"ios","name":"phone","pushToken":"apns-1","pushProvider":"apns"}"#)
             let deviceID = try #require(user.deviceId)
             let search = try await client.json(.get, "/v1/users?q=%00", token: token(user))
-            #expect(search.status == .badRequest && search.json["field"] as? String == "q")
+            #expect(search.status == .badRequest && search.problem?.field == "q")
             let push = try await client.json(
                 .put, "/v1/devices/\(deviceID)/push", token: token(user),
                 body: #"{"pushToken":"a\u0000b","pushProvider":"fcm"}"#)
-            #expect(push.status == .badRequest && push.json["field"] as? String == "pushToken")
+            #expect(push.status == .badRequest && push.problem?.field == "pushToken")
             let quiet = try await client.json(
                 .put, "/v1/me/quiet-hours", token: token(user),
                 body: #"{"start":"22:30","end":"07:00","timeZone":"Europe/\u0000Prague"}"#)
-            #expect(quiet.status == .badRequest && quiet.json["field"] as? String == "timeZone")
+            #expect(quiet.status == .badRequest && quiet.problem?.field == "timeZone")
             for device in [
                 #"{"platform":"ios","name":"a\u0000","pushToken":"t","pushProvider":"apns"}"#,
                 #"{"platform":"ios","name":"a","pushToken":"t\u0000","pushProvider":"apns"}"#,
@@ -54,7 +54,7 @@ struct InputEdgeTests {
                     .post, "/v1/auth/login",
                     body: #"{"email":"\#(email)","password":"correct horse","device":\#(device)}"#)
                 #expect(login.status == .badRequest, "\(device)")
-                #expect((login.json["field"] as? String)?.hasPrefix("device.") == true)
+                #expect((login.problem?.field)?.hasPrefix("device.") == true)
                 #expect(login.headers[.contentType] == "application/problem+json")
             }
         }
@@ -68,7 +68,7 @@ struct InputEdgeTests {
             let twice = try await client.json(
                 .put, "/v1/rooms/\(id)/members/\(member)", token: token(users[0]),
                 body: #"{"role":"reader","role":"writer"}"#)
-            #expect(twice.status == .badRequest && twice.json["field"] as? String == "role")
+            #expect(twice.status == .badRequest && twice.problem?.field == "role")
             let escaped = try await client.json(
                 .put, "/v1/rooms/\(id)/members/\(member)", token: token(users[0]),
                 body: #"{"role":"reader","\u0072ole":"writer"}"#)
@@ -100,8 +100,8 @@ struct InputEdgeTests {
                 .post, "/v1/rooms/\(id)/messages", token: token(users[0]),
                 body: #"{"content":"see file","uid":"f","fileId":424242}"#)
             #expect(answer.status == .badRequest)
-            #expect(answer.json["code"] as? String == "file-unavailable")
-            #expect(answer.json["field"] as? String == "fileId")
+            #expect(answer.problem?.code == "file-unavailable")
+            #expect(answer.problem?.field == "fileId")
         }
     }
 

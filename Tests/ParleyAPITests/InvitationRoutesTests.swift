@@ -19,20 +19,20 @@ struct InvitationRoutesTests {
                     == .noContent)
             let add = try await client.json(
                 .put, "/v1/rooms/\(room)/members/\(userID(outsider))", token: token(admin), body: #"{"role":"writer"}"#)
-            #expect(add.status == .forbidden && add.json["code"] as? String == "blocked")
+            #expect(add.status == .forbidden && add.problem?.code == "blocked")
             let create = try await client.json(
                 .post, "/v1/rooms", token: token(admin),
                 body:
                     #"{"name":"New","members":[{"userId":\#(userID(outsider)),"role":"writer"},{"userId":\#(userID(writer)),"role":"writer"}]}"#
             )
-            #expect(create.status == .forbidden && create.json["code"] as? String == "blocked", "\(create.text)")
+            #expect(create.status == .forbidden && create.problem?.code == "blocked", "\(create.text)")
             // The blocker cannot add the one they blocked either.
             let outsiderRoom = try await client.multipartyRoom(
                 by: outsider, members: [(writer, "writer"), (reader, "reader")], name: "O")
             let back = try await client.json(
                 .put, "/v1/rooms/\(outsiderRoom.id)/members/\(userID(admin))", token: token(outsider),
                 body: #"{"role":"writer"}"#)
-            #expect(back.status == .forbidden && back.json["code"] as? String == "blocked")
+            #expect(back.status == .forbidden && back.problem?.code == "blocked")
 
             // A mention across a block is refused, in a send and in an edit; without it, the
             // same message goes.
@@ -42,12 +42,12 @@ struct InvitationRoutesTests {
             let mention = try await client.json(
                 .post, "/v1/rooms/\(room)/messages", token: token(writer),
                 body: #"{"content":"hey","uid":"m-1","mentions":[\#(userID(reader))]}"#)
-            #expect(mention.status == .forbidden && mention.json["code"] as? String == "blocked", "\(mention.text)")
+            #expect(mention.status == .forbidden && mention.problem?.code == "blocked", "\(mention.text)")
             let plain = try await client.send("hey", uid: "m-2", to: room, as: writer)
             let edit = try await client.json(
                 .patch, "/v1/rooms/\(room)/messages/\(plain.id)", token: token(writer),
                 body: #"{"content":"hey you","mentions":[\#(userID(reader))]}"#)
-            #expect(edit.status == .forbidden && edit.json["code"] as? String == "blocked", "\(edit.text)")
+            #expect(edit.status == .forbidden && edit.problem?.code == "blocked", "\(edit.text)")
         }
     }
 
@@ -61,20 +61,18 @@ struct InvitationRoutesTests {
 
             let readd = try await client.json(.put, member, token: token(admin), body: #"{"role":"writer"}"#)
             #expect(readd.status == .accepted, "\(readd.text)")
-            let invitation = try #require(readd.json["invitation"] as? [String: Any])
-            let invitationID = try #require(invitation["id"] as? Int)
-            let roomObject = try #require(invitation["room"] as? [String: Any])
-            #expect(roomObject["id"] as? Int == room && roomObject["name"] as? String == "T")
-            #expect(roomObject["type"] as? String == "multiparty")
-            let inviter = try #require(invitation["inviter"] as? [String: Any])
-            #expect(inviter["id"] as? Int == Int(userID(admin)) && inviter["firstName"] as? String == "Test")
-            #expect(invitation["createdAt"] is String)
+            // Its `createdAt` a time, or the decoding fails.
+            let invitation = try decode(InvitationAnswer.self, from: readd.text).invitation
+            let invitationID = invitation.id
+            #expect(invitation.room.id == Int64(room) && invitation.room.name == "T")
+            #expect(invitation.room.type == .multiparty)
+            #expect(invitation.inviter.id == userID(admin) && invitation.inviter.firstName == "Test")
             // Nothing of the room until accepted; one pending invitation however often re-added.
             #expect(try await client.json(.get, "/v1/rooms/\(room)", token: token(leaver)).status == .notFound)
             let again = try await client.json(.put, member, token: token(admin), body: #"{"role":"writer"}"#)
-            #expect((again.json["invitation"] as? [String: Any])?["id"] as? Int == invitationID)
+            #expect(try decode(InvitationAnswer.self, from: again.text).invitation.id == invitationID)
             let listed = try await client.json(.get, "/v1/me/invitations", token: token(leaver))
-            #expect((listed.json["invitations"] as? [[String: Any]])?.compactMap { $0["id"] as? Int } == [invitationID])
+            #expect(try decode(InvitationsPage.self, from: listed.text).invitations.map(\.id) == [invitationID])
             #expect(listed.json.keys.contains("nextCursor"))
             // The invitee's notification topic gets the invitation (through the outbox).
             let events = try await RecordedEvents.read(harness.database, roomID: Int64(room)).flatMap(\.delivery.fanout)
@@ -86,7 +84,7 @@ struct InvitationRoutesTests {
             #expect(try await client.json(.post, decline, token: token(leaver)).status == .noContent)
             #expect(try await client.json(.post, decline, token: token(leaver)).status == .notFound)
             let second = try await client.json(.put, member, token: token(admin), body: #"{"role":"writer"}"#)
-            let secondID = try #require((second.json["invitation"] as? [String: Any])?["id"] as? Int)
+            let secondID = try decode(InvitationAnswer.self, from: second.text).invitation.id
             #expect(secondID != invitationID)
             // Only the invitee accepts.
             let accept = "/v1/me/invitations/\(secondID)/accept"
@@ -113,7 +111,7 @@ struct InvitationRoutesTests {
                 try await client.json(.put, "/v1/me/blocks/\(userID(admin))", token: token(leaver)).status == .noContent
             )
             let listed = try await client.json(.get, "/v1/me/invitations", token: token(leaver))
-            #expect((listed.json["invitations"] as? [[String: Any]])?.isEmpty == true)
+            #expect(try decode(InvitationsPage.self, from: listed.text).invitations.isEmpty)
         }
     }
 }

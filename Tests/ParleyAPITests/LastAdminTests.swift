@@ -14,9 +14,9 @@ struct LastAdminTests {
             let member = { (user: LoginResponse) in "/v1/rooms/\(room)/members/\(userID(user))" }
 
             let demote = try await client.json(.put, member(admin), token: token(admin), body: #"{"role":"writer"}"#)
-            #expect(demote.status == .conflict && demote.json["code"] as? String == "last-admin")
+            #expect(demote.status == .conflict && demote.problem?.code == "last-admin")
             let leave = try await client.json(.delete, member(admin), token: token(admin))
-            #expect(leave.status == .conflict && leave.json["code"] as? String == "last-admin")
+            #expect(leave.status == .conflict && leave.problem?.code == "last-admin")
             // Re-stating the role is no change.
             let same = try await client.json(.put, member(admin), token: token(admin), body: #"{"role":"admin"}"#)
             #expect(same.status == .ok)
@@ -27,10 +27,10 @@ struct LastAdminTests {
             let removed = try await client.json(.delete, member(admin), token: token(writer))
             #expect(removed.status == .noContent)
             let alone = try await client.json(.delete, member(writer), token: token(writer))
-            #expect(alone.status == .conflict && alone.json["code"] as? String == "last-admin")
-            let members = try await client.json(.get, "/v1/rooms/\(room)/members", token: token(writer))
-            let roles = (members.json["members"] as? [[String: Any]] ?? []).compactMap { $0["role"] as? String }
-            #expect(roles.sorted() == ["admin", "reader"])
+            #expect(alone.status == .conflict && alone.problem?.code == "last-admin")
+            let members = try await client.decoded(
+                MembersPage.self, .get, "/v1/rooms/\(room)/members", token: token(writer))
+            #expect(members.members.map(\.role.rawValue).sorted() == ["admin", "reader"])
         }
     }
 
@@ -47,19 +47,13 @@ struct LastAdminTests {
                 .delete, "/v1/me", token: token(admin), body: #"{"currentPassword":"correct horse"}"#)
             #expect(deleted.status == .accepted)
             try await harness.runMaintenance()
-            let members = try await client.json(.get, "/v1/rooms/\(room)/members", token: token(writer))
-            let roles = Dictionary(
-                uniqueKeysWithValues: (members.json["members"] as? [[String: Any]] ?? []).compactMap {
-                    member -> (Int, String)? in
-                    guard let user = member["user"] as? [String: Any], let id = user["id"] as? Int,
-                        let role = member["role"] as? String
-                    else { return nil }
-                    return (id, role)
-                })
+            let members = try await client.decoded(
+                MembersPage.self, .get, "/v1/rooms/\(room)/members", token: token(writer))
+            let roles = Dictionary(uniqueKeysWithValues: members.members.map { ($0.user.id, $0.role) })
             // roomOfThree adds the writer before the reader.
-            #expect(roles[Int(userID(writer))] == "admin", "\(roles)")
-            #expect(roles[Int(userID(reader))] == "reader" && roles[Int(userID(newcomer))] == "writer")
-            #expect(roles[Int(userID(admin))] == nil)
+            #expect(roles[userID(writer)] == .admin, "\(roles)")
+            #expect(roles[userID(reader)] == .reader && roles[userID(newcomer)] == .writer)
+            #expect(roles[userID(admin)] == nil)
         }
     }
 }

@@ -55,12 +55,13 @@ extension PushDeliveryTests {
 
             // The mentioned are told so (FCM data is strings; APNs says `parley.mention: true`).
             let fcm = try #require(mentionPushes["mentions-\(tag)"])
-            let data = (fcm.json["message"] as? [String: Any])?["data"] as? [String: Any]
-            #expect(data?["mention"] as? String == "true")
+            #expect(try fcm.decoded(FCMPayload.self).message.data["mention"] == "true")
             let apns = try #require(mentionPushes["all-\(tag)"])
-            #expect((apns.json["parley"] as? [String: Any])?["mention"] as? Bool == true)
+            #expect(try apns.decoded(APNsPayload.self).parley.mention == true)
             let plainAPNs = try #require(plainPushes["all-\(tag)"])
-            #expect((plainAPNs.json["parley"] as? [String: Any])?["mention"] == nil)
+            // Left out, not false or null.
+            let plainKeys = try plainAPNs.decoded([String: WireKeys].self)["parley"]?.keys
+            #expect(plainKeys?.contains("mention") == false)
         }
     }
 }

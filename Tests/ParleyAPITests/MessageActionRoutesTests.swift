@@ -39,7 +39,7 @@ struct MessageActionRoutesTests {
                     == .notFound)
             // Content rules as for sending.
             let empty = try await client.json(.patch, path, token: token(writer), body: #"{"content":""}"#)
-            #expect(empty.status == .badRequest && empty.json["field"] as? String == "content")
+            #expect(empty.status == .badRequest && empty.problem?.field == "content")
             let long = String(repeating: "a", count: 20_001)
             #expect(
                 try await client.json(.patch, path, token: token(writer), body: #"{"content":"\#(long)"}"#).status
@@ -63,7 +63,7 @@ struct MessageActionRoutesTests {
             // A deleted message is not edited.
             #expect(try await client.json(.delete, path, token: token(writer)).status == .noContent)
             let late = try await client.json(.patch, path, token: token(writer), body: #"{"content":"again"}"#)
-            #expect(late.status == .conflict && late.json["code"] as? String == "message-deleted")
+            #expect(late.status == .conflict && late.problem?.code == "message-deleted")
         }
     }
 
@@ -158,7 +158,7 @@ struct MessageActionRoutesTests {
             {
                 let refused = try await client.json(.put, "\(base)/\(bad)", token: token(writer))
                 #expect(refused.status == .badRequest, "key \(bad)")
-                #expect(refused.json["field"] as? String == "key")
+                #expect(refused.problem?.field == "key")
             }
 
             let seenByAdmin = try await client.history(id, as: admin).messages.last?.reactions
@@ -176,8 +176,8 @@ struct MessageActionRoutesTests {
 
             let who = try await client.json(.get, "\(base)/\(thumbs)?limit=1", token: token(reader))
             #expect(who.status == .ok)
-            let firstPage = try #require(who.json["users"] as? [[String: Any]])
-            #expect(firstPage.count == 1 && who.json["nextCursor"] is String)
+            let firstPage = try decode(ListOfUsers.self, from: who.text)
+            #expect(firstPage.users.count == 1 && firstPage.nextCursor != nil)
             let everyone = try await client.pages(
                 ListOfUsers.self, "\(base)/\(thumbs)?limit=1", token: token(reader)
             ) { ($0.users.map(\.id), $0.nextCursor) }
@@ -203,7 +203,7 @@ struct MessageActionRoutesTests {
                 #expect(try await client.json(.put, "\(base)/:k\(index):", token: token(users[1])).status == .noContent)
             }
             let tooMany = try await client.json(.put, "\(base)/:k20:", token: token(users[0]))
-            #expect(tooMany.status == .conflict && tooMany.json["code"] as? String == "too-many-reactions")
+            #expect(tooMany.status == .conflict && tooMany.problem?.code == "too-many-reactions")
             // An existing key may still be used by others.
             #expect(try await client.json(.put, "\(base)/:k0:", token: token(users[0])).status == .noContent)
 
@@ -211,7 +211,7 @@ struct MessageActionRoutesTests {
                 try await client.json(.delete, "/v1/rooms/\(id)/messages/\(sent.id)", token: token(users[1])).status
                     == .noContent)
             let deleted = try await client.json(.put, "\(base)/:k0:", token: token(users[0]))
-            #expect(deleted.status == .conflict && deleted.json["code"] as? String == "message-deleted")
+            #expect(deleted.status == .conflict && deleted.problem?.code == "message-deleted")
         }
     }
 
@@ -327,14 +327,14 @@ struct MessageActionRoutesTests {
             let wrongRoom = try await client.json(
                 .post, "/v1/rooms/\(id)/messages", token: token(writer),
                 body: #"{"content":"re","uid":"bad-1","replyToId":\#(elsewhere.id)}"#)
-            #expect(wrongRoom.status == .badRequest && wrongRoom.json["field"] as? String == "replyToId")
+            #expect(wrongRoom.status == .badRequest && wrongRoom.problem?.field == "replyToId")
             #expect(
                 try await client.json(.delete, "/v1/rooms/\(id)/messages/\(target.id)", token: token(admin)).status
                     == .noContent)
             let toDeleted = try await client.json(
                 .post, "/v1/rooms/\(id)/messages", token: token(writer),
                 body: #"{"content":"re","uid":"bad-2","replyToId":\#(target.id)}"#)
-            #expect(toDeleted.status == .badRequest && toDeleted.json["field"] as? String == "replyToId")
+            #expect(toDeleted.status == .badRequest && toDeleted.problem?.field == "replyToId")
 
             // Replies to a deleted message say so, without its text.
             let after = try await client.history(id, as: reader).messages.first { $0.id == replies[0].id }
@@ -358,7 +358,7 @@ struct MessageActionRoutesTests {
             let refused = try await client.json(
                 .post, "/v1/rooms/\(id)/messages", token: token(writer),
                 body: #"{"content":"hi","uid":"m-0","mentions":[\#(userID(outsider))]}"#)
-            #expect(refused.status == .badRequest && refused.json["field"] as? String == "mentions")
+            #expect(refused.status == .badRequest && refused.problem?.field == "mentions")
             let tooMany = (1...51).map(String.init).joined(separator: ",")
             #expect(
                 try await client.json(

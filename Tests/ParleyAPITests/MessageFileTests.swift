@@ -13,8 +13,7 @@ extension FileRoutesTests {
             let (id, users) = try await client.roomOfThree()
             let writer = users[1]
             let upload = try await upload(client, token: token(writer), Array("attached".utf8))
-            let fileID = try #require(
-                (try JSONSerialization.jsonObject(with: Data(upload.body)) as? [String: Any])?["id"] as? Int)
+            let fileID = try #require(upload.file?.id)
             var sent: [Message] = []
             for uid in ["f-1", "f-2"] {
                 sent.append(
@@ -28,7 +27,7 @@ extension FileRoutesTests {
                     createdBefore: Date().addingTimeInterval(60), publicCreatedBefore: Date().addingTimeInterval(60),
                     limit: 100
                 ).contains {
-                    $0.id == Int64(fileID)
+                    $0.id == fileID
                 }
             }
             #expect(try await !orphaned())
@@ -39,7 +38,7 @@ extension FileRoutesTests {
             #expect(try await !orphaned())
             let history = try await client.history(id, as: users[2]).messages
             #expect(history.first { $0.id == sent[0].id }?.file == nil)
-            #expect(history.first { $0.id == sent[1].id }?.file?.id == Int64(fileID))
+            #expect(history.first { $0.id == sent[1].id }?.file?.id == fileID)
             #expect(
                 try await client.json(.delete, "/v1/rooms/\(id)/messages/\(sent[1].id)", token: token(writer)).status
                     == .noContent)
@@ -55,8 +54,7 @@ extension FileRoutesTests {
             let (id, users) = try await client.roomOfThree()
             let (writer, reader) = (users[1], users[2])
             let upload = try await upload(client, token: token(writer), Array("evidence".utf8))
-            let fileID = try #require(
-                (try JSONSerialization.jsonObject(with: Data(upload.body)) as? [String: Any])?["id"] as? Int)
+            let fileID = try #require(upload.file?.id)
             let sent = try await client.decoded(
                 Message.self, .post, "/v1/rooms/\(id)/messages", token: token(writer),
                 body: #"{"content":"look","uid":"e-1","fileId":\#(fileID)}"#)
@@ -72,14 +70,14 @@ extension FileRoutesTests {
                     createdBefore: Date().addingTimeInterval(60), publicCreatedBefore: Date().addingTimeInterval(60),
                     limit: 100
                 ).contains {
-                    $0.id == Int64(fileID)
+                    $0.id == fileID
                 }
             }
             #expect(try await !orphaned())
-            #expect(try await files.deleteOrphan(id: Int64(fileID)) == nil)
+            #expect(try await files.deleteOrphan(id: fileID) == nil)
             let admin = try await AdminRoutesTests().signUpAdmin(client, harness)
-            let reports = try await client.json(.get, "/v1/admin/reports", token: admin)
-            let report = try #require((reports.json["reports"] as? [[String: Any]])?.first?["id"] as? Int)
+            let reports = try await client.decoded(ReportsPage.self, .get, "/v1/admin/reports", token: admin)
+            let report = try #require(reports.reports.first?.id)
             _ = try await client.json(
                 .post, "/v1/admin/reports/\(report)/resolve", token: admin, body: #"{"action":"dismiss"}"#)
             #expect(try await orphaned())

@@ -95,9 +95,9 @@ struct MessageRoutesTests {
             // Without a lower bound the page is the newest below the upper one, as with `before`.
             #expect(try await seqs("until=\(future)&limit=2").0 == [9, 10])
             let bad = try await client.json(.get, "/v1/rooms/\(id)/messages?limit=0", token: me)
-            #expect(bad.json["field"] as? String == "limit")
+            #expect(bad.problem?.field == "limit")
             let badTime = try await client.json(.get, "/v1/rooms/\(id)/messages?since=yesterday", token: me)
-            #expect(badTime.json["field"] as? String == "since")
+            #expect(badTime.problem?.field == "since")
         }
     }
 
@@ -128,7 +128,7 @@ struct MessageRoutesTests {
             ] {
                 let refused = try await client.json(.get, "/v1/rooms/\(id)/messages?\(bad)", token: me)
                 #expect(refused.status == .badRequest, "\(bad)")
-                #expect(refused.json["field"] as? String == "cursor")
+                #expect(refused.problem?.field == "cursor")
             }
         }
     }
@@ -164,7 +164,7 @@ struct MessageRoutesTests {
             }
             #expect(pages == [[files[3], files[2]], [files[1], files[0]]], "newest first")
             let bad = try await client.json(.get, "/v1/rooms/\(room.id)/files?cursor=x", token: me)
-            #expect(bad.json["field"] as? String == "cursor")
+            #expect(bad.problem?.field == "cursor")
         }
     }
 
@@ -300,7 +300,7 @@ struct MessageRoutesTests {
             }
             #expect(pages == [[roomIDs[0], roomIDs[2]], [roomIDs[1]]])
             #expect(
-                try await client.json(.get, "/v1/rooms?cursor=garbage", token: token(me)).json["field"] as? String
+                try await client.json(.get, "/v1/rooms?cursor=garbage", token: token(me)).problem?.field
                     == "cursor")
 
             let now = JSONCodingDate.now

@@ -14,11 +14,11 @@ struct ModerationRoutesTests {
     }
 
     func reports(_ client: any TestClientProtocol, _ admin: String, _ status: String = "open") async throws
-        -> [[String: Any]]
+        -> [ReportAnswer]
     {
         let answer = try await client.json(.get, "/v1/admin/reports?status=\(status)", token: admin)
         #expect(answer.status == .ok)
-        return answer.json["reports"] as? [[String: Any]] ?? []
+        return try decode(ReportsPage.self, from: answer.text).reports
     }
 
     @Test func readersReportAMessageOnceAndAdminsSeeItAsItWas() async throws {
@@ -34,7 +34,7 @@ struct ModerationRoutesTests {
                 #expect(answer.status == .accepted)
             }
             let bad = try await client.json(.post, path, token: token(reader), body: #"{"reason":"boring"}"#)
-            #expect(bad.status == .badRequest && bad.json["field"] as? String == "reason")
+            #expect(bad.status == .badRequest && bad.problem?.field == "reason")
             let outsider = try await client.signUp()
             #expect(
                 try await client.json(.post, path, token: token(outsider), body: #"{"reason":"spam"}"#).status
@@ -54,21 +54,22 @@ struct ModerationRoutesTests {
             let open = try await reports(client, admin)
             #expect(open.count == 1)
             let report = try #require(open.first)
-            #expect(report["status"] as? String == "open" && report["reason"] as? String == "spam")
-            #expect(report["comment"] as? String == "ads" && (report["ageSeconds"] as? Int ?? -1) >= 0)
-            let message = try #require(report["message"] as? [String: Any])
-            #expect(message["content"] as? String == "buy now!!!" && message["seq"] as? Int == Int(sent.seq))
-            #expect(message["sentById"] as? Int == Int(userID(writer)))
-            #expect((report["reporter"] as? [String: Any])?["id"] as? Int == Int(userID(reader)))
-            #expect((report["room"] as? [String: Any])?["id"] as? Int == id)
+            #expect(report.status == "open" && report.reason == .spam)
+            #expect(report.comment == "ads" && report.ageSeconds >= 0)
+            #expect(report.message.content == "buy now!!!" && report.message.seq == sent.seq)
+            #expect(report.message.sentById == userID(writer))
+            #expect(report.reporter?.id == userID(reader))
+            #expect(report.room?.id == Int64(id))
 
-            let reportID = try #require(report["id"] as? Int)
-            let resolved = try await client.json(
+            let reportID = report.id
+            let answer = try await client.json(
                 .post, "/v1/admin/reports/\(reportID)/resolve", token: admin,
                 body: #"{"action":"dismiss","note":"not spam"}"#)
-            #expect(resolved.status == .ok && resolved.json["status"] as? String == "resolved")
-            #expect(resolved.json["action"] as? String == "dismiss" && resolved.json["note"] as? String == "not spam")
-            #expect(resolved.json["resolvedById"] is Int && resolved.json["resolvedAt"] is String)
+            #expect(answer.status == .ok)
+            let resolved = try decode(ReportAnswer.self, from: answer.text)
+            #expect(resolved.status == "resolved")
+            #expect(resolved.action == .dismiss && resolved.note == "not spam")
+            #expect(resolved.resolvedById != nil && resolved.resolvedAt != nil)
             let again = try await client.json(
                 .post, "/v1/admin/reports/\(reportID)/resolve", token: admin, body: #"{"action":"dismiss"}"#)
             #expect(again.status == .conflict)
@@ -99,7 +100,7 @@ struct ModerationRoutesTests {
             }
             let admin = try await admin(client, harness)
             let open = try await reports(client, admin)
-            let ids = open.compactMap { $0["id"] as? Int }
+            let ids = open.map(\.id)
             #expect(ids.count == 2)
 
             _ = try await client.json(
@@ -113,14 +114,14 @@ struct ModerationRoutesTests {
             #expect(try await client.json(.get, "/v1/me", token: token(writer)).status == .unauthorized)
             let login = #"{"email":"\#(writer.user.email ?? "")","password":"correct horse"}"#
             let refused = try await client.json(.post, "/v1/auth/login", body: login)
-            #expect(refused.status == .forbidden && refused.json["code"] as? String == "account-deactivated")
+            #expect(refused.status == .forbidden && refused.problem?.code == "account-deactivated")
             let wrong = try await client.json(
                 .post, "/v1/auth/login", body: #"{"email":"\#(writer.user.email ?? "")","password":"wrong horse"}"#)
             #expect(wrong.status == .unauthorized)
 
             // An administrator lists, finds and reactivates accounts.
             let found = try await client.json(.get, "/v1/admin/users?q=\(writer.user.email ?? "")", token: admin)
-            #expect((found.json["users"] as? [[String: Any]])?.first?["id"] as? Int == Int(userID(writer)))
+            #expect(try decode(UsersPage.self, from: found.text).users.first?.id == userID(writer))
             #expect(
                 try await client.json(.post, "/v1/admin/users/\(userID(writer))/reactivate", token: admin).status
                     == .noContent)

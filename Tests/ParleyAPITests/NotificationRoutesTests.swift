@@ -50,7 +50,7 @@ struct NotificationRoutesTests {
             let past = try await client.json(
                 .put, path, token: token(users[1]), body: #"{"muted":true,"mutedUntil":"2001-01-01T00:00:00.000Z"}"#)
             #expect(past.status == .badRequest)
-            #expect(past.json["field"] as? String == "mutedUntil")
+            #expect(past.problem?.field == "mutedUntil")
             let contradictory = try await client.json(
                 .put, path, token: token(users[1]), body: #"{"muted":false,"mutedUntil":"2099-01-01T00:00:00.000Z"}"#)
             #expect(contradictory.status == .badRequest)
@@ -103,7 +103,7 @@ struct NotificationRoutesTests {
             for (body, field) in cases {
                 let answer = try await client.json(.put, "/v1/me/quiet-hours", token: token(user), body: body)
                 #expect(answer.status == .badRequest, "\(body)")
-                #expect(answer.json["field"] as? String == field, "\(body)")
+                #expect(answer.problem?.field == field, "\(body)")
             }
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import ParleyTestSupport
 import Testing
 
 @testable import ParleyAPI
@@ -16,10 +17,10 @@ struct ProfileRoutesTests {
                 body: #"{"firstName":"Grace","lastName":"Hopper"}"#)
             #expect(renamed.firstName == "Grace" && renamed.lastName == "Hopper" && renamed.id == me.id)
             let empty = try await client.json(.patch, "/v1/me", token: token(login), body: #"{"firstName":" "}"#)
-            #expect(empty.json["field"] as? String == "firstName")
+            #expect(empty.problem?.field == "firstName")
             let typed = try await client.json(.patch, "/v1/me", token: token(login), body: #"{"lastName":7}"#)
             #expect(typed.status == .badRequest)
-            #expect(typed.json["field"] as? String == "lastName")
+            #expect(typed.problem?.field == "lastName")
         }
     }
 
@@ -31,12 +32,12 @@ struct ProfileRoutesTests {
                 body: #"{"email":"pw@example.com","password":"correct horse"}"#)
             let missing = try await client.json(
                 .patch, "/v1/me", token: token(login), body: #"{"password":"new password 1"}"#)
-            #expect(missing.json["field"] as? String == "currentPassword")
+            #expect(missing.problem?.field == "currentPassword")
             let wrong = try await client.json(
                 .patch, "/v1/me", token: token(login),
                 body: #"{"password":"new password 1","currentPassword":"not it at all"}"#)
             #expect(wrong.status == .unauthorized)
-            #expect(wrong.json["code"] as? String == "invalid-credentials")
+            #expect(wrong.problem?.code == "invalid-credentials")
             let changed = try await client.json(
                 .patch, "/v1/me", token: token(login),
                 body: #"{"password":"new password 1","currentPassword":"correct horse"}"#)
@@ -59,9 +60,9 @@ struct ProfileRoutesTests {
             #expect(device.id == deviceID && device.platform == .ios && device.name == "phone")
             #expect(device.pushProvider == .apns && device.hasPushToken)
             // Every key is there, null or not.
-            let raw = try await client.json(.get, "/v1/devices", token: token(login))
+            let raw = try await client.decoded([String: [WireKeys]].self, .get, "/v1/devices", token: token(login))
             #expect(
-                Set(((raw.json["devices"] as? [[String: Any]])?.first ?? [:]).keys) == [
+                raw["devices"]?.first?.keys == [
                     "id", "platform", "name", "pushProvider", "hasPushToken", "createdAt", "lastSeenAt",
                 ])
 
@@ -74,7 +75,7 @@ struct ProfileRoutesTests {
             let badProvider = try await client.json(
                 .put, "/v1/devices/\(deviceID)/push", token: token(login),
                 body: #"{"pushToken":"x","pushProvider":"sms"}"#)
-            #expect(badProvider.json["field"] as? String == "pushProvider")
+            #expect(badProvider.problem?.field == "pushProvider")
 
             let stranger = try await client.signUp()
             #expect(
@@ -102,9 +103,12 @@ struct ProfileRoutesTests {
             #expect(pages.map(\.count) == [2, 1])
             #expect(Set(pages.joined()) == Set(logins.map(userID)))
             let listed = try await client.json(.get, "/v1/users?q=Test", token: me)
-            let entries = listed.json["users"] as? [[String: Any]] ?? []
+            let entries = try decode(UsersPage.self, from: listed.text).users
             #expect(entries.count == 3)
-            #expect(entries.filter { $0["email"] != nil }.map { $0["id"] as? Int } == [Int(userID(logins[0]))])
+            // Left out, not null: the keys as sent.
+            struct Sent: Decodable { let users: [WireKeys] }
+            let sent = try decode(Sent.self, from: listed.text).users
+            #expect(zip(entries, sent).filter { $1.keys.contains("email") }.map(\.0.id) == [userID(logins[0])])
             // An e-mail address is found only whole.
             #expect(try await client.decoded(UsersPage.self, .get, "/v1/users?q=zed", token: me).users.isEmpty)
             let whole = try await client.decoded(UsersPage.self, .get, "/v1/users?q=ZED1@example.com", token: me)
@@ -112,7 +116,7 @@ struct ProfileRoutesTests {
             let none = try await client.decoded(UsersPage.self, .get, "/v1/users?q=%25", token: me)
             #expect(none.users.isEmpty && none.nextCursor == nil)
             let badLimit = try await client.json(.get, "/v1/users?limit=1000", token: me)
-            #expect(badLimit.json["field"] as? String == "limit")
+            #expect(badLimit.problem?.field == "limit")
 
             let one = try await client.decoded(UserResponse.self, .get, "/v1/users/\(userID(logins[1]))", token: me)
             #expect(one.id == logins[1].user.id && one.email == nil && one.firstName == logins[1].user.firstName)

@@ -89,17 +89,27 @@ struct PushDeliveryTests {
     static func pushes(_ fixture: PushFixture, type: String, messageID: Int? = nil) -> [String: ReceivedPush] {
         var found: [String: ReceivedPush] = [:]
         for push in fixture.simulator.received where push.answer == .success {
-            let data =
-                push.provider == .apns
-                ? push.json["parley"] as? [String: Any]
-                : push.provider == .fcm
-                    ? (push.json["message"] as? [String: Any])?["data"] as? [String: Any]
-                    : push.json["data"] as? [String: Any]
-            guard data?["type"] as? String == type else { continue }
-            if let messageID, data?["messageId"] as? String != "\(messageID)" { continue }
+            let ids = Self.ids(push)
+            guard ids.type == type else { continue }
+            if let messageID, ids.messageID != "\(messageID)" { continue }
             found[push.token] = push
         }
         return found
+    }
+
+    /// A push's `type` and `messageId`, where its provider carries them.
+    static func ids(_ push: ReceivedPush) -> (type: String?, messageID: String?) {
+        switch push.provider {
+        case .apns:
+            let parley = (try? push.decoded(APNsPayload.self))?.parley
+            return (parley?.type, parley?.messageId)
+        case .fcm:
+            let data = (try? push.decoded(FCMPayload.self))?.message.data
+            return (data?["type"], data?["messageId"])
+        case .webhook:
+            let data = (try? push.decoded(WebhookPayload.self))?.data
+            return (data?["type"], data?["messageId"])
+        }
     }
 
     @Test func membersGetTheRightPushExceptTheSenderTheMutedAndThoseInQuietHours() async throws {
@@ -151,15 +161,13 @@ struct PushDeliveryTests {
             #expect(pipeline.push.simulator.received.allSatisfy { $0.problems.isEmpty })
 
             let apns = try #require(messages["ios-\(tag)"])
-            let aps = try #require(apns.json["aps"] as? [String: Any])
-            let alert = try #require(aps["alert"] as? [String: Any])
-            #expect(alert["title"] as? String == "Ops")
-            #expect(alert["body"] as? String == "Test User: Deploy at 5 please review")
+            let payload = try apns.decoded(APNsPayload.self)
+            #expect(payload.aps.alert.title == "Ops")
+            #expect(payload.aps.alert.body == "Test User: Deploy at 5 please review")
             // Unread: the first message and this one.
-            #expect(aps["badge"] as? Int == 2)
+            #expect(payload.aps.badge == 2)
             #expect(apns.headers["apns-collapse-id"] == created.uid)
-            let ids = try #require(apns.json["parley"] as? [String: Any])
-            #expect(ids["messageId"] as? String == "\(sent.id)")
+            #expect(payload.parley.messageId == "\(sent.id)")
 
             // Being added later is pushed too.
             let newcomer = try await client.signUp(device: Self.device(.apns, "newcomer-\(tag)"))
@@ -169,13 +177,12 @@ struct PushDeliveryTests {
             #expect(added.status == .ok)
             _ = try await pipeline.push.received(atLeast: 9)
             let notice = try #require(Self.pushes(pipeline.push, type: "added")["newcomer-\(tag)"])
-            let noticeAlert = (notice.json["aps"] as? [String: Any])?["alert"] as? [String: Any]
-            #expect(noticeAlert?["body"] as? String == "Test User added you to “Ops”")
+            #expect(try notice.decoded(APNsPayload.self).aps.alert.body == "Test User added you to “Ops”")
 
             let fcm = try #require(messages["android-\(tag)"])
-            let message = try #require(fcm.json["message"] as? [String: Any])
-            #expect((message["notification"] as? [String: Any])?["title"] as? String == "Ops")
-            #expect((message["data"] as? [String: Any])?["badge"] as? String == "2")
+            let message = try fcm.decoded(FCMPayload.self).message
+            #expect(message.notification?.title == "Ops")
+            #expect(message.data["badge"] == "2")
         }
     }
 
@@ -219,9 +226,8 @@ struct PushDeliveryTests {
             let gone = try await client.signUp(device: Self.device(.apns, "gone-\(tag)"))
             let busy = try await client.signUp(device: Self.device(.fcm, "busy-\(tag)"))
             #expect(
-                try await client.json(
-                    .get, "/v1/devices", token: token(gone)
-                ).json["devices"].flatMap { ($0 as? [[String: Any]])?.first?["hasPushToken"] as? Bool } == true)
+                try await client.decoded(DevicesResponse.self, .get, "/v1/devices", token: token(gone)).devices.first?
+                    .hasPushToken == true)
             let direct = try await client.json(.put, "/v1/rooms/direct/\(userID(gone))", token: token(sender))
             #expect(direct.status == .created)
             let room = try await client.json(.put, "/v1/rooms/direct/\(userID(busy))", token: token(sender))
@@ -238,7 +244,7 @@ struct PushDeliveryTests {
             var hasToken = true
             for _ in 0..<100 where hasToken {
                 let devices = try await client.json(.get, "/v1/devices", token: token(gone))
-                hasToken = (devices.json["devices"] as? [[String: Any]])?.first?["hasPushToken"] as? Bool ?? true
+                hasToken = (try? decode(DevicesResponse.self, from: devices.text))?.devices.first?.hasPushToken ?? true
                 if hasToken { try await Task.sleep(for: .milliseconds(50)) }
             }
             #expect(!hasToken)

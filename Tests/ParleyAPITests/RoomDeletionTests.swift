@@ -35,8 +35,8 @@ struct RoomDeletionTests {
             // At once: gone for every member, from their lists too.
             for user in users {
                 #expect(try await client.json(.get, "/v1/rooms/\(room)", token: token(user)).status == .notFound)
-                let list = try await client.json(.get, "/v1/rooms", token: token(user))
-                #expect((list.json["rooms"] as? [[String: Any]])?.contains { $0["id"] as? Int == room } == false)
+                let list = try await client.decoded(RoomsResponse.self, .get, "/v1/rooms", token: token(user))
+                #expect(!list.rooms.contains { $0.id == Int64(room) })
             }
             #expect(try await client.json(.delete, "/v1/rooms/\(room)", token: token(admin)).status == .notFound)
             // The `deleted` change, on the room topic and to each member's own topic; and the
@@ -74,7 +74,7 @@ struct RoomDeletionTests {
                 try await client.json(.put, path, token: token(writer), body: #"{"maxAgeDays":30}"#).status
                     == .forbidden)
             let invalid = try await client.json(.put, path, token: token(admin), body: #"{"maxAgeDays":0}"#)
-            #expect(invalid.status == .badRequest && invalid.json["field"] as? String == "maxAgeDays")
+            #expect(invalid.status == .badRequest && invalid.problem?.field == "maxAgeDays")
             let set = try await client.json(.put, path, token: token(admin), body: #"{"maxAgeDays":30}"#)
             #expect(set.status == .ok && set.json["maxAgeDays"] as? Int == 30)
             #expect(try await client.json(.get, path, token: token(reader)).json["maxAgeDays"] as? Int == 30)

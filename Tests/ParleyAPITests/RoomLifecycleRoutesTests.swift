@@ -23,11 +23,9 @@ struct RoomLifecycleRoutesTests {
             let listed = try await client.decoded(RoomsResponse.self, .get, "/v1/rooms", token: token(reader))
             #expect(listed.rooms.first { $0.id == id }?.archived == true)
 
-            func refused(
-                _ answer: (status: HTTPResponse.Status, json: [String: Any], headers: HTTPFields, text: String)
-            )
-                -> Bool
-            { answer.status == .forbidden && answer.json["code"] as? String == "room-archived" }
+            func refused(_ answer: JSONAnswer) -> Bool {
+                answer.status == .forbidden && answer.problem?.code == "room-archived"
+            }
             #expect(
                 refused(
                     try await client.json(
@@ -75,7 +73,7 @@ struct RoomLifecycleRoutesTests {
             let long = String(repeating: "é", count: 501)
             let tooLong = try await client.json(
                 .patch, path, token: token(users[0]), body: #"{"description":"\#(long)"}"#)
-            #expect(tooLong.status == .badRequest && tooLong.json["field"] as? String == "description")
+            #expect(tooLong.status == .badRequest && tooLong.problem?.field == "description")
             #expect(try await client.json(.patch, path, token: token(users[0]), body: "{}").status == .badRequest)
             #expect(
                 try await client.json(.patch, path, token: token(users[1]), body: #"{"description":"x"}"#).status
@@ -84,7 +82,7 @@ struct RoomLifecycleRoutesTests {
                 RoomResponse.self, .put, "/v1/rooms/direct/\(userID(users[1]))", token: token(users[0]))
             let twoParty = try await client.json(
                 .patch, "/v1/rooms/\(direct.id)", token: token(users[0]), body: #"{"description":"x"}"#)
-            #expect(twoParty.status == .forbidden || twoParty.json["field"] as? String == "name")
+            #expect(twoParty.status == .forbidden || twoParty.problem?.field == "name")
             #expect(twoParty.status.code < 500)
             // An empty description is none.
             let empty = try await client.decoded(
@@ -96,12 +94,10 @@ struct RoomLifecycleRoutesTests {
     @Test func aRoomMayStartWithoutAMessage() async throws {
         try await APIHarness.make().run { client in
             let users = try await client.signUp(count: 3)
-            let body: [String: Any] = [
-                "name": "Quiet", "members": users[1...].map { ["userId": Int(userID($0)), "role": "writer"] },
-            ]
+            let body = NewRoom(
+                name: "Quiet", members: users[1...].map { NewRoom.Member(userId: userID($0), role: "writer") })
             let room = try await client.decoded(
-                RoomResponse.self, .post, "/v1/rooms", token: token(users[0]),
-                body: String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self))
+                RoomResponse.self, .post, "/v1/rooms", token: token(users[0]), body: try jsonText(body))
             #expect(room.lastSeq == 0 && room.lastMessageAt == nil && room.unreadCount == 0)
             #expect(try await client.history(Int(room.id), as: users[1]).messages.isEmpty)
             let first = try await client.send("now", uid: "n-1", to: Int(room.id), as: users[1])

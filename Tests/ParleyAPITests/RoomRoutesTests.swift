@@ -39,7 +39,7 @@ struct RoomRoutesTests {
                 body:
                     #"{"name":"x","members":[{"userId":\#(userID(users[1])),"role":"reader"},{"userId":\#(userID(users[0])),"role":"reader"}],"firstMessage":{"content":"hi","uid":"a"}}"#
             )
-            #expect(tooFew.json["field"] as? String == "members")
+            #expect(tooFew.problem?.field == "members")
             let unknown = try await client.json(
                 .post, "/v1/rooms", token: token(users[0]),
                 body:
@@ -50,11 +50,11 @@ struct RoomRoutesTests {
                 .post, "/v1/rooms", token: token(users[0]),
                 body: #"{"name":"x","members":[{"userId":1,"role":"owner"}],"firstMessage":{"content":"hi","uid":"a"}}"#
             )
-            #expect(badRole.json["field"] as? String == "members.0.role")
+            #expect(badRole.problem?.field == "members.0.role")
             // A first message is optional; the members are not.
             let noMembers = try await client.json(
                 .post, "/v1/rooms", token: token(users[0]), body: #"{"name":"x","members":[]}"#)
-            #expect(noMembers.json["field"] as? String == "members")
+            #expect(noMembers.problem?.field == "members")
         }
     }
 

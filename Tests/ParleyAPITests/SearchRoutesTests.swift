@@ -15,15 +15,13 @@ struct SearchRoutesTests {
     {
         let answer = try await search(client, q, as: user, room: room)
         #expect(answer.status == .ok, "\(q): \(answer.text)")
-        return (answer.json["results"] as? [[String: Any]] ?? []).compactMap {
-            ($0["message"] as? [String: Any])?["content"] as? String
-        }
+        return try decode(SearchPage.self, from: answer.text).results.map(\.message.content)
     }
 
     func search(
         _ client: any TestClientProtocol, _ q: String, as user: LoginResponse, room: Int? = nil, extra: String = ""
     )
-        async throws -> (status: HTTPResponse.Status, json: [String: Any], headers: HTTPFields, text: String)
+        async throws -> JSONAnswer
     {
         let encoded = q.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? q
         let scope = room.map { "&roomId=\($0)" } ?? ""
@@ -61,11 +59,11 @@ struct SearchRoutesTests {
 
             // The highlight marks the matches and escapes everything else.
             let answer = try await search(client, "zprav", as: reader)
-            let result = try #require((answer.json["results"] as? [[String: Any]])?.first)
-            #expect(result["highlight"] as? String == "Tady je <mark>zpráva</mark>, je to příliš dlouhé")
-            let roomObject = try #require(result["room"] as? [String: Any])
-            #expect(roomObject["id"] as? Int == room && roomObject["type"] as? String == "multiparty")
-            #expect(roomObject["name"] as? String == "T" && roomObject["uid"] is String)
+            let result = try #require(try decode(SearchPage.self, from: answer.text).results.first)
+            #expect(result.highlight == "Tady je <mark>zpráva</mark>, je to příliš dlouhé")
+            #expect(result.room.id == Int64(room) && result.room.type == .multiparty)
+            // Its uid is a string too: `NamedRoom` reads one.
+            #expect(result.room.name == "T")
         }
     }
 
@@ -120,12 +118,11 @@ struct SearchRoutesTests {
                 let extra = "&limit=10" + (cursor.map { "&cursor=\($0)" } ?? "")
                 let answer = try await search(client, "apple", as: users[2], extra: extra)
                 #expect(answer.status == .ok)
-                seen += (answer.json["results"] as? [[String: Any]] ?? []).compactMap {
-                    ($0["message"] as? [String: Any])?["content"] as? String
-                }
+                let results = try decode(SearchPage.self, from: answer.text)
+                seen += results.results.map(\.message.content)
                 // Newer messages arrive meanwhile: they are above the cursor, not in later pages.
                 _ = try await client.send("paging apple new \(page)", uid: "n-\(page)", to: room, as: users[1])
-                cursor = answer.json["nextCursor"] as? String
+                cursor = results.nextCursor
                 if cursor == nil { break }
             }
             #expect(seen == (0..<25).reversed().map { "paging apple \($0)" })
@@ -140,7 +137,7 @@ struct SearchRoutesTests {
             let reader = users[2]
             for q in ["a", String(repeating: "x", count: 201)] {
                 let answer = try await search(client, q, as: reader)
-                #expect(answer.status == .badRequest && answer.json["field"] as? String == "q")
+                #expect(answer.status == .badRequest && answer.problem?.field == "q")
             }
             #expect(try await client.json(.get, "/v1/search/messages", token: token(reader)).status == .badRequest)
             let nul = try await client.json(.get, "/v1/search/messages?q=ab%00cd", token: token(reader))
@@ -157,7 +154,7 @@ struct SearchRoutesTests {
             }
             // Matches are marked, the rest escaped: no HTML gets through.
             let answer = try await search(client, "bold", as: reader)
-            let highlight = try #require((answer.json["results"] as? [[String: Any]])?.first?["highlight"] as? String)
+            let highlight = try #require(try decode(SearchPage.self, from: answer.text).results.first?.highlight)
             #expect(
                 highlight
                     == "&lt;b&gt;<mark>bold</mark>&lt;/b&gt; &amp; &quot;quoted&quot; it&#39;s 100% (really) \\ back")
@@ -180,9 +177,7 @@ struct SearchRoutesTests {
                 let encoded = q.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? q
                 let answer = try await client.json(.get, "/v1/search/rooms?q=\(encoded)", token: token(user))
                 #expect(answer.status == .ok && answer.json.keys.contains("nextCursor"))
-                return (answer.json["rooms"] as? [[String: Any]] ?? []).compactMap {
-                    ($0["id"] as? Int).map(Int64.init)
-                }
+                return try decode(RoomsResponse.self, from: answer.text).rooms.map(\.id)
             }
             #expect(try await rooms("ucetni", as: users[0]) == [named.id])
             #expect(try await rooms("ODDEL", as: users[2]) == [named.id])

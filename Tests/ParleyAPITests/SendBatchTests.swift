@@ -260,8 +260,9 @@ struct SendBatchTests {
             let events = published.events.withLock { $0 }
             func rejections(of user: Int64) -> [String] {
                 events.filter { $0.topic == "messenger-notifications/\(user)" }.compactMap { event in
-                    let json = try? JSONSerialization.jsonObject(with: Data(event.payload.utf8)) as? [String: Any]
-                    return (json?["data"] as? [String: Any])?["code"] as? String
+                    let rejection = try? JSONCoding.decoder.decode(
+                        Envelope<RoomEvent.Rejection>.self, from: Data(event.payload.utf8))
+                    return rejection?.data.code.rawValue
                 }
             }
             #expect(rejections(of: room.reader) == ["forbidden"])
@@ -280,10 +281,7 @@ struct SendBatchTests {
                 sender: "\(room.writer)")
             published.events.withLock { $0.removeAll() }
             await handler.handle([input(room.writer, #""content":"a","uid":"a""#), typing])
-            let order = published.events.withLock { $0 }.compactMap { event in
-                (try? JSONSerialization.jsonObject(with: Data(event.payload.utf8)) as? [String: Any])?["type"]
-                    as? String
-            }
+            let order = published.events.withLock { $0 }.compactMap { try? DomainEventContractTests.type($0.payload) }
             #expect(order == ["new-message-notification", "creating-message-info"])
         }
     }

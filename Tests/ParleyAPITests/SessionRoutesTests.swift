@@ -17,7 +17,7 @@ struct SessionRoutesTests {
             for token in [nil, "not-a-token", String(repeating: "A", count: 43)] {
                 let answer = try await client.json(.get, "/v1/me", token: token)
                 #expect(answer.status == .unauthorized)
-                #expect(answer.json["code"] as? String == "unauthorized")
+                #expect(answer.problem?.code == "unauthorized")
                 #expect(answer.headers[.wwwAuthenticate]?.hasPrefix("Bearer") == true)
             }
         }
@@ -61,7 +61,7 @@ struct SessionRoutesTests {
             let unknown = try await client.json(.post, "/v1/auth/refresh", body: #"{"refreshToken":"nope"}"#)
             #expect(unknown.status == .unauthorized)
             #expect(
-                try await client.json(.post, "/v1/auth/refresh", body: "{}").json["field"] as? String == "refreshToken")
+                try await client.json(.post, "/v1/auth/refresh", body: "{}").problem?.field == "refreshToken")
         }
     }
 

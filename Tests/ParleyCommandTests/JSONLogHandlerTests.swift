@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ParleyTestSupport
 import Synchronization
 import Testing
 
@@ -27,19 +28,18 @@ struct JSONLogHandlerTests {
         #expect(lines.all.count == 1)
         let line = try #require(lines.all.first)
         #expect(line.hasSuffix("\n") && line.dropLast().contains("\n") == false, "one line: \(line)")
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-        #expect(object["level"] as? String == "warning")
-        #expect(object["label"] as? String == "parley.test")
-        #expect(object["message"] as? String == "a \"quoted\"\nline ✓")
-        #expect(object["requestId"] as? String == "abc-1")
-        let metadata = try #require(object["metadata"] as? [String: Any])
+        let object = try JSONDecoder().decode(JSONLogLine.self, from: Data(line.utf8))
+        #expect(object.level == "warning")
+        #expect(object.label == "parley.test")
+        #expect(object.message == "a \"quoted\"\nline ✓")
+        #expect(object.requestId == "abc-1")
+        let metadata = try #require(object.metadata)
         #expect(metadata["request_id"] == nil)
-        #expect(metadata["room"] as? String == "12")
-        #expect(metadata["error"] as? String == "42")
-        #expect(metadata["list"] as? [String] == ["a", "b"])
-        #expect((metadata["nested"] as? [String: String]) == ["key": "value"])
-        let time = try #require(object["time"] as? String)
-        #expect(time.count == 24 && time.hasSuffix("Z"), "\(time)")
+        #expect(metadata["room"] == .text("12"))
+        #expect(metadata["error"] == .text("42"))
+        #expect(metadata["list"] == .list([.text("a"), .text("b")]))
+        #expect(metadata["nested"] == .object(["key": .text("value")]))
+        #expect(object.time.count == 24 && object.time.hasSuffix("Z"), "\(object.time)")
     }
 
     @Test func theFormatIsTextOrJSONAndNothingElse() throws {

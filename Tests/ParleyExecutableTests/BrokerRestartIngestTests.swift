@@ -6,6 +6,8 @@ import PostgresNIO
 import Synchronization
 import Testing
 
+@testable import ParleyAPI
+
 /// A graceful broker restart (`deploy/local/services stop`, then `start`) under chat-in at
 /// 10 messages/s loses nothing the broker acknowledged. mosquitto 2.0.11 keeps the ingest's
 /// session but not its shared subscription: before Parley's plugin held chat-in until the
@@ -47,12 +49,13 @@ struct BrokerRestartIngestTests {
     private func exercise(_ services: TestServices, stack: LiveStack, database: PostgresConfiguration) async throws {
         let alice = try await stack.signUp("alice")
         let bob = try await stack.signUp("bob")
-        let room = try await stack.request("PUT", "/v1/rooms/direct/\(bob.id)", token: alice.token).json
-        let (roomID, roomUID) = (try #require(room["id"] as? Int), try #require(room["uid"] as? String))
+        let room = try await stack.request("PUT", "/v1/rooms/direct/\(bob.id)", token: alice.token).decoded(
+            RoomResponse.self)
+        let (roomID, roomUID) = (Int(room.id), room.uid)
         let sender = try MQTTClient(
             configuration: MQTTConfiguration(
-                port: services.port("MQTT"), username: alice.mqtt["username"], password: alice.mqtt["password"],
-                clientID: alice.mqtt["clientId"] ?? "", acknowledgementTimeout: .seconds(10)),
+                port: services.port("MQTT"), username: alice.mqtt.username, password: alice.mqtt.password,
+                clientID: alice.mqtt.clientId, acknowledgementTimeout: .seconds(10)),
             logger: .quiet)
         try sender.start()
         do {

@@ -7,6 +7,8 @@ import PostgresNIO
 import Synchronization
 import Testing
 
+@testable import ParleyAPI
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -92,14 +94,14 @@ struct DependencyRestartTests {
     ) async throws {
         let alice = try await stack.signUp("alice")
         let bob = try await stack.signUp("bob")
-        let room = try await stack.request("PUT", "/v1/rooms/direct/\(bob.id)", token: alice.token).json
-        let roomID = try #require(room["id"] as? Int, "\(room)")
-        let roomUID = try #require(room["uid"] as? String)
+        let room = try await stack.request("PUT", "/v1/rooms/direct/\(bob.id)", token: alice.token).decoded(
+            RoomResponse.self)
+        let (roomID, roomUID) = (Int(room.id), room.uid)
         try await reader.subscribe(to: "chat-room/\(roomUID)")
 
         func send(_ uid: String) async -> Int {
             let response = try? await stack.request(
-                "POST", "/v1/rooms/\(roomID)/messages", body: ["content": "message \(uid)", "uid": uid],
+                "POST", "/v1/rooms/\(roomID)/messages", body: #"{"content":"message \#(uid)","uid":"\#(uid)"}"#,
                 token: alice.token)
             return response?.status ?? 0
         }
@@ -134,8 +136,8 @@ struct DependencyRestartTests {
         if fault.service == "postgres" {
             // Not a 500 and not a wait: 503 `unavailable` with Retry-After, within the bound.
             let refused = try await stack.request("GET", "/v1/rooms", token: alice.token)
-            #expect(refused.status == 503, "a request during the outage got \(refused.status) \(refused.json)")
-            #expect(refused.json["code"] as? String == "unavailable")
+            #expect(refused.status == 503, "a request during the outage got \(refused.status) \(refused.text)")
+            #expect((try? refused.decoded(ProblemDetails.self))?.code == "unavailable")
             #expect(Date().timeIntervalSince(stopped) < 5, "the 503 took \(Date().timeIntervalSince(stopped)) s")
         }
         let outage = Date().timeIntervalSince(stopped)
@@ -245,11 +247,9 @@ final class RoomReader: Sendable {
         return text.split(separator: "\n").compactMap { line in
             let parts = line.split(separator: " ", maxSplits: 1)
             guard parts.count == 2, let time = Double(parts[0]),
-                let event = try? JSONSerialization.jsonObject(with: Data(parts[1].utf8)) as? [String: Any],
-                let data = event["data"] as? [String: Any], let uid = data["uid"] as? String,
-                let hash = event["hash"] as? String
+                let event = try? JSONCoding.decoder.decode(Envelope<Message>.self, from: Data(parts[1].utf8))
             else { return nil }
-            return (uid, hash, Date(timeIntervalSince1970: time))
+            return (event.data.uid, event.hash, Date(timeIntervalSince1970: time))
         }
     }
 

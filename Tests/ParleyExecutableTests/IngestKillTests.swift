@@ -6,6 +6,8 @@ import PostgresNIO
 import Synchronization
 import Testing
 
+@testable import ParleyAPI
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -54,8 +56,9 @@ struct IngestKillTests {
     ) async throws {
         let alice = try await stack.signUp("alice")
         let bob = try await stack.signUp("bob")
-        let room = try await stack.request("PUT", "/v1/rooms/direct/\(bob.id)", token: alice.token).json
-        let (roomID, uid) = (try #require(room["id"] as? Int), try #require(room["uid"] as? String))
+        let room = try await stack.request("PUT", "/v1/rooms/direct/\(bob.id)", token: alice.token).decoded(
+            RoomResponse.self)
+        let (roomID, uid) = (Int(room.id), room.uid)
         let sender = try await broker.connectedClient(alice.mqtt)
         func send(_ id: String) async throws {
             try await sender.publish(

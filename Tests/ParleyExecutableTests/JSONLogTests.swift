@@ -32,10 +32,8 @@ struct JSONLogTests {
         var port: String?
         for _ in 0..<300 where port == nil {
             port = try Self.lines(log).lazy.compactMap { line -> String? in
-                let metadata = line["metadata"] as? [String: Any]
-                guard line["message"] as? String == "listening", metadata?["listener"] as? String == "cleartext"
-                else { return nil }
-                return metadata?["port"] as? String
+                guard line.message == "listening", line.metadata?["listener"] == .text("cleartext") else { return nil }
+                return line.metadata?["port"]?.text
             }.first
             if port == nil { try await Task.sleep(for: .milliseconds(50)) }
         }
@@ -50,27 +48,25 @@ struct JSONLogTests {
                 "http://127.0.0.1:\(cleartext)/v1/auth/login",
             ])
         #expect(answer.standardOutput == "503")
-        var failed: [String: Any]?
+        var failed: JSONLogLine?
         for _ in 0..<100 where failed == nil {
-            failed = try Self.lines(log).first { $0["requestId"] as? String == "json-log-test" }
+            failed = try Self.lines(log).first { $0.requestId == "json-log-test" }
             if failed == nil { try await Task.sleep(for: .milliseconds(50)) }
         }
         let line = try #require(failed, "no line with the request's id")
-        #expect(line["level"] as? String == "error")
-        #expect(line["message"] as? String == "request failed")
-        #expect((line["label"] as? String)?.isEmpty == false)
-        let time = try #require(line["time"] as? String)
-        #expect(time.hasSuffix("Z") && time.count == 24, "\(time)")
+        #expect(line.level == "error")
+        #expect(line.message == "request failed")
+        #expect(line.label.isEmpty == false)
+        #expect(line.time.hasSuffix("Z") && line.time.count == 24, "\(line.time)")
     }
 
-    /// Every line of the log as a JSON object; a line that is not one fails the test.
-    static func lines(_ log: String) throws -> [[String: Any]] {
+    /// Every line of the log; a line that is not one fails the test.
+    static func lines(_ log: String) throws -> [JSONLogLine] {
         let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         return try text.split(separator: "\n").map { line in
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                object["time"] is String, object["level"] is String, object["label"] is String,
-                object["message"] is String
-            else { throw TestEnvironmentError("not a JSON log line: \(line)") }
+            guard let object = try? JSONDecoder().decode(JSONLogLine.self, from: Data(line.utf8)) else {
+                throw TestEnvironmentError("not a JSON log line: \(line)")
+            }
             return object
         }
     }

@@ -18,7 +18,7 @@ struct JobMetricsTests {
             // An account deletion is a job on the `maintenance` queue.
             let leaving = try await stack.signUp("leaving")
             let deleted = try await stack.request(
-                "DELETE", "/v1/me", body: ["currentPassword": "correct horse battery"], token: leaving.token)
+                "DELETE", "/v1/me", body: #"{"currentPassword":"correct horse battery"}"#, token: leaving.token)
             #expect(deleted.status == 202)
             func lines(_ name: String) async throws -> [Substring] {
                 let text = try await Subprocess.run(

@@ -1,7 +1,10 @@
 import Foundation
+import ParleyCore
 import ParleyMQTT
 import ParleyTestSupport
 import Testing
+
+@testable import ParleyAPI
 
 /// Parley's processes keep no state of their own: two `serve` and two `worker` (every role)
 /// against the same stores and broker share the work, and one worker stopping in the middle
@@ -69,11 +72,11 @@ struct MultiProcessTests {
         let carol = try await stacks[0].signUp("carol")
         let room = try await stacks[1].request(
             "POST", "/v1/rooms",
-            body: [
-                "name": "Two of each",
-                "members": [["userId": bob.id, "role": "writer"], ["userId": carol.id, "role": "writer"]],
-            ], token: alice.token)
-        let (roomID, uid) = (try #require(room.json["id"] as? Int), try #require(room.json["uid"] as? String))
+            body:
+                #"{"name":"Two of each","members":[{"userId":\#(bob.id),"role":"writer"},{"userId":\#(carol.id),"role":"writer"}]}"#,
+            token: alice.token
+        ).decoded(RoomResponse.self)
+        let (roomID, uid) = (room.id, room.uid)
         let bobClient = try await broker.connectedClient(bob.mqtt)
         let carolClient = try await broker.connectedClient(carol.mqtt)
         for client in [bobClient, carolClient] { try await client.subscribe("chat-room/\(uid)") }
@@ -84,8 +87,9 @@ struct MultiProcessTests {
             for i in 0..<10 {
                 let rest = "rest-\(phase)-\(i)"
                 let sent = try await stacks[i % 2].request(
-                    "POST", "/v1/rooms/\(roomID)/messages", body: ["content": rest, "uid": rest], token: alice.token)
-                #expect(sent.status == 201, "\(rest) \(sent.json)")
+                    "POST", "/v1/rooms/\(roomID)/messages", body: #"{"content":"\#(rest)","uid":"\#(rest)"}"#,
+                    token: alice.token)
+                #expect(sent.status == 201, "\(rest) \(sent.text)")
                 let mqtt = "mqtt-\(phase)-\(i)"
                 try await carolClient.publish(
                     topic: "chat-in/\(uid)",
@@ -102,12 +106,11 @@ struct MultiProcessTests {
         }
         // Stored once each, seq gap-free, whichever serve reads it.
         for stack in stacks {
-            let history =
-                try await stack.request(
-                    "GET", "/v1/rooms/\(roomID)/messages?after=0&limit=100", token: bob.token
-                ).json["messages"] as? [[String: Any]] ?? []
-            #expect(history.compactMap { $0["uid"] as? String }.sorted() == expected.sorted())
-            #expect(history.compactMap { $0["seq"] as? Int } == Array(1...expected.count))
+            let history = try await stack.request(
+                "GET", "/v1/rooms/\(roomID)/messages?after=0&limit=100", token: bob.token
+            ).decoded(MessagesResponse.self).messages
+            #expect(history.map(\.uid).sorted() == expected.sorted())
+            #expect(history.map(\.seq) == Array(1...Int64(expected.count)))
         }
     }
 
@@ -119,11 +122,10 @@ struct MultiProcessTests {
         let deadline = ContinuousClock.now + .seconds(30)
         while !expected.isSubset(of: seen), ContinuousClock.now < deadline {
             guard let message = await inbox.next(within: .seconds(1)),
-                let json = try? JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any],
-                json["type"] as? String == "new-message-notification",
-                let uid = (json["data"] as? [String: Any])?["uid"] as? String
+                let event = try? JSONCoding.decoder.decode(Envelope<Message>.self, from: Data(message.payload)),
+                event.type == "new-message-notification"
             else { continue }
-            seen.insert(uid)
+            seen.insert(event.data.uid)
         }
         return seen
     }

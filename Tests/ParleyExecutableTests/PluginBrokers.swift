@@ -1,6 +1,8 @@
 import ParleyMQTT
 import ParleyTestSupport
 
+@testable import ParleyAPI
+
 extension PluginBroker {
     /// A broker with Parley's plugin for the processes of ``ParleyCommand``: their token key
     /// and server identity, asking the `serve` whose internal listener is on `internalPort`.
@@ -12,11 +14,11 @@ extension PluginBroker {
 
     /// A user's MQTT client, connected with the credentials the login answered (`username`,
     /// `password`, `clientId`).
-    func connectedClient(_ login: [String: String]) async throws -> MQTTClient {
+    func connectedClient(_ login: LoginResponse.MQTT) async throws -> MQTTClient {
         let client = try MQTTClient(
             configuration: MQTTConfiguration(
-                port: port, username: login["username"], password: login["password"],
-                clientID: login["clientId"] ?? "", acknowledgementTimeout: .seconds(5)),
+                port: port, username: login.username, password: login.password, clientID: login.clientId,
+                acknowledgementTimeout: .seconds(5)),
             logger: .quiet)
         try client.start()
         try await client.waitUntilConnected(timeout: .seconds(5))

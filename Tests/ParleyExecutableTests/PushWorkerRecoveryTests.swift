@@ -63,8 +63,7 @@ struct PushWorkerRecoveryTests {
                     guard let id = entry.array?.first?.string else { continue }
                     let job = try await pool.send("XRANGE", queue.stream, id, id).array?.first?.array?.last?.array?.last
                     if let data = job?.string?.data(using: .utf8),
-                        let token = (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["token"]
-                            as? String
+                        let token = (try? JSONCoding.decoder.decode(PushJob.self, from: data))?.token
                     {
                         held.insert(token)
                     }

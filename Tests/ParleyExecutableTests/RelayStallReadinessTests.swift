@@ -4,6 +4,8 @@ import ParleyTestSupport
 import PostgresNIO
 import Testing
 
+@testable import ParleyAPI
+
 /// A relay held up on purpose (another session holds its lock, as a stuck relay elsewhere
 /// would): the worker's readiness goes 503 naming `outbox-relay`, with the backlog on
 /// `/metrics`, and back to 200 once the relay drains it.
@@ -38,10 +40,11 @@ struct RelayStallReadinessTests {
         #expect(try await readiness().status == 200)
         let alice = try await stack.signUp("alice")
         let bob = try await stack.signUp("bob")
-        let room = try await stack.request("PUT", "/v1/rooms/direct/\(bob.id)", token: alice.token).json
-        let roomID = try #require(room["id"] as? Int)
+        let room = try await stack.request("PUT", "/v1/rooms/direct/\(bob.id)", token: alice.token).decoded(
+            RoomResponse.self)
+        let roomID = room.id
         let sent = try await stack.request(
-            "POST", "/v1/rooms/\(roomID)/messages", body: ["content": "held up", "uid": "held-1"], token: alice.token)
+            "POST", "/v1/rooms/\(roomID)/messages", body: #"{"content":"held up","uid":"held-1"}"#, token: alice.token)
         #expect(sent.status == 201)
 
         var stalled: LiveStack.Response?
@@ -51,10 +54,11 @@ struct RelayStallReadinessTests {
             if answer.status == 503 { stalled = answer }
         }
         let answer = try #require(stalled, "the worker stayed ready while its relay published nothing")
-        let checks = answer.json["checks"] as? [String: String] ?? [:]
-        #expect(checks["outbox-relay"] == "down", "\(answer.json)")
-        #expect(checks["postgres"] == "up" && checks["redis"] == "up" && checks["mqtt"] == "up")
-        #expect((answer.json["detail"] as? String)?.contains("outbox-relay") == true)
+        let problem = try answer.decoded(ProblemDetails.self)
+        let checks = problem.checks ?? [:]
+        #expect(checks["outbox-relay"] == .down, "\(answer.text)")
+        #expect(checks["postgres"] == .up && checks["redis"] == .up && checks["mqtt"] == .up)
+        #expect(problem.detail.contains("outbox-relay"))
         let metrics = try await metricsText(stack)
         #expect(metrics.contains("parley_outbox_backlog"), "\(metrics)")
         #expect(metrics.contains("parley_reports_open 0"), "\(metrics)")

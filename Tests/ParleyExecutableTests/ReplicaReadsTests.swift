@@ -4,6 +4,8 @@ import ParleyTestSupport
 import PostgresNIO
 import Testing
 
+@testable import ParleyAPI
+
 /// `PARLEY_POSTGRES_REPLICAS`: a user's reads come from a streaming replica, except for a
 /// while after their own writes, and a replica that falls behind is skipped.
 struct ReplicaReadsTests {
@@ -52,17 +54,19 @@ struct ReplicaReadsTests {
         try await waitFor("current")
         let alice = try await stack.signUp("alice")
         let bob = try await stack.signUp("bob")
-        let room = try await stack.request("PUT", "/v1/rooms/direct/\(bob.id)", token: alice.token).json
-        let roomID = try #require(room["id"] as? Int)
+        let room = try await stack.request("PUT", "/v1/rooms/direct/\(bob.id)", token: alice.token).decoded(
+            RoomResponse.self)
+        let roomID = room.id
         // Bob wrote nothing (signing up is not a signed-in write); the room is on the replica
         // by the time he reads.
-        func history(_ user: (id: Int, token: String, mqtt: [String: String])) async throws -> [String] {
+        func history(_ user: (id: Int, token: String, mqtt: LoginResponse.MQTT)) async throws -> [String] {
             let answer = try await stack.request("GET", "/v1/rooms/\(roomID)/messages?after=0", token: user.token)
-            #expect(answer.status == 200, "\(answer.json)")
-            return (answer.json["messages"] as? [[String: Any]] ?? []).compactMap { $0["uid"] as? String }
+            #expect(answer.status == 200, "\(answer.text)")
+            return try answer.decoded(MessagesResponse.self).messages.map(\.uid)
         }
         for _ in 0..<50
-        where (try await stack.request("GET", "/v1/rooms", token: bob.token).json["rooms"] as? [Any])?.isEmpty != false
+        where (try? await stack.request("GET", "/v1/rooms", token: bob.token).decoded(RoomsResponse.self))?.rooms
+            .isEmpty != false
         {
             try await Task.sleep(for: .milliseconds(100))
         }
@@ -70,7 +74,7 @@ struct ReplicaReadsTests {
         // The replica stops replaying: what Alice sends now is on the primary only.
         try await onReplica(replica, "SELECT pg_wal_replay_pause()")
         let sent = try await stack.request(
-            "POST", "/v1/rooms/\(roomID)/messages", body: ["content": "hello", "uid": "fresh"], token: alice.token)
+            "POST", "/v1/rooms/\(roomID)/messages", body: #"{"content":"hello","uid":"fresh"}"#, token: alice.token)
         #expect(sent.status == 201)
         // Alice just wrote: her reads go to the primary. Bob's go to the replica, still
         // within the lag bound: it has not replayed the message.

@@ -3,6 +3,8 @@ import ParleyMQTT
 import ParleyTestSupport
 import Testing
 
+@testable import ParleyAPI
+
 /// `PARLEY_OTEL_ENDPOINT`: a message sent over REST and one sent over MQTT are each one trace
 /// from the send to the push, across `serve` and `worker`, received by an OTLP/HTTP endpoint.
 struct TraceTests {
@@ -57,19 +59,20 @@ struct TraceTests {
         let bob = try await stack.signUp("bob")
         // Bob's phone, so that each message ends in a push.
         let token = "trace-\(UUID().uuidString.prefix(8))"
-        let devices =
-            try await stack.request("GET", "/v1/devices", token: bob.token).json["devices"] as? [[String: Any]]
+        let devices = try await stack.request("GET", "/v1/devices", token: bob.token).decoded(DevicesResponse.self)
         let device = try await stack.request(
-            "PUT", "/v1/devices/\(try #require(devices?.first?["id"] as? Int))/push",
-            body: ["pushToken": token, "pushProvider": "apns"], token: bob.token)
+            "PUT", "/v1/devices/\(try #require(devices.devices.first?.id))/push",
+            body: #"{"pushToken":"\#(token)","pushProvider":"apns"}"#, token: bob.token)
         #expect(device.status == 204)
-        let room = try await stack.request("PUT", "/v1/rooms/direct/\(bob.id)", token: alice.token).json
-        let (roomID, uid) = (try #require(room["id"] as? Int), try #require(room["uid"] as? String))
+        let room = try await stack.request("PUT", "/v1/rooms/direct/\(bob.id)", token: alice.token).decoded(
+            RoomResponse.self)
+        let (roomID, uid) = (room.id, room.uid)
 
         // A client's own trace context is not followed: the send starts a trace of its own.
         let forged = "0af7651916cd43dd8448eb211c80319c"
         let sent = try await stack.request(
-            "POST", "/v1/rooms/\(roomID)/messages", body: ["content": "over REST", "uid": "rest-1"], token: alice.token,
+            "POST", "/v1/rooms/\(roomID)/messages", body: #"{"content":"over REST","uid":"rest-1"}"#,
+            token: alice.token,
             headers: ["traceparent: 00-\(forged)-b7ad6b7169203331-01"])
         #expect(sent.status == 201)
         let request = try await chain(

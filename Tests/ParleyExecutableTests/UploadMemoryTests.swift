@@ -1,6 +1,9 @@
 import Foundation
+import ParleyCore
 import ParleyTestSupport
 import Testing
+
+@testable import ParleyAPI
 
 #if canImport(Glibc)
     import Glibc
@@ -50,20 +53,22 @@ struct UploadMemoryTests {
                 port = text.firstMatch(of: /listener=cleartext port=(\d+)/).flatMap { Int($0.output.1) }
             }
             let base = "http://127.0.0.1:\(try #require(port, "serve did not start: \(log)"))"
-            func curl(_ arguments: [String]) async throws -> [String: Any] {
+            /// The answer as the API's own type.
+            func curl<Answer: Decodable>(_ type: Answer.Type, _ arguments: [String]) async throws -> Answer {
                 let result = try await Subprocess.run("/usr/bin/curl", ["-s", "--max-time", "120"] + arguments)
-                return (try? JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8))) as? [String: Any]
-                    ?? [:]
+                return try JSONCoding.decoder.decode(Answer.self, from: Data(result.standardOutput.utf8))
             }
             let json = ["-H", "Content-Type: application/json"]
             _ = try await curl(
+                UserResponse.self,
                 json + [
                     "-d", #"{"email":"big@example.com","password":"correct horse","firstName":"B","lastName":"U"}"#,
                     "\(base)/v1/auth/register",
                 ])
             let login = try await curl(
+                LoginResponse.self,
                 json + ["-d", #"{"email":"big@example.com","password":"correct horse"}"#, "\(base)/v1/auth/login"])
-            let token = try #require(login["accessToken"] as? String)
+            let token = login.accessToken
 
             let before = Self.residentBytes(pid)
             let peak = PeakMemory()
@@ -73,23 +78,27 @@ struct UploadMemoryTests {
                     try? await Task.sleep(for: .milliseconds(10))
                 }
             }
-            let created = try await curl([
-                "-X", "POST", "-H", "Authorization: Bearer \(token)", "-H", "Content-Type: application/octet-stream",
-                "--data-binary", "@\(source)", "\(base)/v1/files?name=big.bin",
-            ])
+            // Not thrown before the sampling ends: a failed upload shows below.
+            let created = try? await curl(
+                FileObject.self,
+                [
+                    "-X", "POST", "-H", "Authorization: Bearer \(token)", "-H",
+                    "Content-Type: application/octet-stream",
+                    "--data-binary", "@\(source)", "\(base)/v1/files?name=big.bin",
+                ])
             sampling.cancel()
             _ = await sampling.value
             let growth = peak.value - before
             print(
                 "upload of 50 MiB to the \(store) store: server RSS \(before >> 20) MiB before, peak growth \(growth >> 20) MiB"
             )
-            #expect(created["size"] as? Int == Self.size, "\(created)")
-            #expect(created["checksum"] as? String == "sha256:\(checksum)")
+            #expect(created?.size == Int64(Self.size), "\(String(describing: created))")
+            #expect(created?.checksum == "sha256:\(checksum)")
             // Buffering the upload would add 50 MiB or more; streaming adds a few chunks.
             #expect(growth < 24 << 20, "the server grew by \(growth >> 20) MiB during a 50 MiB upload")
 
             // And it comes back whole.
-            let id = try #require(created["id"] as? Int)
+            let id = try #require(created?.id)
             let download = try await Subprocess.run(
                 "/usr/bin/sh",
                 [

@@ -62,9 +62,9 @@ struct WorkerRecoveryTests {
         let delivered = Deliveries()
         let listening = Task {
             for await message in subscriber.messages {
-                guard let envelope = try? JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any],
-                    envelope["type"] as? String == "new-message-notification",
-                    (envelope["data"] as? [String: Any])?["id"] as? Int == Int(messageID),
+                guard
+                    let event = try? JSONCoding.decoder.decode(Envelope<Message>.self, from: Data(message.payload)),
+                    event.type == "new-message-notification", event.data.id == messageID,
                     let user = Int64(message.topic.split(separator: "/").last ?? "")
                 else { continue }
                 delivered.add(user)

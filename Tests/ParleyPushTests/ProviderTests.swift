@@ -34,16 +34,14 @@ struct ProviderTests {
             #expect(push.headers["apns-collapse-id"] == "room-uid-3")
             let expiration = try #require(push.headers["apns-expiration"].flatMap(Int.init))
             #expect(expiration > Int(Date().timeIntervalSince1970))
-            let aps = try #require(push.json["aps"] as? [String: Any])
-            let alert = try #require(aps["alert"] as? [String: Any])
-            #expect(alert["title"] as? String == "Team")
-            #expect(alert["body"] as? String == "Ada: hello")
-            #expect(aps["badge"] as? Int == 4)
-            #expect(aps["thread-id"] as? String == "room-uid-3")
-            let ids = try #require(push.json["parley"] as? [String: Any])
-            #expect(ids["chatRoomId"] as? String == "3")
-            #expect(ids["messageId"] as? String == "99")
-            #expect(ids["type"] as? String == "new-message")
+            let payload = try push.decoded(APNsPayload.self)
+            #expect(payload.aps.alert.title == "Team")
+            #expect(payload.aps.alert.body == "Ada: hello")
+            #expect(payload.aps.badge == 4)
+            #expect(payload.aps.threadID == "room-uid-3")
+            #expect(payload.parley.chatRoomId == "3")
+            #expect(payload.parley.messageId == "99")
+            #expect(payload.parley.type == "new-message")
         }
     }
 
@@ -129,16 +127,14 @@ struct ProviderTests {
             #expect(fixture.simulator.tokenRequests == 1)
             let push = try #require(fixture.simulator.received.first)
             #expect(push.problems.isEmpty, "\(push.problems)")
-            let message = try #require(push.json["message"] as? [String: Any])
-            #expect(message["token"] as? String == "fcm-0")
-            let notification = try #require(message["notification"] as? [String: Any])
-            #expect(notification["title"] as? String == "Team")
-            #expect(notification["body"] as? String == "Ada: hello")
-            let data = try #require(message["data"] as? [String: String])
-            #expect(data["chatRoomUid"] == "room-uid-3")
-            #expect(data["badge"] == "4")
-            let android = try #require(message["android"] as? [String: Any])
-            #expect(android["collapse_key"] as? String == "room-uid-3")
+            let message = try push.decoded(FCMPayload.self).message
+            #expect(message.token == "fcm-0")
+            let notification = try #require(message.notification)
+            #expect(notification.title == "Team")
+            #expect(notification.body == "Ada: hello")
+            #expect(message.data["chatRoomUid"] == "room-uid-3")
+            #expect(message.data["badge"] == "4")
+            #expect(message.android.collapseKey == "room-uid-3")
         }
     }
 
@@ -174,8 +170,9 @@ struct ProviderTests {
                 for: Data("\(timestamp).".utf8) + push.body, using: SymmetricKey(data: Data("webhook-secret".utf8)))
             #expect(
                 push.headers["x-parley-signature"] == "sha256=" + expected.map { String(format: "%02x", $0) }.joined())
-            #expect(push.json["token"] as? String == "hook-1")
-            #expect(push.json["badge"] as? Int == 4)
+            let payload = try push.decoded(WebhookPayload.self)
+            #expect(payload.token == "hook-1")
+            #expect(payload.badge == 4)
             fixture.simulator.script { _, _, _ in .unregistered }
             let gone = try await senders[.webhook]!.send(Self.job(.webhook))
             #expect(gone == .deadToken(reason: "HTTP 410"))
