@@ -224,11 +224,11 @@ struct BrokerPluginTests {
                     presence = message
                 }
             }
-            let envelope = try #require(
-                presence.flatMap { try? JSONSerialization.jsonObject(with: Data($0.payload)) } as? [String: Any])
-            #expect(envelope["type"] as? String == "online-user-message")
-            #expect((envelope["data"] as? [String: Any])?["online"] as? Bool == false)
-            #expect(((envelope["data"] as? [String: Any])?["lastActivity"] as? String)?.hasSuffix("Z") == true)
+            let envelope = try JSONCoding.decoder.decode(
+                Envelope<Presence>.self, from: Data(try #require(presence).payload))
+            #expect(envelope.type == "online-user-message")
+            #expect(!envelope.data.online)
+            #expect(envelope.data.lastActivity.hasSuffix("Z"))
             for client in [member, outsider, server] { await client.shutdown() }
         }
         #expect(await broker.stop() == 0)
