@@ -6,7 +6,7 @@ import PostgresNIO
 /// A message's columns as clients see it, in one place for every query that answers with
 /// messages: the row (alias `m`), its room's uid, its file (alias `f`) as JSON, the message it
 /// replies to (alias `rt`, ``replyJoin``), its count of replies, and whether it has reactions
-/// (read by ``PostgresRoomRepository/withReactions(_:flagged:viewer:on:)``, as `me` depends on
+/// (read by ``MessageRowReading/withReactions(_:flagged:viewer:on:)``, as `me` depends on
 /// who asks).
 enum MessageColumns {
     static let count = 21

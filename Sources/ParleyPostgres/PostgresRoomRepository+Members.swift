@@ -4,6 +4,22 @@ import PostgresNIO
 
 /// Memberships: direct, through groups and through application roles.
 extension PostgresRoomRepository {
+    public func roles(of members: Set<RoomUser>) async throws -> [RoomUser: RoomRole] {
+        if members.count == 1, let member = members.first {
+            let role = try await effectiveRole(roomID: member.roomID, userID: member.userID, on: nil)
+            return role.map { [member: $0] } ?? [:]
+        }
+        let pairs = Array(members)
+        let rows = try await database.client.execute(
+            EffectiveRolesStatement(roomIDs: pairs.map(\.roomID), userIDs: pairs.map(\.userID)), logger: logger
+        ).allRows()
+        var roles: [RoomUser: RoomRole] = [:]
+        for (roomID, userID, rank) in rows {
+            if let role = rank.flatMap(RoomRole.init(rank:)) { roles[RoomUser(roomID: roomID, userID: userID)] = role }
+        }
+        return roles
+    }
+
     public func members(roomID: Int64, after: Int64?, limit: Int) async throws -> [Member] {
         try await memberRows(roomID: roomID, userID: nil, after: after, limit: limit)
     }

@@ -3,8 +3,8 @@ import Logging
 import ParleyCore
 import PostgresNIO
 
-/// Rooms and memberships; messages are in `PostgresRoomRepository+Messages.swift`.
-public struct PostgresRoomRepository: RoomRepository {
+/// Rooms and memberships; messages are ``PostgresMessageRepository``'s.
+public struct PostgresRoomRepository: RoomRepository, MessageRowReading {
     let database: PostgresPool
     let logger: Logger
     /// Signs the URLs of attached files in messages and events.
@@ -16,6 +16,11 @@ public struct PostgresRoomRepository: RoomRepository {
         self.database = database
         self.logger = logger
         self.fileLinks = fileLinks
+    }
+
+    /// The writer of a new room's first message, in the room's transaction.
+    var messages: PostgresMessageRepository {
+        PostgresMessageRepository(database: database, logger: logger, fileLinks: fileLinks)
     }
 
     public func role(roomID: Int64, userID: Int64) async throws -> RoomRole? {
@@ -130,11 +135,13 @@ public struct PostgresRoomRepository: RoomRepository {
                 ),
                 on: connection, logger: logger)
             if let firstMessage {
-                _ = try await insertMessage(
-                    MessageSubmission(
-                        roomID: roomID, senderID: creatorID, message: firstMessage,
-                        traceparent: PipelineTrace.current()),
-                    on: connection)
+                _ = try await messages.store(
+                    [
+                        MessageSubmission(
+                            roomID: roomID, senderID: creatorID, message: firstMessage,
+                            traceparent: PipelineTrace.current())
+                    ], on: connection
+                )[0].get()
             }
             return roomID
         }

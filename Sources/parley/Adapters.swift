@@ -1,3 +1,4 @@
+import Logging
 import ParleyCore
 import ParleyMedia
 import ParleyPostgres
@@ -31,3 +32,22 @@ enum Adapters {
         return senders
     }
 }
+
+/// What both graphs' parts hold to build the room and message adapters, built alike by each.
+protocol RoomStoreParts {
+    var postgres: PostgresPool { get }
+    var fileLinks: FileLinks { get }
+}
+
+extension RoomStoreParts {
+    func rooms(_ logger: Logger) -> PostgresRoomRepository {
+        PostgresRoomRepository(database: postgres, logger: logger, fileLinks: fileLinks)
+    }
+
+    func messages(_ logger: Logger) -> PostgresMessageRepository {
+        PostgresMessageRepository(database: postgres, logger: logger, fileLinks: fileLinks)
+    }
+}
+
+extension ServeGraph.Parts: RoomStoreParts {}
+extension WorkerGraph.Parts: RoomStoreParts {}

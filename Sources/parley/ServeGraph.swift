@@ -67,8 +67,7 @@ struct ServeGraph {
             authority: BrokerAuthority(
                 key: mqttKey, server: try settings.serverIdentity(),
                 sessions: PostgresSessionRepository(database: parts.postgres, logger: Runtime.logger("sessions")),
-                rooms: PostgresRoomRepository(
-                    database: parts.postgres, logger: Runtime.logger("rooms"), fileLinks: parts.fileLinks),
+                rooms: parts.rooms(Runtime.logger("rooms")),
                 senders: try settings.ingestSender()))
         routes = ParleyRoutes(
             probes: connections.probes, readinessTimeout: try settings.http().readinessTimeout,
@@ -97,15 +96,16 @@ struct ServeGraph {
             policy: parts.accountPolicy, revokedLocally: { cache.revoke(sessions: $0) })
 
         // Rooms, messages and files.
-        let roomRepository = PostgresRoomRepository(
-            database: postgres, logger: logger("rooms"), fileLinks: parts.fileLinks)
+        let roomRepository = parts.rooms(logger("rooms"))
+        let messageRepository = parts.messages(logger("messages"))
         let rooms = RoomService(
-            rooms: roomRepository, batching: parts.sendBatching, addPolicy: parts.roomAddPolicy,
+            rooms: roomRepository, messages: messageRepository, batching: parts.sendBatching,
+            addPolicy: parts.roomAddPolicy,
             limits: parts.abuseLimits,
             buckets: LeasedTokenBuckets(
                 store: RedisTokenBuckets(pool: parts.redis, namespace: parts.rateLimitNamespace)))
         let messageActions = MessageActionService(
-            rooms: roomRepository, actions: roomRepository, editWindow: parts.editWindow)
+            rooms: roomRepository, actions: messageRepository, editWindow: parts.editWindow)
 
         let files = PostgresFileRepository(database: postgres, logger: logger("files"))
 
@@ -118,7 +118,7 @@ struct ServeGraph {
             moderation: ModerationService(
                 reports: PostgresReportRepository(
                     database: postgres, logger: logger("moderation"), fileLinks: parts.fileLinks),
-                rooms: rooms, actions: roomRepository, accounts: accounts),
+                rooms: rooms, actions: messageRepository, accounts: accounts),
             rooms: rooms, messageActions: messageActions,
             notificationSettings: PostgresPushRepository(database: postgres, logger: logger("push")),
             files: files, store: parts.store, links: parts.fileLinks, mediaJobs: parts.mediaJobs,

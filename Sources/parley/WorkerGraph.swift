@@ -38,10 +38,6 @@ struct WorkerGraph {
         self.init(try Parts(roles: roles, settings: settings, connections: connections, pushClient: pushClient))
     }
 
-    private func rooms(_ logger: Logger) -> PostgresRoomRepository {
-        PostgresRoomRepository(database: parts.postgres, logger: logger, fileLinks: parts.fileLinks)
-    }
-
     // MARK: Roles
 
     private mutating func addOutbox(_ outbox: Outbox, inline fanout: FanoutHandler?) {
@@ -56,10 +52,10 @@ struct WorkerGraph {
 
     private mutating func addIngest(_ ingest: Ingest) {
         let logger = parts.logger("ingest")
-        let rooms = rooms(logger)
+        let rooms = parts.rooms(logger)
         let handler = IngestHandler(
             rooms: RoomService(
-                rooms: rooms, batching: nil, limits: ingest.abuseLimits,
+                rooms: rooms, messages: parts.messages(logger), batching: nil, limits: ingest.abuseLimits,
                 buckets: LeasedTokenBuckets(
                     store: RedisTokenBuckets(pool: parts.redis, namespace: ingest.rateLimitNamespace))),
             repository: rooms, publisher: ingest.publisher,
@@ -74,8 +70,7 @@ struct WorkerGraph {
 
     private static func fanoutHandler(_ parts: Parts, _ fanout: Fanout) -> FanoutHandler {
         FanoutHandler(
-            readers: PostgresRoomRepository(
-                database: parts.postgres, logger: parts.logger("fanout"), fileLinks: parts.fileLinks),
+            readers: parts.rooms(parts.logger("fanout")),
             publisher: fanout.publisher, queue: fanout.queue, chunkSize: fanout.chunkSize,
             pushes: fanout.pushJobs.map {
                 PushFanout(
@@ -139,14 +134,14 @@ struct WorkerGraph {
     ) -> (handler: MaintenanceHandler, sweeper: MaintenanceSweeper) {
         let logger = parts.logger("maintenance")
         let files = PostgresFileRepository(database: parts.postgres, logger: logger)
-        let rooms = PostgresRoomRepository(database: parts.postgres, logger: logger, fileLinks: parts.fileLinks)
+        let rooms = parts.rooms(logger)
         let erasure = PostgresErasureRepository(rooms: rooms)
         let exports = PostgresExportRepository(database: parts.postgres, logger: logger)
         let eraser = FileEraser(files: files, store: maintenance.store, logger: logger)
         // Erasures run in bounded steps, well within the visibility timeout; an export that
         // outlives it may be built twice, and only one is kept (ExportBuilder).
         let handler = MaintenanceHandler(
-            erasure: erasure, rooms: rooms, actions: rooms, files: eraser,
+            erasure: erasure, rooms: rooms, actions: parts.messages(logger), files: eraser,
             export: ExportBuilder(
                 exports: exports, files: files, store: maintenance.store,
                 archiver: ZipArchiver(runner: maintenance.runner), workRoot: maintenance.workDirectory,

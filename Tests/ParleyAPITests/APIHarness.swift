@@ -100,7 +100,9 @@ struct APIHarness: Sendable {
     }
 
     var roomService: RoomService {
-        RoomService(rooms: PostgresRoomRepository(database: database, logger: .quiet, fileLinks: Self.fileLinks))
+        RoomService(
+            rooms: PostgresRoomRepository(database: database, logger: .quiet, fileLinks: Self.fileLinks),
+            messages: PostgresMessageRepository(database: database, logger: .quiet, fileLinks: Self.fileLinks))
     }
 
     struct NoBroker: BrokerSessionControl {

@@ -45,9 +45,10 @@ struct BatchedTombstoneTests {
             #expect(try await value("SELECT submitted FROM cloud.file WHERE id = \(file.fileID)", Bool.self))
             let before = try await value("SELECT clock_timestamp()", Date.self)
 
-            let rooms = PostgresRoomRepository(database: database, logger: .quiet, fileLinks: APIHarness.fileLinks)
+            let messages = PostgresMessageRepository(
+                database: database, logger: .quiet, fileLinks: APIHarness.fileLinks)
             let live = [mentioned.id, plain.id, withFile]
-            try await rooms.delete(
+            try await messages.delete(
                 messageIDs: [gone.id, elsewhere.id] + live, roomID: Int64(room), by: userID(admin))
 
             let history = try await client.history(room, as: admin).messages

@@ -120,7 +120,7 @@ struct SendBatchTests {
 
     @Test func theOneStatementStoresABatchsNewMessagesInOrderAndLeavesTheRestToTheGeneralPath() async throws {
         try await withRoom { room in
-            let repository = PostgresRoomRepository(
+            let repository = PostgresMessageRepository(
                 database: room.harness.database, logger: .quiet, fileLinks: .testing)
             _ = try await room.service.send([try room.send(room.writer, "earlier")])
             let sent = try await repository.sendIfAllowed(

@@ -20,7 +20,7 @@ struct MessageActionServiceTests {
 
     /// A room of an admin, a writer and a reader, and a message of `sender` in it.
     func roomWithMessage(by sender: Int64 = writer) async throws -> (room: Int64, message: Int64) {
-        let room = try await RoomService(rooms: rooms).create(
+        let room = try await RoomService(rooms: rooms, messages: rooms).create(
             by: Self.admin, name: "R", members: [(Self.writer, .writer), (Self.reader, .reader)],
             firstMessage: NewMessage(content: "hi", uid: "0", fileId: nil)
         ).id
@@ -138,12 +138,12 @@ struct MessageActionServiceTests {
     }
 
     @Test func aSendsReplyAndMentionsMustFitItsRoom() async throws {
-        let service = RoomService(rooms: rooms)
-        let room = try await RoomService(rooms: rooms).create(
+        let service = RoomService(rooms: rooms, messages: rooms)
+        let room = try await RoomService(rooms: rooms, messages: rooms).create(
             by: Self.admin, name: "R", members: [(Self.writer, .writer), (Self.reader, .reader)],
             firstMessage: NewMessage(content: "hi", uid: "0", fileId: nil)
         ).id
-        let other = try await RoomService(rooms: rooms).create(
+        let other = try await RoomService(rooms: rooms, messages: rooms).create(
             by: Self.admin, name: "S", members: [(Self.writer, .writer), (Self.reader, .reader)],
             firstMessage: NewMessage(content: "there", uid: "0", fileId: nil)
         ).id
@@ -316,7 +316,7 @@ struct BlockRulesTests {
     let rooms = InMemoryRooms()
 
     @Test func aBlockedUserCannotOpenOrWriteInTheirDirectRoomAndNobodyBlocksThemselves() async throws {
-        let service = RoomService(rooms: rooms)
+        let service = RoomService(rooms: rooms, messages: rooms)
         let room = try await service.direct(userID: 1, peerID: 2).room.id
         await rooms.block(2, by: 1)
         let open = await #expect(throws: ParleyError.self) { try await service.direct(userID: 2, peerID: 1) }

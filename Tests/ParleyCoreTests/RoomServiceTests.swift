@@ -6,7 +6,7 @@ import Testing
 /// a batch of sends is answered, in milliseconds without PostgreSQL.
 struct RoomServiceTests {
     let rooms = InMemoryRooms()
-    var service: RoomService { RoomService(rooms: rooms) }
+    var service: RoomService { RoomService(rooms: rooms, messages: rooms) }
     static let admin: Int64 = 1
     static let writer: Int64 = 2
     static let reader: Int64 = 3
@@ -36,7 +36,7 @@ struct RoomServiceTests {
 
     @Test func underTheInvitePolicyStrangersAreInvitedAndRoomMatesAdded() async throws {
         let room = try await multiparty()
-        let invite = RoomService(rooms: rooms, addPolicy: .invite)
+        let invite = RoomService(rooms: rooms, messages: rooms, addPolicy: .invite)
         // The stranger shares no room with the admin: an invitation, no membership.
         guard
             case .invited(let invitation) = try await invite.setMember(
@@ -91,7 +91,7 @@ struct RoomServiceTests {
     @Test func aBudgetStoreThatDoesNotAnswerHoldsOneSendBrieflyAndTheNextOnesNotAtAll() async throws {
         let room = try await multiparty()
         let store = HangingBuckets()
-        let limited = RoomService(rooms: rooms, batching: nil, buckets: store)
+        let limited = RoomService(rooms: rooms, messages: rooms, batching: nil, buckets: store)
         let before = await rooms.messageCount(room)
         let clock = ContinuousClock()
         var waits: [Duration] = []
@@ -111,7 +111,8 @@ struct RoomServiceTests {
     @Test func chatInBeyondASendersBudgetIsRefusedWithItsWait() async throws {
         let room = try await multiparty()
         let limited = RoomService(
-            rooms: rooms, limits: AbuseLimits(messages: RateBucket(perSecond: 1, burst: 2)), buckets: CountingBuckets())
+            rooms: rooms, messages: rooms, limits: AbuseLimits(messages: RateBucket(perSecond: 1, burst: 2)),
+            buckets: CountingBuckets())
         let batch = try (0..<4).map { index in
             MessageSubmission(
                 roomID: room, senderID: index == 3 ? Self.admin : Self.writer,
@@ -129,7 +130,8 @@ struct RoomServiceTests {
     @Test func aRetryOfAStoredMessageIsAnsweredAsStoredPastTheBudget() async throws {
         let room = try await multiparty()
         let limited = RoomService(
-            rooms: rooms, batching: nil, limits: AbuseLimits(messages: RateBucket(perSecond: 1, burst: 1)),
+            rooms: rooms, messages: rooms, batching: nil,
+            limits: AbuseLimits(messages: RateBucket(perSecond: 1, burst: 1)),
             buckets: CountingBuckets())
         let message = try NewMessage(content: "m", uid: "retry-1", fileId: nil)
         let first = try await limited.send(roomID: room, message: message, by: Self.writer)

@@ -39,7 +39,8 @@ struct WorkerRecoveryTests {
                 creatorID: ids[0], name: "Big",
                 members: Dictionary(uniqueKeysWithValues: ids.dropFirst().map { ($0, .reader) }),
                 firstMessage: try NewMessage(content: "welcome", uid: "w", fileId: nil))
-            let sent = try await rooms.send(batch: [
+            let messages = PostgresMessageRepository(database: pool, logger: .quiet, fileLinks: .testing)
+            let sent = try await messages.send(batch: [
                 MessageSubmission(
                     roomID: roomID, senderID: ids[0],
                     message: try NewMessage(content: "to all", uid: "all", fileId: nil))

@@ -36,15 +36,6 @@ public struct RoomService: Sendable {
         }
     }
 
-    /// Over one adapter that keeps both rooms and their messages.
-    public init(
-        rooms: any RoomRepository & MessageRepository, batching: SendBatching? = SendBatching(),
-        addPolicy: RoomAddPolicy = .anyone, limits: AbuseLimits = AbuseLimits(), buckets: (any TokenBuckets)? = nil
-    ) {
-        self.init(
-            rooms: rooms, messages: rooms, batching: batching, addPolicy: addPolicy, limits: limits, buckets: buckets)
-    }
-
     /// The caller's role, or `not-found` for a non-member; `forbidden` below `minimum`.
     @discardableResult
     public func require(_ minimum: RoomRole, roomID: Int64, userID: Int64) async throws -> RoomRole {

@@ -11,7 +11,7 @@ import PostgresNIO
 /// reaction's count and a message's key limit are exact. Each also moves the room's
 /// `updated_at`, so the room list's light sync (`since`) brings the room whose latest
 /// messages changed.
-extension PostgresRoomRepository: MessageActionRepository {
+extension PostgresMessageRepository: MessageActionRepository {
     public func facts(messageID: Int64, roomID: Int64) async throws -> MessageFacts? {
         let row = try await database.client.query(
             """

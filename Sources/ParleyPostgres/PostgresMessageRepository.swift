@@ -1,25 +1,21 @@
 import Foundation
+import Logging
 import ParleyCore
 import PostgresNIO
 
-/// Messages: the per-room sequence, idempotent sends, history and read markers.
-extension PostgresRoomRepository: MessageRepository {
-    /// Stores one message in a transaction of its own (a batch of one, or a batch's sends
-    /// one by one after the batch failed).
-    func sendAlone(_ submission: MessageSubmission) async throws -> SentMessage {
-        func attempt() async throws -> SentMessage {
-            try await database.transaction(logger: logger) { connection in
-                let (message, created) = try await insertMessage(submission, on: connection)
-                return SentMessage(message: message, created: created)
-            }
-        }
-        do {
-            return try await attempt()
-        } catch let error as PSQLError where error.isUniqueViolation {
-            // The same uid committed by a concurrent send while this one waited for the room:
-            // now it is there to be found.
-            return try await attempt()
-        }
+/// Messages: the per-room sequence, idempotent sends, history and read markers; their sends'
+/// one writer is in `+Send`, edits, deletions and reactions in `+Actions`.
+public struct PostgresMessageRepository: MessageRepository, MessageRowReading {
+    let database: PostgresPool
+    let logger: Logger
+    let fileLinks: FileLinks
+
+    /// - Parameter fileLinks: the deployment's file-link key, so that
+    ///   a URL signed by one process opens through every other.
+    public init(database: PostgresPool, logger: Logger, fileLinks: FileLinks) {
+        self.database = database
+        self.logger = logger
+        self.fileLinks = fileLinks
     }
 
     public func sendIfAllowed(batch: [MessageSubmission], minimum: RoomRole) async throws -> [SentMessage?] {
@@ -54,47 +50,6 @@ extension PostgresRoomRepository: MessageRepository {
                 metadata: ["count": "\(batch.count)", "error": "\(String(reflecting: error))"])
         }
         return sent
-    }
-
-    /// Stores a message once per (room, sender, uid) with the next `seq`, moves the sender's
-    /// read marker to it and records it in the outbox, in one statement (the pipeline's hot
-    /// path: each round trip here is one more per message).
-    ///
-    /// Updating the room row locks it: senders to one room queue on it, so `seq` is handed
-    /// out in commit order with no gap. A retried uid skips the update and finds the stored
-    /// message; two sends of one uid racing end in a unique violation for the later one,
-    /// which ``sendAlone(_:)`` answers by finding the first.
-    func insertMessage(_ submission: MessageSubmission, on connection: PostgresConnection)
-        async throws -> (message: Message, created: Bool)
-    {
-        let (roomID, senderID, message) = (submission.roomID, submission.senderID, submission.message)
-        if let fileID = message.fileId {
-            let own = try await connection.query(
-                """
-                UPDATE cloud.file SET submitted = true
-                WHERE id = \(fileID) AND uploaded_by_id = \(senderID) RETURNING id
-                """, logger: logger
-            ).first(Int64.self)
-            guard own != nil else {
-                throw ParleyError(.fileUnavailable, "The file is not one of the sender's uploads.", field: "fileId")
-            }
-        }
-        let inserted = try await connection.execute(
-            InsertMessageStatement(submission), logger: logger
-        ).allRows()
-        if let stored = try await messages(from: inserted, viewer: senderID, on: connection).first {
-            return (stored, true)
-        }
-        let existing = try await connection.query(
-            """
-            SELECT \(unescaped: MessageColumns.list()) FROM \(unescaped: MessageColumns.source)
-            WHERE m.chat_room_id = \(roomID) AND m.sent_by_id = \(senderID) AND m.uid = \(message.uid)
-            """, logger: logger
-        ).collect()
-        guard let stored = try await messages(from: existing, viewer: senderID, on: connection).first else {
-            throw ParleyError.notFound("No such room.")
-        }
-        return (stored, false)
     }
 
     public func messages(roomID: Int64, query: HistoryQuery, viewer: Int64) async throws -> (

@@ -3,8 +3,17 @@ import Logging
 import ParleyCore
 import PostgresNIO
 
+/// What reads messages from rows of ``MessageColumns``: the room and the message adapters
+/// (history, views, actions, search) read them alike.
+protocol MessageRowReading: Sendable {
+    var database: PostgresPool { get }
+    var logger: Logger { get }
+    /// Signs the URLs of attached files.
+    var fileLinks: FileLinks { get }
+}
+
 /// Messages from rows of ``MessageColumns``, with their reactions as a caller sees them.
-extension PostgresRoomRepository {
+extension MessageRowReading {
     /// Messages decoded from rows whose columns are ``MessageColumns/list(roomUID:file:fresh:)``
     /// from `first`, with their reactions as `viewer` sees them (`me` nil without one).
     func messages(

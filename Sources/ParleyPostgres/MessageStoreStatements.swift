@@ -1,0 +1,200 @@
+import Foundation
+import ParleyCore
+import PostgresNIO
+
+/// The one statement that stores messages, in the two shapes the send paths need (see
+/// <doc:MessagePipelinePerformance>). Both take the sends as arrays in the batch's order,
+/// hand each room's new `seq`s out after the last one under the room's lock, advance the room,
+/// insert the messages and what every stored message writes besides (``StoredBatchRecords``),
+/// and answer each stored message with its place in the batch (from 1).
+///
+/// - ``Shape/checked``: the common batch in one round trip (``StoreNewMessagesStatement``).
+///   It checks in the statement what the general path checks before it, and stores only the
+///   plain new messages of writers.
+/// - ``Shape/prepared``: the general path's last step (``InsertMessagesStatement``), after
+///   its checks, its files and its retries, with the rooms already locked.
+enum MessageStore {
+    enum Shape {
+        case checked
+        case prepared
+    }
+
+    /// Bindings both shapes share: `$1` rooms, `$2` senders, `$3` uids, `$4` contents, `$5`
+    /// traceparents (``StoredBatchRecords/traceparents(of:)``). ``Shape/checked`` adds `$6`, the
+    /// lowest rank that may send; ``Shape/prepared`` adds `$6` files, `$7` reply targets (0 for
+    /// none: arrays carry no NULL elements here) and `$8` mentions (each an array literal).
+    static func sql(_ shape: Shape) -> String {
+        """
+        WITH \(shape == .checked ? checkedSends : preparedSends), numbered AS (
+            SELECT s.*, row_number() OVER (PARTITION BY s.room_id ORDER BY s.place) AS nth FROM allowed s
+        ), counted AS (
+            SELECT room_id, count(*) AS n, coalesce(max(nth) FILTER (WHERE cardinality(mentions) > 0), 0) AS mention_nth
+            FROM numbered GROUP BY room_id
+        ), room AS (
+            UPDATE messenger.chat_room c
+            SET last_seq = c.last_seq + x.n, last_message_at = clock_timestamp(), updated_at = clock_timestamp(),
+                last_mention_seq = CASE WHEN x.mention_nth > 0 THEN c.last_seq + x.mention_nth
+                                        ELSE c.last_mention_seq END
+            FROM counted x WHERE c.id = x.room_id
+            RETURNING c.id, c.uid, c.last_seq - x.n AS base, c.last_message_at AS at
+        ), m AS (
+            INSERT INTO messenger.message
+                (chat_room_id, seq, sent_by_id, uid, content, file_id, reply_to_id, mentions, created_at)
+            SELECT s.room_id, room.base + s.nth, s.sender_id, s.uid, s.content, s.file_id, s.reply_to_id, s.mentions,
+                   room.at
+            FROM numbered s JOIN room ON room.id = s.room_id
+            ORDER BY s.room_id, s.place
+            RETURNING *
+        ), \(StoredBatchRecords.ctes(
+            mentions: shape == .prepared,
+            traceparent: StoredBatchRecords.traces(
+                "$5::text[]",
+                of: """
+                    SELECT nullif(($5::text[])[s.place::integer], '') FROM allowed s
+                    WHERE s.room_id = m.chat_room_id AND s.sender_id = m.sent_by_id AND s.uid = m.uid
+                    """)))
+        SELECT s.place, \(columns(shape))
+        FROM m JOIN room ON room.id = m.chat_room_id
+            JOIN allowed s ON s.room_id = m.chat_room_id AND s.sender_id = m.sent_by_id AND s.uid = m.uid
+            \(shape == .prepared ? MessageColumns.replyJoin : "") CROSS JOIN \(StoredBatchRecords.wake)
+        """
+    }
+
+    /// The sends of writers, each key once, not stored before, in a room not archived and not
+    /// blocked to them: the general path answers every other send. Each room is locked, in id
+    /// order, before it is updated (as ``LockRoomsStatement`` locks them), so two batches never
+    /// wait for each other in a cycle. A send of the same key committed by another batch after
+    /// this statement began ends it in a unique violation, which the general path answers.
+    private static let checkedSends = """
+        k AS (
+            SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[])
+                WITH ORDINALITY AS k(room_id, sender_id, uid, content, place)
+        ), fresh AS (
+            SELECT DISTINCT ON (k.room_id, k.sender_id, k.uid) k.* FROM k
+            WHERE (
+                SELECT max(r.rank) FROM messenger.room_membership rm JOIN cloud.role r ON r.id = rm.role_id
+                WHERE rm.chat_room_id = k.room_id AND rm.user_account_id = k.sender_id) >= $6::integer
+              AND NOT EXISTS (
+                SELECT 1 FROM messenger.message m
+                WHERE m.chat_room_id = k.room_id AND m.sent_by_id = k.sender_id AND m.uid = k.uid)
+            ORDER BY k.room_id, k.sender_id, k.uid, k.place
+        ), locked AS (
+            SELECT c.* FROM messenger.chat_room c
+            WHERE c.id IN (SELECT room_id FROM fresh)
+            ORDER BY c.id FOR NO KEY UPDATE
+        ), allowed AS (
+            SELECT f.room_id, f.sender_id, f.uid, f.content, f.place, NULL::bigint AS file_id,
+                   NULL::bigint AS reply_to_id, '{}'::bigint[] AS mentions
+            FROM fresh f JOIN locked c ON c.id = f.room_id
+            WHERE c.archived_at IS NULL AND NOT \(BlockRule.blockedIn(room: "c", sender: "f.sender_id"))
+        )
+        """
+
+    /// The sends the general path let through, each key once, their rooms locked.
+    private static let preparedSends = """
+        allowed AS (
+            SELECT k.room_id, k.sender_id, k.uid, k.content, k.place, nullif(k.file_id, 0) AS file_id,
+                   nullif(k.reply_to_id, 0) AS reply_to_id, k.mentions::bigint[] AS mentions
+            FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $6::bigint[], $7::bigint[], $8::text[])
+                WITH ORDINALITY AS k(room_id, sender_id, uid, content, file_id, reply_to_id, mentions, place)
+        )
+        """
+
+    /// A plain message has no file and no reply to join.
+    private static func columns(_ shape: Shape) -> String {
+        switch shape {
+        case .checked:
+            MessageColumns.list(roomUID: "room.uid", file: "NULL::text", fresh: true, plain: true)
+        case .prepared:
+            MessageColumns.list(
+                roomUID: "room.uid", file: "(SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = m.file_id)",
+                fresh: true)
+        }
+    }
+}
+
+/// The common batch in one round trip (``MessageStore/Shape/checked``): stores the new
+/// messages of senders holding at least `minimumRank` in their room, plain ones only
+/// (``ParleyCore/NewMessage/isPlain``), and answers only those.
+struct StoreNewMessagesStatement: PostgresPreparedStatement {
+    static let sql = MessageStore.sql(.checked)
+    typealias Row = PostgresRow
+    let sends: MessageStoreArrays
+    /// The lowest `cloud.role.rank` that may send.
+    let minimumRank: Int32
+
+    init(_ submissions: [MessageSubmission], minimumRank: Int32) {
+        sends = MessageStoreArrays(submissions)
+        self.minimumRank = minimumRank
+    }
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 6)
+        try sends.append(to: &bindings)
+        try bindings.append(minimumRank)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { row }
+}
+
+/// The general path's store (``MessageStore/Shape/prepared``): every send given, with its
+/// file, reply and mentions, checked before.
+struct InsertMessagesStatement: PostgresPreparedStatement {
+    static let sql = MessageStore.sql(.prepared)
+    typealias Row = PostgresRow
+    let sends: MessageStoreArrays
+    /// 0 for none.
+    let fileIDs: [Int64]
+    /// 0 for none.
+    let replyToIDs: [Int64]
+    /// Each message's as an array literal (`{1,2}`): arrays of arrays must be rectangular.
+    let mentions: [String]
+
+    /// - Parameter submissions: each key once.
+    init(_ submissions: [MessageSubmission]) {
+        sends = MessageStoreArrays(submissions)
+        fileIDs = submissions.map { $0.message.fileId ?? 0 }
+        replyToIDs = submissions.map { $0.message.replyToId ?? 0 }
+        mentions = submissions.map { "{" + $0.message.mentions.map(String.init).joined(separator: ",") + "}" }
+    }
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 8)
+        try sends.append(to: &bindings)
+        try bindings.append(fileIDs)
+        try bindings.append(replyToIDs)
+        try bindings.append(mentions)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { row }
+}
+
+/// The bindings `$1` to `$5` both shapes share.
+struct MessageStoreArrays {
+    var roomIDs: [Int64] = []
+    var senderIDs: [Int64] = []
+    var uids: [String] = []
+    var contents: [String] = []
+    /// Empty, or one per send ("" for none): ``StoredBatchRecords/traceparents(of:)``.
+    let traceparents: [String]
+
+    init(_ submissions: [MessageSubmission]) {
+        for submission in submissions {
+            roomIDs.append(submission.roomID)
+            senderIDs.append(submission.senderID)
+            uids.append(submission.message.uid)
+            contents.append(submission.message.content)
+        }
+        traceparents = StoredBatchRecords.traceparents(of: submissions)
+    }
+
+    func append(to bindings: inout PostgresBindings) throws {
+        try bindings.append(roomIDs)
+        try bindings.append(senderIDs)
+        try bindings.append(uids)
+        try bindings.append(contents)
+        try bindings.append(traceparents)
+    }
+}

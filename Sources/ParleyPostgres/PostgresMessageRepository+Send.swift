@@ -1,0 +1,125 @@
+import Foundation
+import Logging
+import ParleyCore
+import PostgresNIO
+
+/// The one writer of messages: a batch of sends (a group commit), one send, or a new room's
+/// first message, in one transaction of set-based statements (see
+/// <doc:MessagePipelinePerformance>); the one-round-trip shape of the common batch is
+/// ``sendIfAllowed(batch:minimum:)``.
+extension PostgresMessageRepository {
+    public func send(batch: [MessageSubmission]) async throws -> [SendOutcome] {
+        // A key's first send in the batch is stored; its later sends are retries of it.
+        var firstOfKey: [MessageKey: Int] = [:]
+        var distinct: [MessageSubmission] = []
+        let slots = batch.map { submission in
+            if let slot = firstOfKey[submission.key] { return slot }
+            firstOfKey[submission.key] = distinct.count
+            distinct.append(submission)
+            return distinct.count - 1
+        }
+        let stored = try await storeDistinct(distinct)
+        var answered = Set<Int>()
+        return slots.map { slot in
+            answered.insert(slot).inserted
+                ? stored[slot] : stored[slot].map { SentMessage(message: $0.message, created: false) }
+        }
+    }
+
+    /// Sends with distinct keys: together in one transaction, or, when that fails for a reason
+    /// other than the database being unreachable, one by one (so one bad send fails alone).
+    private func storeDistinct(_ submissions: [MessageSubmission]) async throws -> [SendOutcome] {
+        if submissions.count > 1 {
+            do {
+                return try await database.transaction(logger: logger) { try await store(submissions, on: $0) }
+            } catch let error as any DependencyError where error.isUnavailability {
+                throw error
+            } catch {
+                logger.warning(
+                    "a batch of sends failed; storing them one by one",
+                    metadata: ["count": "\(submissions.count)", "error": "\(String(reflecting: error))"])
+            }
+        }
+        var outcomes: [SendOutcome] = []
+        for submission in submissions {
+            do {
+                outcomes.append(
+                    try await database.transaction(logger: logger) { try await store([submission], on: $0)[0] })
+            } catch let error as any DependencyError where error.isUnavailability && submissions.count == 1 {
+                throw error
+            } catch {
+                outcomes.append(.failure(error))
+            }
+        }
+        return outcomes
+    }
+
+    /// Stores sends with distinct keys in the caller's transaction, in three or four
+    /// statements whatever their number: files, room locks, retries, and the insert (which
+    /// also records the outbox rows). One outcome per send, in order.
+    func store(_ submissions: [MessageSubmission], on connection: PostgresConnection) async throws
+        -> [SendOutcome]
+    {
+        var outcomes = [SendOutcome?](repeating: nil, count: submissions.count)
+        let owned = try await submitFiles(of: submissions, on: connection)
+        // Locked before the retries are looked for: a send of one of these keys that
+        // committed before is then visible, and none can commit until this one has.
+        let rooms = Set(
+            try await connection.execute(
+                LockRoomsStatement(roomIDs: Set(submissions.map(\.roomID)).sorted()), logger: logger
+            ).allRows())
+        let retries = try await storedMessages(of: submissions, on: connection)
+        var new: [Int] = []
+        for (slot, submission) in submissions.enumerated() {
+            if let stored = retries[submission.key] {
+                outcomes[slot] = .success(SentMessage(message: stored, created: false))
+            } else if let fileID = submission.message.fileId, !owned.contains([fileID, submission.senderID]) {
+                outcomes[slot] = .failure(
+                    ParleyError(.fileUnavailable, "The file is not one of the sender's uploads.", field: "fileId"))
+            } else if rooms.contains(submission.roomID) {
+                new.append(slot)
+            } else {
+                outcomes[slot] = .failure(ParleyError.notFound("No such room."))
+            }
+        }
+        if !new.isEmpty {
+            let rows = try await connection.execute(
+                InsertMessagesStatement(new.map { submissions[$0] }), logger: logger
+            ).allRows()
+            for row in rows {
+                let place = Int(try row.decode(Int64.self))
+                let (message, _) = try MessageColumns.decode(row.makeRandomAccess(), from: 1, links: fileLinks)
+                outcomes[new[place - 1]] = .success(SentMessage(message: message, created: true))
+            }
+        }
+        return outcomes.map { $0 ?? .failure(MissingRowError()) }
+    }
+
+    /// The `[file, sender]` pairs whose file the sender uploaded, now marked submitted.
+    private func submitFiles(of submissions: [MessageSubmission], on connection: PostgresConnection) async throws
+        -> Set<[Int64]>
+    {
+        let files = submissions.compactMap { submission in submission.message.fileId.map { ($0, submission.senderID) } }
+        guard !files.isEmpty else { return [] }
+        let rows = try await connection.execute(
+            SubmitFilesStatement(fileIDs: files.map(\.0), ownerIDs: files.map(\.1)), logger: logger
+        ).allRows()
+        return Set(rows.map { [$0.0, $0.1] })
+    }
+
+    private func storedMessages(of submissions: [MessageSubmission], on connection: PostgresConnection) async throws
+        -> [MessageKey: Message]
+    {
+        let rows = try await connection.execute(
+            StoredMessagesStatement(
+                roomIDs: submissions.map(\.roomID), senderIDs: submissions.map(\.senderID),
+                uids: submissions.map(\.message.uid)), logger: logger
+        ).allRows()
+        var stored: [MessageKey: Message] = [:]
+        for message in try await messages(from: rows, viewer: nil, on: connection) {
+            guard let sender = message.sentById else { continue }
+            stored[MessageKey(roomID: message.chatRoomId, senderID: sender, uid: message.uid)] = message
+        }
+        return stored
+    }
+}
