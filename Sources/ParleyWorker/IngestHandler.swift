@@ -58,13 +58,14 @@ public struct IngestHandler: Sendable {
                 continue
             case .mismatched(let stamped):
                 await reject(
-                    sender: stamped, roomID: nil, envelope: nil,
+                    sender: stamped, roomID: nil, uid: nil, hash: nil,
                     Rejection(.forbidden, "The topic names another sender."))
                 continue
             }
             guard let uid = topic?.uid else {
                 // The ACL lets nothing else through; a uid the ACL would refuse names no room.
-                await reject(sender: sender, roomID: nil, envelope: nil, Rejection(.forbidden, "No such room."))
+                await reject(
+                    sender: sender, roomID: nil, uid: nil, hash: nil, Rejection(.forbidden, "No such room."))
                 continue
             }
             var roomID: Int64?
@@ -100,7 +101,7 @@ public struct IngestHandler: Sendable {
                         PendingSend(
                             submission: MessageSubmission(
                                 roomID: room, senderID: sender, message: message, traceparent: span?.traceparent),
-                            roomUID: uid, envelope: decoded, span: span))
+                            hash: decoded.hash, span: span))
                 } else {
                     if !sends.isEmpty {
                         await store(sends)
@@ -139,12 +140,11 @@ public struct IngestHandler: Sendable {
             switch outcome {
             case .success(let sent):
                 if !sent.created {
-                    retries.append((Topic.room(send.roomUID), RoomEvent.newMessage(sent.message).json(), send))
+                    retries.append(
+                        (Topic.room(sent.message.chatRoomUid), RoomEvent.newMessage(sent.message).json(), send))
                 }
             case .failure(let error):
-                await reject(
-                    sender: send.submission.senderID, roomID: send.submission.roomID, envelope: send.envelope,
-                    rejection(for: error))
+                await reject(send, rejection(for: error))
             }
         }
         guard !retries.isEmpty else { return }
@@ -155,9 +155,7 @@ public struct IngestHandler: Sendable {
             logger.warning("could not answer retried messages", metadata: ["error": "\(error)"])
             for retry in retries {
                 await reject(
-                    sender: retry.send.submission.senderID, roomID: retry.send.submission.roomID,
-                    envelope: retry.send.envelope,
-                    Rejection(.unavailable, "The server could not store this now; publish it again."))
+                    retry.send, Rejection(.unavailable, "The server could not store this now; publish it again."))
             }
         }
     }
@@ -218,8 +216,10 @@ public struct IngestHandler: Sendable {
         return id
     }
 
-    private func reject(sender: Int64, roomID: Int64?, envelope: ClientEnvelope?, _ rejection: Rejection) async {
-        await reject(sender: sender, roomID: roomID, uid: envelope?.data.uid, hash: envelope?.hash, rejection)
+    private func reject(_ send: PendingSend, _ rejection: Rejection) async {
+        await reject(
+            sender: send.submission.senderID, roomID: send.submission.roomID, uid: send.submission.message.uid,
+            hash: send.hash, rejection)
     }
 
     private func reject(sender: Int64, roomID: Int64?, uid: String?, hash: String?, _ rejection: Rejection) async {
@@ -233,11 +233,11 @@ public struct IngestHandler: Sendable {
         }
     }
 
-    /// A new message waiting for its batch's transaction.
+    /// A new message waiting for its batch's transaction, with what its answer needs.
     struct PendingSend {
         let submission: MessageSubmission
-        let roomUID: String
-        let envelope: ClientEnvelope
+        /// The client's tag of the publish, echoed in a rejection.
+        let hash: String?
         /// From its arrival to its batch's commit (``ParleyCore/PipelineTrace``).
         let span: PipelineSpan?
     }
