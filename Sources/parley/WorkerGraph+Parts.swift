@@ -91,7 +91,14 @@ extension WorkerGraph {
 
     /// Erasing deleted accounts and rooms, data exports, retention purges.
     struct Maintenance: Sendable {
+        /// Where the role's consumer reads its jobs, and its work queues more.
         var queue: RedisJobQueue
+        var work: MaintenanceWork
+    }
+
+    /// What the maintenance role's handler and sweep work with; a test runs them over a job
+    /// queue of its own (``WorkerGraph/maintenanceWork(_:_:jobs:)``).
+    struct MaintenanceWork: Sendable {
         var store: any BlobStore
         /// Runs `zip` for exports.
         var runner: ToolRunner

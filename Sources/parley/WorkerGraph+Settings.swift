@@ -52,9 +52,12 @@ extension WorkerGraph.Parts {
         }
         if roles.contains(.maintenance) {
             maintenance = WorkerGraph.Maintenance(
-                queue: try queues.maintenance(), store: try blobStore(settings), runner: try settings.toolRunner(),
-                workDirectory: try Self.workDirectory(settings),
-                retentionDefaultDays: try settings.retentionDefaultDays(), interval: try settings.maintenanceInterval())
+                queue: try queues.maintenance(),
+                work: WorkerGraph.MaintenanceWork(
+                    store: try blobStore(settings), runner: try settings.toolRunner(),
+                    workDirectory: try Self.workDirectory(settings),
+                    retentionDefaultDays: try settings.retentionDefaultDays(),
+                    interval: try settings.maintenanceInterval()))
         }
     }
 

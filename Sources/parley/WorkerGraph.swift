@@ -118,7 +118,7 @@ struct WorkerGraph {
 
     private mutating func addMaintenance(_ maintenance: Maintenance) {
         let logger = parts.logger("maintenance")
-        let work = Self.maintenanceWork(parts, maintenance, jobs: maintenance.queue)
+        let work = Self.maintenanceWork(parts, maintenance.work, jobs: maintenance.queue)
         probes.append(JobQueueProbe(queue: maintenance.queue))
         services.append(
             JobConsumer(
@@ -130,7 +130,7 @@ struct WorkerGraph {
     /// The maintenance role's job handler and sweep, which queue their work (and a long
     /// erasure's continuation) on `jobs`; a test runs the handler on jobs it keeps.
     static func maintenanceWork(
-        _ parts: Parts, _ maintenance: Maintenance, jobs: any JobQueue
+        _ parts: Parts, _ maintenance: MaintenanceWork, jobs: any JobQueue
     ) -> (handler: MaintenanceHandler, sweeper: MaintenanceSweeper) {
         let logger = parts.logger("maintenance")
         let files = PostgresFileRepository(database: parts.postgres, logger: logger)

@@ -28,12 +28,11 @@ final class RecordedJobs: JobQueue {
 }
 
 extension APIHarness {
-    /// The maintenance role's part over the test's store. Its Redis queue stays empty: the
-    /// test runs the jobs it keeps (``maintenanceJobs``) itself.
-    func maintenancePart(stepLimit: Int = 500, defaultRetentionDays: Int? = nil) -> WorkerGraph.Maintenance {
-        WorkerGraph.Maintenance(
-            queue: RedisJobQueue(name: "maintenance-\(namespace)", pool: redis), store: blobStore,
-            runner: ToolRunner(), workDirectory: TestScratch.path("parley-maintenance"),
+    /// What the maintenance role works with, over the test's store; the test runs the jobs it
+    /// keeps (``maintenanceJobs``) itself.
+    func maintenancePart(stepLimit: Int = 500, defaultRetentionDays: Int? = nil) -> WorkerGraph.MaintenanceWork {
+        WorkerGraph.MaintenanceWork(
+            store: blobStore, runner: ToolRunner(), workDirectory: TestScratch.path("parley-maintenance"),
             retentionDefaultDays: defaultRetentionDays, interval: .seconds(300), stepLimit: stepLimit)
     }
 
