@@ -2,6 +2,11 @@ import Foundation
 import Logging
 import ParleyPostgres
 import PostgresNIO
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Fresh PostgreSQL databases, one per test, so tests run in parallel without sharing rows.
 extension TestServices {
@@ -16,10 +21,43 @@ extension TestServices {
     /// database anew took hundreds of statements apiece, and a suite's worth at once kept
     /// PostgreSQL from accepting connections within seconds on two cores.
     public func makeDatabase(migrated: Bool = false) async throws -> PostgresConfiguration {
-        let name = "test_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased())"
+        try await Self.sweeps.run { [self] in try await sweepOnce() }
+        let name =
+            "\(Self.ownPrefix)\(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased())"
         let template = migrated ? try await Self.templates.run { try await migratedTemplate() } : nil
         try await create(name, from: template)
         return postgres(database: name)
+    }
+
+    /// This process's databases are named for it, so that a later run can tell those of a test
+    /// process that has ended (a suite drops none of its own: each test would have to).
+    private static let ownPrefix = "test_p\(getpid())_"
+    static let sweeps = OneAtATime()
+    private static let swept = Mutex(false)
+
+    /// Drops, once per process, the databases of test processes that have ended: a machine that
+    /// runs the suite many times against the same services otherwise fills its disk.
+    private func sweepOnce() async throws {
+        guard
+            Self.swept.withLock({ done in
+                defer { done = true }
+                return !done
+            })
+        else { return }
+        let names = try await administering { pool in
+            try await pool.client.query(
+                "SELECT datname FROM pg_database WHERE datname LIKE 'test\\_p%'", logger: .quiet
+            )
+            .all(String.self)
+        }
+        for name in names {
+            let pid = name.dropFirst("test_p".count).prefix { $0.isNumber }
+            guard let pid = Int32(pid), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            try? await administering { pool in
+                try await pool.client.query(
+                    PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: .quiet)
+            }
+        }
     }
 
     /// Runs `body` with a pool of its own on the `postgres` database (a pool runs once).

@@ -88,7 +88,13 @@ public struct TestServices: Sendable {
     /// Stops one server as a crash would (PostgreSQL's immediate mode, SIGKILL for the others).
     public func crash(_ service: String) async throws { try await Self.runScript(["crash", directory, service]) }
     public func start(_ service: String) async throws { try await Self.runScript(["start", directory, service]) }
-    public func shutdown() async throws { try await Self.runScript(["stop", directory]) }
+    /// Stops this instance; a private one's directory goes too (its data is nobody else's).
+    public func shutdown() async throws {
+        try await Self.runScript(["stop", directory])
+        if (directory as NSString).lastPathComponent.hasPrefix("private-") {
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+    }
 
     /// Configures this instance's mosquitto for Parley's plugin built at `plugin` (asking the
     /// internal listener on `PARLEY_LOCAL_INTERNAL_PORT`) and restarts it.
