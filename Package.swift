@@ -55,6 +55,8 @@ let package = Package(
             dependencies: [
                 "ParleyRuntime",
                 .product(name: "Crypto", package: "swift-crypto"),
+                // RSA signatures of the identity providers' tokens Parley trusts.
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 // The trace context a message carries through the pipeline (API only).
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
@@ -279,7 +281,11 @@ let package = Package(
             name: "ParleyRuntimeTests", dependencies: ["ParleyRuntime", "ParleyTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "ParleyCoreTests", dependencies: ["ParleyCore", "ParleyTestSupport"],
+            name: "ParleyCoreTests",
+            dependencies: [
+                "ParleyCore", "ParleyTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ParleyWorkerTests", dependencies: ["ParleyWorker", "ParleyCore"], swiftSettings: swiftSettings),
