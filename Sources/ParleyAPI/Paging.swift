@@ -4,7 +4,7 @@ import ParleyCore
 /// Every list pages alike: `limit` and an opaque `cursor` in, the items and `nextCursor` out,
 /// `nextCursor` null on the last page; every list reads its `limit` and `cursor` here. What a
 /// cursor holds is the list's own, and clients pass it back unread: the last id for lists
-/// keyed by id (``idCursor()``, ``page(_:_:cursor:)``, which reads one item more than asked
+/// keyed by id (``idCursor()``, ``page(_:cursor:)``, which reads one item more than asked
 /// so the last page says it is the last), a position in the room list, a `seq` window of
 /// history, a change's time and id.
 struct Paging {
@@ -29,25 +29,38 @@ struct Paging {
         }
     }
 
-    /// The page of what was read (at most ``readLimit``) under `key`, and the next cursor.
-    func page<Item: Encodable & Sendable>(
-        _ key: String, _ read: [Item], cursor: (Item) -> String
-    ) -> ListPage<Item> {
+    /// The page of what was read (at most ``readLimit``), and the next cursor.
+    func page<Item: ListItem>(_ read: [Item], cursor: (Item) -> String) -> ListPage<Item> {
         let items = Array(read.prefix(limit))
-        return ListPage(key: key, items: items, nextCursor: read.count > limit ? items.last.map(cursor) : nil)
+        return ListPage(items: items, nextCursor: read.count > limit ? items.last.map(cursor) : nil)
     }
 }
 
-/// `{<key>: [items], nextCursor}`, with `nextCursor` present as null at the end.
-struct ListPage<Item: Encodable & Sendable>: Encodable, Sendable {
-    let key: String
+/// What a list pages: each kind of item is listed under one key of its own (`users`, `files`).
+protocol ListItem: Codable, Sendable {
+    static var listKey: String { get }
+}
+
+/// `{<Item.listKey>: [items], nextCursor}`, with `nextCursor` present as null at the end.
+struct ListPage<Item: ListItem>: Codable, Sendable {
     let items: [Item]
     let nextCursor: String?
 
+    init(items: [Item], nextCursor: String?) {
+        self.items = items
+        self.nextCursor = nextCursor
+    }
+
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Key.self)
-        try container.encode(items, forKey: Key(key))
+        try container.encode(items, forKey: Key(Item.listKey))
         try container.encode(nextCursor, forKey: Key("nextCursor"))
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Key.self)
+        items = try container.decode([Item].self, forKey: Key(Item.listKey))
+        nextCursor = try container.decode(String?.self, forKey: Key("nextCursor"))
     }
 
     struct Key: CodingKey {

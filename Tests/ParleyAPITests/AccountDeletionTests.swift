@@ -144,8 +144,9 @@ struct AccountDeletionTests {
             // Deleted already: asking again ends what may be left, and queues the erasure again.
             #expect(try await client.json(.delete, "/v1/admin/users/\(userID(user))", token: admin).status == .accepted)
             // Gone from the directory and the administrators' list.
-            let found = try await client.decoded(UsersPage.self, .get, "/v1/admin/users?q=Deleted", token: admin)
-            #expect(found.users.isEmpty)
+            let found = try await client.decoded(
+                ListPage<UserResponse>.self, .get, "/v1/admin/users?q=Deleted", token: admin)
+            #expect(found.items.isEmpty)
             try await harness.runMaintenance()
         }
     }

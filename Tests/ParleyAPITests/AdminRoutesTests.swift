@@ -89,7 +89,7 @@ struct AdminRoutesTests {
                 try await client.json(.delete, "/v1/admin/groups/\(groupID)/members/\(staff)", token: admin).status
                     == .notFound)
 
-            let apps = try await client.decoded(ApplicationsAnswer.self, .get, "/v1/admin/apps", token: admin)
+            let apps = try await client.decoded(ApplicationsResponse.self, .get, "/v1/admin/apps", token: admin)
             let messenger = apps.apps.first { $0.code == "messenger" }
             #expect(messenger?.roles.map(\.code) == ["reader", "writer", "admin"])
 

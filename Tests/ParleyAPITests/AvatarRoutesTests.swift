@@ -45,8 +45,8 @@ struct AvatarRoutesTests {
             let avatar = try #require(seen.avatar)
             #expect(try await files.send(client, .get, avatar.url).status == .ok)
             let members = try await client.decoded(
-                MembersPage.self, .get, "/v1/rooms/\(room)/members", token: token(other))
-            #expect(members.members.first { $0.user.id == userID(me) }?.user.avatar != nil)
+                ListPage<MemberResponse>.self, .get, "/v1/rooms/\(room)/members", token: token(other))
+            #expect(members.items.first { $0.user.id == userID(me) }?.user.avatar != nil)
 
             // Held: the orphan sweep leaves an avatar, however old.
             let removed = try await OrphanSweeper(

@@ -19,19 +19,20 @@ struct BlockRoutesTests {
                 #expect(try await client.json(.put, "/v1/me/blocks/\(userID(user))", token: me).status == .noContent)
             }
             #expect(try await client.json(.put, "/v1/me/blocks/\(userID(users[1]))", token: me).status == .noContent)
-            let pages = try await client.pages(ListOfUsers.self, "/v1/me/blocks?limit=2", token: me) {
-                ($0.users.map(\.id), $0.nextCursor)
+            let pages = try await client.pages(ListPage<UserResponse>.self, "/v1/me/blocks?limit=2", token: me) {
+                ($0.items.map(\.id), $0.nextCursor)
             }
             #expect(pages == [[userID(users[1]), userID(users[2])], [userID(users[3])]])
             for _ in 0..<2 {
                 #expect(
                     try await client.json(.delete, "/v1/me/blocks/\(userID(users[2]))", token: me).status == .noContent)
             }
-            let left = try await client.decoded(ListOfUsers.self, .get, "/v1/me/blocks", token: me)
-            #expect(left.users.map(\.id) == [userID(users[1]), userID(users[3])])
+            let left = try await client.decoded(ListPage<UserResponse>.self, .get, "/v1/me/blocks", token: me)
+            #expect(left.items.map(\.id) == [userID(users[1]), userID(users[3])])
             // Another user's list is their own.
             #expect(
-                try await client.decoded(ListOfUsers.self, .get, "/v1/me/blocks", token: token(users[1])).users.isEmpty)
+                try await client.decoded(ListPage<UserResponse>.self, .get, "/v1/me/blocks", token: token(users[1]))
+                    .items.isEmpty)
         }
     }
 

@@ -32,10 +32,11 @@ struct BrokerAuthTests {
         }
     }
 
-    /// A broker's call: the status, and the answer as that broker reads it (nil when it is not
+    /// A broker's call: the status, and the answer as the API's own type (nil when it is not
     /// one, as for a refused malformed call) and as sent.
     func post<Reply: Decodable>(
-        _ client: any TestClientProtocol, _ path: String, _ json: String, as _: Reply.Type = GoAuthReply.self
+        _ client: any TestClientProtocol, _ path: String, _ json: String,
+        as _: Reply.Type = BrokerAuthController.GoAuthAnswer.self
     ) async throws -> (status: HTTPResponse.Status, reply: Reply?, text: String) {
         try await client.execute(
             uri: path, method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(string: json)
@@ -141,7 +142,8 @@ struct BrokerAuthTests {
             let (user, password, client) = (login.mqtt.username, login.mqtt.password, login.mqtt.clientId)
             let allowed = try await post(
                 broker, "/internal/broker/emqx/authn",
-                #"{"clientid":"\#(client)","username":"\#(user)","password":"\#(password)"}"#, as: EMQXReply.self)
+                #"{"clientid":"\#(client)","username":"\#(user)","password":"\#(password)"}"#,
+                as: BrokerAuthController.EMQXAnswer.self)
             #expect(allowed.status == .ok)
             #expect(allowed.reply?.result == "allow")
             #expect(allowed.reply?.is_superuser == false)
@@ -149,26 +151,28 @@ struct BrokerAuthTests {
             #expect(allowed.reply?.expire_at == Int64(login.mqtt.expiresAt.timeIntervalSince1970))
             let server = try await post(
                 broker, "/internal/broker/emqx/authn",
-                #"{"clientid":"s","username":"parley-server","password":"server-secret"}"#, as: EMQXReply.self)
+                #"{"clientid":"s","username":"parley-server","password":"server-secret"}"#,
+                as: BrokerAuthController.EMQXAnswer.self)
             #expect(server.reply?.is_superuser == true)
             // Left out, not null: no end.
             #expect(try decode(WireKeys.self, from: server.text).keys.contains("expire_at") == false)
             let denied = try await post(
                 broker, "/internal/broker/emqx/authn",
-                #"{"clientid":"\#(client)","username":"\#(user)","password":"x"}"#, as: EMQXReply.self)
+                #"{"clientid":"\#(client)","username":"\#(user)","password":"x"}"#,
+                as: BrokerAuthController.EMQXAnswer.self)
             #expect(denied.status == .ok)
             #expect(denied.reply?.result == "deny")
 
             let own = try await post(
                 broker, "/internal/broker/emqx/authz",
                 #"{"clientid":"\#(client)","username":"\#(user)","topic":"messenger-notifications/\#(user)","action":"subscribe"}"#,
-                as: EMQXReply.self
+                as: BrokerAuthController.EMQXAnswer.self
             )
             #expect(own.reply?.result == "allow")
             let publish = try await post(
                 broker, "/internal/broker/emqx/authz",
                 #"{"clientid":"\#(client)","username":"\#(user)","topic":"messenger-notifications/\#(user)","action":"publish"}"#,
-                as: EMQXReply.self
+                as: BrokerAuthController.EMQXAnswer.self
             )
             #expect(publish.reply?.result == "deny")
             let bad = try await post(

@@ -11,7 +11,7 @@ struct DirectoryVisibilityTests {
         let encoded = q.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? q
         let answer = try await client.json(.get, "/v1/users?q=\(encoded)&limit=100", token: token(user))
         #expect(answer.status == .ok, "\(answer.text)")
-        return Set(try decode(UsersPage.self, from: answer.text).users.map(\.id))
+        return Set(try decode(ListPage<UserResponse>.self, from: answer.text).items.map(\.id))
     }
 
     @Test func roomMatesFindOnlyThemselvesAndWhoSharesARoom() async throws {

@@ -49,7 +49,7 @@ struct EMQXConfigurationTests {
                 var body = call.body.mapValues { values[$0] ?? $0 }
                 if call.path.hasSuffix("authz") { body["topic"] = "messenger-notifications/\(login.mqtt.username)" }
                 let json = String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)
-                let answer = try await tests.post(broker, call.path, json, as: EMQXReply.self)
+                let answer = try await tests.post(broker, call.path, json, as: BrokerAuthController.EMQXAnswer.self)
                 #expect(answer.status == .ok, "\(call.path)")
                 #expect(answer.reply?.result == "allow", "\(call.path) \(answer.text)")
             }

@@ -344,8 +344,8 @@ struct FileRoutesTests {
             let history = try await client.history(roomID, as: users[2])
             #expect(history.messages.last?.file?.id == id)
             let listed = try await client.decoded(
-                FilesPage.self, .get, "/v1/rooms/\(roomID)/files", token: token(users[1]))
-            #expect(listed.files.map(\.id) == [id])
+                ListPage<FileObject>.self, .get, "/v1/rooms/\(roomID)/files", token: token(users[1]))
+            #expect(listed.items.map(\.id) == [id])
             #expect(
                 try await client.json(.get, "/v1/rooms/\(roomID)/files", token: token(outsider)).status == .notFound)
         }

@@ -45,7 +45,7 @@ struct FormQueryTests {
                 return plus.text
             }
             func contents(_ text: String) throws -> [String] {
-                try decode(SearchPage.self, from: text).results.map(\.message.content)
+                try decode(ListPage<SearchResultBody>.self, from: text).items.map(\.message.content)
             }
 
             let search = try await both("/v1/search/messages", "q=prilis kun&limit=10", as: reader)
@@ -65,9 +65,9 @@ struct FormQueryTests {
             let plus = try await client.signUp(email: tagged)
             let escaped = tagged.replacingOccurrences(of: "+", with: "%2B")
             let found = try await client.json(.get, "/v1/users?q=\(escaped)", token: token(reader))
-            #expect(try decode(UsersPage.self, from: found.text).users.map(\.id) == [userID(plus)])
+            #expect(try decode(ListPage<UserResponse>.self, from: found.text).items.map(\.id) == [userID(plus)])
             let spaced = try await client.json(.get, "/v1/users?q=\(tagged)", token: token(reader))
-            #expect(try decode(UsersPage.self, from: spaced.text).users.isEmpty)
+            #expect(try decode(ListPage<UserResponse>.self, from: spaced.text).items.isEmpty)
 
             // A time's offset: `+` unescaped (read as a space) and `%2B` mean the same.
             let since = "2000-01-01T01:00:00%2B01:00"

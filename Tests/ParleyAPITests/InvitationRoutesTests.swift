@@ -62,7 +62,7 @@ struct InvitationRoutesTests {
             let readd = try await client.json(.put, member, token: token(admin), body: #"{"role":"writer"}"#)
             #expect(readd.status == .accepted, "\(readd.text)")
             // Its `createdAt` a time, or the decoding fails.
-            let invitation = try decode(InvitationAnswer.self, from: readd.text).invitation
+            let invitation = try decode(InvitationResponse.self, from: readd.text).invitation
             let invitationID = invitation.id
             #expect(invitation.room.id == Int64(room) && invitation.room.name == "T")
             #expect(invitation.room.type == .multiparty)
@@ -70,9 +70,9 @@ struct InvitationRoutesTests {
             // Nothing of the room until accepted; one pending invitation however often re-added.
             #expect(try await client.json(.get, "/v1/rooms/\(room)", token: token(leaver)).status == .notFound)
             let again = try await client.json(.put, member, token: token(admin), body: #"{"role":"writer"}"#)
-            #expect(try decode(InvitationAnswer.self, from: again.text).invitation.id == invitationID)
+            #expect(try decode(InvitationResponse.self, from: again.text).invitation.id == invitationID)
             let listed = try await client.json(.get, "/v1/me/invitations", token: token(leaver))
-            #expect(try decode(InvitationsPage.self, from: listed.text).invitations.map(\.id) == [invitationID])
+            #expect(try decode(ListPage<Invitation>.self, from: listed.text).items.map(\.id) == [invitationID])
             #expect(listed.json.keys.contains("nextCursor"))
             // The invitee's notification topic gets the invitation (through the outbox).
             let events = try await RecordedEvents.read(harness.database, roomID: Int64(room)).flatMap(\.delivery.fanout)
@@ -84,7 +84,7 @@ struct InvitationRoutesTests {
             #expect(try await client.json(.post, decline, token: token(leaver)).status == .noContent)
             #expect(try await client.json(.post, decline, token: token(leaver)).status == .notFound)
             let second = try await client.json(.put, member, token: token(admin), body: #"{"role":"writer"}"#)
-            let secondID = try decode(InvitationAnswer.self, from: second.text).invitation.id
+            let secondID = try decode(InvitationResponse.self, from: second.text).invitation.id
             #expect(secondID != invitationID)
             // Only the invitee accepts.
             let accept = "/v1/me/invitations/\(secondID)/accept"
@@ -111,7 +111,7 @@ struct InvitationRoutesTests {
                 try await client.json(.put, "/v1/me/blocks/\(userID(admin))", token: token(leaver)).status == .noContent
             )
             let listed = try await client.json(.get, "/v1/me/invitations", token: token(leaver))
-            #expect(try decode(InvitationsPage.self, from: listed.text).invitations.isEmpty)
+            #expect(try decode(ListPage<Invitation>.self, from: listed.text).items.isEmpty)
         }
     }
 }

@@ -29,8 +29,8 @@ struct LastAdminTests {
             let alone = try await client.json(.delete, member(writer), token: token(writer))
             #expect(alone.status == .conflict && alone.problem?.code == "last-admin")
             let members = try await client.decoded(
-                MembersPage.self, .get, "/v1/rooms/\(room)/members", token: token(writer))
-            #expect(members.members.map(\.role.rawValue).sorted() == ["admin", "reader"])
+                ListPage<MemberResponse>.self, .get, "/v1/rooms/\(room)/members", token: token(writer))
+            #expect(members.items.map(\.role.rawValue).sorted() == ["admin", "reader"])
         }
     }
 
@@ -48,8 +48,8 @@ struct LastAdminTests {
             #expect(deleted.status == .accepted)
             try await harness.runMaintenance()
             let members = try await client.decoded(
-                MembersPage.self, .get, "/v1/rooms/\(room)/members", token: token(writer))
-            let roles = Dictionary(uniqueKeysWithValues: members.members.map { ($0.user.id, $0.role) })
+                ListPage<MemberResponse>.self, .get, "/v1/rooms/\(room)/members", token: token(writer))
+            let roles = Dictionary(uniqueKeysWithValues: members.items.map { ($0.user.id, $0.role) })
             // roomOfThree adds the writer before the reader.
             #expect(roles[userID(writer)] == .admin, "\(roles)")
             #expect(roles[userID(reader)] == .reader && roles[userID(newcomer)] == .writer)

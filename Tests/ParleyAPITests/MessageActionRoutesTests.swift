@@ -176,11 +176,11 @@ struct MessageActionRoutesTests {
 
             let who = try await client.json(.get, "\(base)/\(thumbs)?limit=1", token: token(reader))
             #expect(who.status == .ok)
-            let firstPage = try decode(ListOfUsers.self, from: who.text)
-            #expect(firstPage.users.count == 1 && firstPage.nextCursor != nil)
+            let firstPage = try decode(ListPage<UserResponse>.self, from: who.text)
+            #expect(firstPage.items.count == 1 && firstPage.nextCursor != nil)
             let everyone = try await client.pages(
-                ListOfUsers.self, "\(base)/\(thumbs)?limit=1", token: token(reader)
-            ) { ($0.users.map(\.id), $0.nextCursor) }
+                ListPage<UserResponse>.self, "\(base)/\(thumbs)?limit=1", token: token(reader)
+            ) { ($0.items.map(\.id), $0.nextCursor) }
             #expect(everyone.flatMap { $0 }.sorted() == [userID(admin), userID(writer)].sorted())
 
             // Removing is idempotent; a key nobody uses any more leaves the list.
@@ -517,11 +517,4 @@ struct MessageActionRoutesTests {
             }
         }
     }
-}
-
-/// `{users, nextCursor}`.
-struct ListOfUsers: Decodable {
-    struct Entry: Decodable { let id: Int64 }
-    let users: [Entry]
-    let nextCursor: String?
 }

@@ -76,8 +76,9 @@ extension FileRoutesTests {
             #expect(try await !orphaned())
             #expect(try await files.deleteOrphan(id: fileID) == nil)
             let admin = try await AdminRoutesTests().signUpAdmin(client, harness)
-            let reports = try await client.decoded(ReportsPage.self, .get, "/v1/admin/reports", token: admin)
-            let report = try #require(reports.reports.first?.id)
+            let reports = try await client.decoded(
+                ListPage<ReportResponse>.self, .get, "/v1/admin/reports", token: admin)
+            let report = try #require(reports.items.first?.id)
             _ = try await client.json(
                 .post, "/v1/admin/reports/\(report)/resolve", token: admin, body: #"{"action":"dismiss"}"#)
             #expect(try await orphaned())

@@ -142,8 +142,8 @@ struct MessageRoutesTests {
             let me = token(users[0])
             let ids = users.map(userID).sorted()
             let members = try await client.pages(
-                MembersPage.self, "/v1/rooms/\(room.id)/members?limit=2", token: me
-            ) { ($0.members.map(\.user.id), $0.nextCursor) }
+                ListPage<MemberResponse>.self, "/v1/rooms/\(room.id)/members?limit=2", token: me
+            ) { ($0.items.map(\.user.id), $0.nextCursor) }
             #expect(members == [[ids[0], ids[1]], [ids[2], ids[3]], [ids[4]]])
 
             var files: [Int64] = []
@@ -159,8 +159,10 @@ struct MessageRoutesTests {
                     .post, "/v1/rooms/\(room.id)/messages", token: me,
                     body: #"{"content":"","uid":"file-\#(index)","fileId":\#(file)}"#)
             }
-            let pages = try await client.pages(FilesPage.self, "/v1/rooms/\(room.id)/files?limit=2", token: me) {
-                ($0.files.map(\.id), $0.nextCursor)
+            let pages = try await client.pages(
+                ListPage<FileObject>.self, "/v1/rooms/\(room.id)/files?limit=2", token: me
+            ) {
+                ($0.items.map(\.id), $0.nextCursor)
             }
             #expect(pages == [[files[3], files[2]], [files[1], files[0]]], "newest first")
             let bad = try await client.json(.get, "/v1/rooms/\(room.id)/files?cursor=x", token: me)
@@ -253,8 +255,9 @@ struct MessageRoutesTests {
             let sent = try await client.json(
                 .post, "/v1/rooms/\(id)/messages", token: token(viaGroup), body: #"{"content":"via group","uid":"g1"}"#)
             #expect(sent.status == .created)
-            let members = try await client.decoded(MembersPage.self, .get, "/v1/rooms/\(id)/members", token: admin)
-            let entry = members.members.first { $0.user.id == userID(viaGroup) }
+            let members = try await client.decoded(
+                ListPage<MemberResponse>.self, .get, "/v1/rooms/\(id)/members", token: admin)
+            let entry = members.items.first { $0.user.id == userID(viaGroup) }
             #expect(entry?.via == ["group:\(groupID)"])
 
             // The highest role over all paths wins.
@@ -310,18 +313,6 @@ struct MessageRoutesTests {
             #expect(light.rooms.map(\.id) == [roomIDs[1]])
         }
     }
-}
-
-/// `GET /v1/rooms/{id}/members`, as the API writes it.
-struct MembersPage: Decodable {
-    let members: [MemberResponse]
-    let nextCursor: String?
-}
-
-/// `GET /v1/rooms/{id}/files`, as the API writes it.
-struct FilesPage: Decodable {
-    let files: [FileObject]
-    let nextCursor: String?
 }
 
 /// Timestamps for query strings.

@@ -14,11 +14,11 @@ struct ModerationRoutesTests {
     }
 
     func reports(_ client: any TestClientProtocol, _ admin: String, _ status: String = "open") async throws
-        -> [ReportAnswer]
+        -> [ReportResponse]
     {
         let answer = try await client.json(.get, "/v1/admin/reports?status=\(status)", token: admin)
         #expect(answer.status == .ok)
-        return try decode(ReportsPage.self, from: answer.text).reports
+        return try decode(ListPage<ReportResponse>.self, from: answer.text).items
     }
 
     @Test func readersReportAMessageOnceAndAdminsSeeItAsItWas() async throws {
@@ -66,7 +66,7 @@ struct ModerationRoutesTests {
                 .post, "/v1/admin/reports/\(reportID)/resolve", token: admin,
                 body: #"{"action":"dismiss","note":"not spam"}"#)
             #expect(answer.status == .ok)
-            let resolved = try decode(ReportAnswer.self, from: answer.text)
+            let resolved = try decode(ReportResponse.self, from: answer.text)
             #expect(resolved.status == "resolved")
             #expect(resolved.action == .dismiss && resolved.note == "not spam")
             #expect(resolved.resolvedById != nil && resolved.resolvedAt != nil)
@@ -121,7 +121,7 @@ struct ModerationRoutesTests {
 
             // An administrator lists, finds and reactivates accounts.
             let found = try await client.json(.get, "/v1/admin/users?q=\(writer.user.email ?? "")", token: admin)
-            #expect(try decode(UsersPage.self, from: found.text).users.first?.id == userID(writer))
+            #expect(try decode(ListPage<UserResponse>.self, from: found.text).items.first?.id == userID(writer))
             #expect(
                 try await client.json(.post, "/v1/admin/users/\(userID(writer))/reactivate", token: admin).status
                     == .noContent)

@@ -97,24 +97,26 @@ struct ProfileRoutesTests {
             for index in 0..<3 { logins.append(try await client.signUp(email: "zed\(index)@example.com")) }
             let me = token(logins[0])
             // Names by their start, paged; others' e-mail addresses are not shown.
-            let pages = try await client.pages(UsersPage.self, "/v1/users?q=TES&limit=2", token: me) {
-                ($0.users.map(\.id), $0.nextCursor)
+            let pages = try await client.pages(ListPage<UserResponse>.self, "/v1/users?q=TES&limit=2", token: me) {
+                ($0.items.map(\.id), $0.nextCursor)
             }
             #expect(pages.map(\.count) == [2, 1])
             #expect(Set(pages.joined()) == Set(logins.map(userID)))
             let listed = try await client.json(.get, "/v1/users?q=Test", token: me)
-            let entries = try decode(UsersPage.self, from: listed.text).users
+            let entries = try decode(ListPage<UserResponse>.self, from: listed.text).items
             #expect(entries.count == 3)
             // Left out, not null: the keys as sent.
             struct Sent: Decodable { let users: [WireKeys] }
             let sent = try decode(Sent.self, from: listed.text).users
             #expect(zip(entries, sent).filter { $1.keys.contains("email") }.map(\.0.id) == [userID(logins[0])])
             // An e-mail address is found only whole.
-            #expect(try await client.decoded(UsersPage.self, .get, "/v1/users?q=zed", token: me).users.isEmpty)
-            let whole = try await client.decoded(UsersPage.self, .get, "/v1/users?q=ZED1@example.com", token: me)
-            #expect(whole.users.map(\.id) == [userID(logins[1])])
-            let none = try await client.decoded(UsersPage.self, .get, "/v1/users?q=%25", token: me)
-            #expect(none.users.isEmpty && none.nextCursor == nil)
+            #expect(
+                try await client.decoded(ListPage<UserResponse>.self, .get, "/v1/users?q=zed", token: me).items.isEmpty)
+            let whole = try await client.decoded(
+                ListPage<UserResponse>.self, .get, "/v1/users?q=ZED1@example.com", token: me)
+            #expect(whole.items.map(\.id) == [userID(logins[1])])
+            let none = try await client.decoded(ListPage<UserResponse>.self, .get, "/v1/users?q=%25", token: me)
+            #expect(none.items.isEmpty && none.nextCursor == nil)
             let badLimit = try await client.json(.get, "/v1/users?limit=1000", token: me)
             #expect(badLimit.problem?.field == "limit")
 
@@ -125,10 +127,4 @@ struct ProfileRoutesTests {
             #expect(try await client.json(.get, "/v1/users/1").status == .unauthorized)
         }
     }
-}
-
-/// `GET /v1/users`, as the API writes it.
-struct UsersPage: Decodable {
-    let users: [UserResponse]
-    let nextCursor: String?
 }

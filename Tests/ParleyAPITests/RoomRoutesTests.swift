@@ -132,8 +132,8 @@ struct RoomRoutesTests {
             #expect(try await client.json(.get, "/v1/rooms/\(id)", token: token(newcomer)).status == .ok)
 
             let members = try await client.decoded(
-                MembersPage.self, .get, "/v1/rooms/\(id)/members", token: token(newcomer))
-            #expect(Set(members.members.map(\.user.id)) == Set((users + [newcomer]).map(userID)))
+                ListPage<MemberResponse>.self, .get, "/v1/rooms/\(id)/members", token: token(newcomer))
+            #expect(Set(members.items.map(\.user.id)) == Set((users + [newcomer]).map(userID)))
 
             let byWriter = try await client.json(
                 .put, "/v1/rooms/\(id)/members/\(userID(newcomer))", token: token(users[1]), body: #"{"role":"admin"}"#)

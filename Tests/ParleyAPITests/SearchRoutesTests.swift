@@ -15,7 +15,7 @@ struct SearchRoutesTests {
     {
         let answer = try await search(client, q, as: user, room: room)
         #expect(answer.status == .ok, "\(q): \(answer.text)")
-        return try decode(SearchPage.self, from: answer.text).results.map(\.message.content)
+        return try decode(ListPage<SearchResultBody>.self, from: answer.text).items.map(\.message.content)
     }
 
     func search(
@@ -59,10 +59,10 @@ struct SearchRoutesTests {
 
             // The highlight marks the matches and escapes everything else.
             let answer = try await search(client, "zprav", as: reader)
-            let result = try #require(try decode(SearchPage.self, from: answer.text).results.first)
+            let result = try #require(try decode(ListPage<SearchResultBody>.self, from: answer.text).items.first)
             #expect(result.highlight == "Tady je <mark>zpráva</mark>, je to příliš dlouhé")
             #expect(result.room.id == Int64(room) && result.room.type == .multiparty)
-            // Its uid is a string too: `NamedRoom` reads one.
+            // Its uid is a string too: `RoomSummary` reads one.
             #expect(result.room.name == "T")
         }
     }
@@ -118,8 +118,8 @@ struct SearchRoutesTests {
                 let extra = "&limit=10" + (cursor.map { "&cursor=\($0)" } ?? "")
                 let answer = try await search(client, "apple", as: users[2], extra: extra)
                 #expect(answer.status == .ok)
-                let results = try decode(SearchPage.self, from: answer.text)
-                seen += results.results.map(\.message.content)
+                let results = try decode(ListPage<SearchResultBody>.self, from: answer.text)
+                seen += results.items.map(\.message.content)
                 // Newer messages arrive meanwhile: they are above the cursor, not in later pages.
                 _ = try await client.send("paging apple new \(page)", uid: "n-\(page)", to: room, as: users[1])
                 cursor = results.nextCursor
@@ -154,7 +154,8 @@ struct SearchRoutesTests {
             }
             // Matches are marked, the rest escaped: no HTML gets through.
             let answer = try await search(client, "bold", as: reader)
-            let highlight = try #require(try decode(SearchPage.self, from: answer.text).results.first?.highlight)
+            let highlight = try #require(
+                try decode(ListPage<SearchResultBody>.self, from: answer.text).items.first?.highlight)
             #expect(
                 highlight
                     == "&lt;b&gt;<mark>bold</mark>&lt;/b&gt; &amp; &quot;quoted&quot; it&#39;s 100% (really) \\ back")

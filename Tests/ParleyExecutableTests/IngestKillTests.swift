@@ -3,14 +3,9 @@ import ParleyMQTT
 import ParleyPostgres
 import ParleyTestSupport
 import PostgresNIO
-import Synchronization
 import Testing
 
 @testable import ParleyAPI
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// `parley worker --roles ingest` killed (`kill -9`) while it stores a `chat-in` message the
 /// broker acknowledged to its sender: the restarted ingest stores it, exactly once.
@@ -28,32 +23,29 @@ struct IngestKillTests {
                 "PARLEY_REDIS_DATABASE": "10",
             ]) { $1 })
         let stack = try await LiveStack.start(parley, workerRoles: ["outbox"])
-        let log = TestScratch.path("parley-ingest", suffix: ".log")
-        let ingest = Atomic<Int32>(try parley.start("worker", "--roles", "ingest", log: log))
         let pool = PostgresPool(configuration: database, logger: .quiet)
         do {
-            try await pool.withRunningClient { pool in
+            let ingest = try await stack.startWorker("ingest", roles: ["ingest"])
+            let restarted = try await pool.withRunningClient { pool in
                 try await pool.client.withConnection { holder in
-                    try await exercise(stack, parley: parley, broker: broker, holder: holder, ingest: ingest, log: log)
+                    try await exercise(stack, broker: broker, holder: holder, ingest: ingest)
                 }
             }
+            #expect(await restarted.stop() == 0)
         } catch {
-            Issue.record("ingest log: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
-            _ = await Subprocess.terminate(ingest.load(ordering: .relaxed))
+            Issue.record("ingest log: \(stack.log("ingest.log"))\(stack.log("restarted-ingest.log"))")
             await stack.stop()
             _ = await broker.stop()
             throw error
         }
-        #expect(await Subprocess.terminate(ingest.load(ordering: .relaxed)) == 0)
         await stack.stop()
         #expect(await broker.stop() == 0)
-        try? FileManager.default.removeItem(atPath: log)
     }
 
+    /// Kills `ingest` in the middle of a message and returns the ingest started after it.
     private func exercise(
-        _ stack: LiveStack, parley: ParleyCommand, broker: PluginBroker, holder: PostgresConnection,
-        ingest: borrowing Atomic<Int32>, log: String
-    ) async throws {
+        _ stack: LiveStack, broker: PluginBroker, holder: PostgresConnection, ingest: ParleyProcess
+    ) async throws -> ParleyProcess {
         let alice = try await stack.signUp("alice")
         let bob = try await stack.signUp("bob")
         let room = try await stack.request("PUT", "/v1/rooms/direct/\(bob.id)", token: alice.token).decoded(
@@ -92,9 +84,7 @@ struct IngestKillTests {
                 ).collect().first?.decode(Int.self) ?? 0
         }
         #expect(waiting > 0, "the ingest never reached the insert")
-        let killed = ingest.load(ordering: .relaxed)
-        kill(killed, SIGKILL)
-        _ = await Subprocess.exitStatus(of: killed)
+        await ingest.kill()
         // Its connection is gone with it: its half-done transaction must not commit.
         _ = try await holder.query(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
@@ -102,9 +92,10 @@ struct IngestKillTests {
         _ = try await holder.query("ROLLBACK", logger: .quiet)
         #expect(try await stored("killed-1") == 0)
 
-        ingest.store(try parley.start("worker", "--roles", "ingest", log: log), ordering: .relaxed)
+        let restarted = try await stack.startWorker("restarted-ingest", roles: ["ingest"])
         for _ in 0..<100 where try await stored("killed-1") == 0 { try await Task.sleep(for: .milliseconds(100)) }
         #expect(try await stored("killed-1") == 1, "the message acknowledged to its sender was lost with the ingest")
         await sender.shutdown()
+        return restarted
     }
 }

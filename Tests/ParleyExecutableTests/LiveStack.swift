@@ -1,112 +1,121 @@
 import Foundation
-import ParleyCore
 import ParleyTestSupport
-
-@testable import ParleyAPI
-
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Synchronization
 
 /// `parley serve` and `parley worker` running as processes against a set of services, with
-/// a small REST client: what a mobile app and an operator see.
-struct LiveStack {
-    let serve: Int32
-    let worker: Int32
-    let base: String
-    let workerBase: String
+/// a small REST client (`LiveStack+REST.swift`): what a mobile app and an operator see.
+///
+/// The one place the tests start and stop Parley's long-running processes: the stack may
+/// start more (another worker after one is killed, a second serve), and ``stop()`` ends
+/// every one still running.
+struct LiveStack: Sendable {
+    let parley: ParleyCommand
+    /// Where every process's log is (`<name>.log`); removed by ``stop()``.
     let directory: String
+    let serve: ParleyProcess?
+    let worker: ParleyProcess?
+    /// The REST client's server: the serve's cleartext listener (see ``through(_:)``).
+    let base: String
+    /// The worker's internal listener (health, metrics).
+    let workerBase: String
+    private let started: StartedProcesses
 
-    /// Starts both processes and waits until each reports its listener.
-    static func start(_ parley: ParleyCommand, workerRoles: [String] = []) async throws -> LiveStack {
+    /// Starts a `serve` and a `worker` (with `workerRoles`, or every role), or one of them,
+    /// and waits until each reports its listener.
+    static func start(
+        _ parley: ParleyCommand, serve: Bool = true, worker: Bool = true, workerRoles: [String] = []
+    ) async throws -> LiveStack {
         let directory = TestScratch.path("parley-stack")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let serve = try Subprocess.start(
-            try ParleyCommand.binary, ["serve"], environment: parley.environment,
-            outputFile: "\(directory)/serve.log")
-        let worker = try Subprocess.start(
-            try ParleyCommand.binary, ["worker"] + (workerRoles.isEmpty ? [] : ["--roles"] + workerRoles),
-            environment: parley.environment, outputFile: "\(directory)/worker.log")
-        let stack = LiveStack(serve: serve, worker: worker, base: "", workerBase: "", directory: directory)
+        let empty = LiveStack(parley: parley, directory: directory)
         do {
-            let servePort = try await stack.port(in: "serve.log", listener: "cleartext")
-            let workerPort = try await stack.port(in: "worker.log", listener: "internal")
-            return LiveStack(
-                serve: serve, worker: worker, base: "http://127.0.0.1:\(servePort)",
-                workerBase: "http://127.0.0.1:\(workerPort)", directory: directory)
+            async let serveProcess = serve ? empty.startServe("serve") : nil
+            async let workerProcess = worker ? empty.startWorker("worker", roles: workerRoles) : nil
+            return LiveStack(empty, serve: try await serveProcess, worker: try await workerProcess)
         } catch {
-            await stack.stop()
+            await empty.stop()
             throw error
         }
     }
 
-    private func port(in log: String, listener: String) async throws -> Int {
-        try await Self.port(inFile: "\(directory)/\(log)", listener: listener)
+    private init(parley: ParleyCommand, directory: String) {
+        (self.parley, self.directory, started) = (parley, directory, StartedProcesses())
+        (serve, worker, base, workerBase) = (nil, nil, "", "")
     }
 
-    /// The port a process logged for `listener` (`cleartext`, `internal`), once it has.
-    static func port(inFile path: String, listener: String) async throws -> Int {
-        let pattern = try Regex("listener=\(listener) port=(\\d+)")
-        func text() -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
-        for _ in 0..<300 {
-            if let match = text().firstMatch(of: pattern), let port = Int(match.output[1].substring ?? "") {
-                return port
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        throw TestEnvironmentError("no \(listener) listener in \(path): \(text())")
+    private init(_ stack: LiveStack, serve: ParleyProcess?, worker: ParleyProcess?, base: String? = nil) {
+        (parley, directory, started) = (stack.parley, stack.directory, stack.started)
+        (self.serve, self.worker) = (serve, worker)
+        self.base = base ?? serve?.url ?? ""
+        workerBase = worker?.url ?? ""
     }
 
+    /// Starts another `parley serve`, logging to `<name>.log`, with `environment` over the stack's.
+    func startServe(_ name: String, environment: [String: String] = [:]) async throws -> ParleyProcess {
+        try await start(name, ["serve"], environment: environment, listener: "cleartext")
+    }
+
+    /// Starts another `parley worker` (with `roles`, or every role), logging to `<name>.log`,
+    /// with `environment` over the stack's.
+    func startWorker(_ name: String, roles: [String] = [], environment: [String: String] = [:]) async throws
+        -> ParleyProcess
+    {
+        let arguments = ["worker"] + (roles.isEmpty ? [] : ["--roles"] + roles)
+        return try await start(name, arguments, environment: environment, listener: "internal")
+    }
+
+    private func start(_ name: String, _ arguments: [String], environment: [String: String], listener: String)
+        async throws -> ParleyProcess
+    {
+        let process = try await ParleyProcess.start(
+            name, arguments, environment: parley.environment.merging(environment) { $1 }, directory: directory,
+            listener: listener)
+        started.add(process)
+        return process
+    }
+
+    /// The same stack with its REST client talking to `serve`, one of the stack's serves.
+    func through(_ serve: ParleyProcess) -> LiveStack {
+        LiveStack(self, serve: self.serve, worker: worker, base: serve.url)
+    }
+
+    /// Every process the stack started, in the order it did.
+    var processes: [ParleyProcess] { started.all }
+
+    /// What the process logging to `name` (`serve.log`, `worker.log`) has logged so far.
     func log(_ name: String) -> String {
         (try? String(contentsOfFile: "\(directory)/\(name)", encoding: .utf8)) ?? ""
     }
 
-    /// Stops both processes (SIGTERM) and waits for them.
-    func stop() async {
-        async let serveEnded = Subprocess.terminate(serve)
-        async let workerEnded = Subprocess.terminate(worker)
-        _ = await (serveEnded, workerEnded)
+    /// Stops every process still running (SIGTERM), waits for them and removes the logs;
+    /// returns how each process ended, by name (a killed one: 128 + SIGKILL).
+    @discardableResult
+    func stop() async -> [String: Int32] {
+        let statuses = await withTaskGroup(of: (String, Int32).self) { group in
+            for process in processes { group.addTask { (process.name, await process.stop()) } }
+            return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
         try? FileManager.default.removeItem(atPath: directory)
+        return statuses
     }
 
-    struct Response {
-        let status: Int
-        /// The body as sent.
-        let text: String
-
-        /// The body as the API's own type; one that is not throws.
-        func decoded<Answer: Decodable>(_ type: Answer.Type) throws -> Answer {
-            try JSONCoding.decoder.decode(Answer.self, from: Data(text.utf8))
+    /// Runs `body`, then ``stop()``s the stack, whether `body` returned or threw.
+    func stopping<Result>(after body: () async throws -> Result) async throws -> Result {
+        let result: Result
+        do {
+            result = try await body()
+        } catch {
+            await stop()
+            throw error
         }
+        await stop()
+        return result
     }
+}
 
-    /// One request through curl, with a JSON `body`; status 0 when no answer came within `timeout`.
-    func request(
-        _ method: String, _ path: String, body: String? = nil, token: String? = nil, on base: String? = nil,
-        headers: [String] = [], timeout: Int = 10
-    ) async throws -> Response {
-        var arguments = ["-s", "--max-time", String(timeout), "-X", method, "-w", "\n%{http_code}"]
-        if let token { arguments += ["-H", "Authorization: Bearer \(token)"] }
-        for header in headers { arguments += ["-H", header] }
-        if let body { arguments += ["-H", "Content-Type: application/json", "--data-binary", body] }
-        let result = try await Subprocess.run("/usr/bin/curl", arguments + [(base ?? self.base) + path])
-        let lines = result.standardOutput.split(separator: "\n", omittingEmptySubsequences: false)
-        let status = Int(lines.last ?? "") ?? 0
-        return Response(status: status, text: lines.dropLast().joined(separator: "\n"))
-    }
-
-    /// Registers a user and logs in; returns the user's id, access token and MQTT login.
-    func signUp(_ name: String) async throws -> (id: Int, token: String, mqtt: LoginResponse.MQTT) {
-        let email = "\(name)-\(UUID().uuidString.prefix(8))@example.com"
-        let registered = try await request(
-            "POST", "/v1/auth/register",
-            body: #"{"email":"\#(email)","password":"correct horse battery","firstName":"\#(name)","lastName":"Test"}"#)
-        let login = try await request(
-            "POST", "/v1/auth/login", body: #"{"email":"\#(email)","password":"correct horse battery"}"#)
-        guard let user = try? registered.decoded(UserResponse.self), let answer = try? login.decoded(LoginResponse.self)
-        else {
-            throw TestEnvironmentError("sign-up failed: \(registered.text) \(login.text)")
-        }
-        return (Int(user.id), answer.accessToken, answer.mqtt)
-    }
+/// The processes a stack and its copies started.
+private final class StartedProcesses: Sendable {
+    private let list = Mutex<[ParleyProcess]>([])
+    func add(_ process: ParleyProcess) { list.withLock { $0.append(process) } }
+    var all: [ParleyProcess] { list.withLock { $0 } }
 }

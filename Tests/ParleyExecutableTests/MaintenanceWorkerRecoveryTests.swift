@@ -6,10 +6,6 @@ import ParleyTestSupport
 import PostgresNIO
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// `parley worker --roles maintenance` killed while it erases a deleted account: another worker
 /// finishes the erasure, and running steps twice does no harm.
 struct MaintenanceWorkerRecoveryTests {
@@ -61,33 +57,30 @@ struct MaintenanceWorkerRecoveryTests {
             // What the killed worker held is claimed by the next after this.
             parley = ParleyCommand(
                 environment: parley.environment.merging(["PARLEY_JOBS_VISIBILITY_TIMEOUT": "2"]) { $1 })
-            let log = TestScratch.path("maintenance", suffix: ".log")
-            let first = try parley.start("worker", "--roles", "maintenance", log: log)
-            try await waitWhileMoving(progress: tombstones, stall: .seconds(30)) { try await tombstones() >= 300 }
-            kill(first, SIGKILL)
-            _ = await Subprocess.exitStatus(of: first)
-            let atKill = try await tombstones()
-            #expect(
-                atKill >= 300,
-                "the first worker did too little: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
-            #expect(atKill < messages, "the first worker finished before it was killed; the test proved nothing")
+            let stack = try await LiveStack.start(parley, serve: false, workerRoles: ["maintenance"])
+            try await stack.stopping {
+                let first = try #require(stack.worker)
+                try await waitWhileMoving(progress: tombstones, stall: .seconds(30)) { try await tombstones() >= 300 }
+                await first.kill()
+                let atKill = try await tombstones()
+                #expect(atKill >= 300, "the first worker did too little: \(first.log)")
+                #expect(atKill < messages, "the first worker finished before it was killed; the test proved nothing")
 
-            let second = try parley.start("worker", "--roles", "maintenance", log: log)
-            func erased() async throws -> Bool {
-                try await database.client.query(
-                    "SELECT erased_at IS NOT NULL FROM cloud.user_account WHERE id = \(userID)", logger: .quiet
-                ).single(Bool.self)
+                let second = try await stack.startWorker("second-worker", roles: ["maintenance"])
+                func erased() async throws -> Bool {
+                    try await database.client.query(
+                        "SELECT erased_at IS NOT NULL FROM cloud.user_account WHERE id = \(userID)", logger: .quiet
+                    ).single(Bool.self)
+                }
+                // 5 s alone, and a message at a time it took over a minute beside the rest of the
+                // suite on two cores: the wait ends when the work stops moving, not at a set time
+                // (30 s without a tombstone: the second worker starts and reclaims the job first).
+                try await waitWhileMoving(progress: tombstones, stall: .seconds(30)) { try await erased() }
+                #expect(await second.stop() == 0)
+                let left = messages - (try await tombstones())
+                #expect(try await erased(), "\(left) messages left: \(first.log)\n\(second.log)")
+                #expect(left == 0)
             }
-            // 5 s alone, and a message at a time it took over a minute beside the rest of the
-            // suite on two cores: the wait ends when the work stops moving, not at a set time
-            // (30 s without a tombstone: the second worker starts and reclaims the job first).
-            try await waitWhileMoving(progress: tombstones, stall: .seconds(30)) { try await erased() }
-            #expect(await Subprocess.terminate(second) == 0)
-            let left = messages - (try await tombstones())
-            #expect(
-                try await erased(),
-                "\(left) messages left: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
-            #expect(left == 0)
             let members = try await database.client.query(
                 "SELECT count(*) FROM messenger.chat_room_to_user_account WHERE user_account_id = \(userID)",
                 logger: .quiet

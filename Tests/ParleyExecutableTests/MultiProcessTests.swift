@@ -18,48 +18,30 @@ struct MultiProcessTests {
         try await services.emptyRedis(database: Self.redisDatabase)
         let internalPort = try PluginBroker.freePort()
         let broker = try await PluginBroker.forParley(services, internalPort: internalPort)
-        let directory = TestScratch.path("parley-multi")
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let base = ParleyCommand(database: database, services: services).environment.merging([
-            "PARLEY_MQTT_PORT": String(broker.port), "PARLEY_REDIS_DATABASE": String(Self.redisDatabase),
-        ]) { $1 }
-        func start(_ name: String, _ arguments: [String], _ environment: [String: String] = [:]) throws -> Int32 {
-            try Subprocess.start(
-                try ParleyCommand.binary, arguments, environment: base.merging(environment) { $1 },
-                outputFile: "\(directory)/\(name).log")
-        }
-        // Serve A answers the broker plugin's questions; serve B only clients.
-        var processes = [
-            "serve-a": try start("serve-a", ["serve"], ["PARLEY_INTERNAL_PORT": String(internalPort)]),
-            "serve-b": try start("serve-b", ["serve"]), "worker-a": try start("worker-a", ["worker"]),
-            "worker-b": try start("worker-b", ["worker"]),
-        ]
-        func log(_ name: String) -> String {
-            (try? String(contentsOfFile: "\(directory)/\(name).log", encoding: .utf8)) ?? ""
-        }
+        let parley = ParleyCommand(
+            environment: ParleyCommand(database: database, services: services).environment.merging([
+                "PARLEY_MQTT_PORT": String(broker.port), "PARLEY_REDIS_DATABASE": String(Self.redisDatabase),
+            ]) { $1 })
+        let stack = try await LiveStack.start(parley, serve: false, worker: false)
         do {
-            var bases: [String] = []
-            for name in ["serve-a", "serve-b"] {
-                let port = try await LiveStack.port(inFile: "\(directory)/\(name).log", listener: "cleartext")
-                bases.append("http://127.0.0.1:\(port)")
-            }
-            for name in ["worker-a", "worker-b"] {
-                _ = try await LiveStack.port(inFile: "\(directory)/\(name).log", listener: "internal")
-            }
-            let stacks = bases.map { LiveStack(serve: 0, worker: 0, base: $0, workerBase: "", directory: directory) }
-            try await exercise(stacks, broker: broker) {
-                #expect(await Subprocess.terminate(processes["worker-a"] ?? 0) == 0)
-                processes["worker-a"] = nil
+            // Serve A answers the broker plugin's questions; serve B only clients.
+            async let serveA = stack.startServe("serve-a", environment: ["PARLEY_INTERNAL_PORT": String(internalPort)])
+            async let serveB = stack.startServe("serve-b")
+            async let workerA = stack.startWorker("worker-a")
+            async let workerB = stack.startWorker("worker-b")
+            let (serves, stopping) = ([try await serveA, try await serveB], try await workerA)
+            _ = try await workerB
+            try await exercise(serves.map(stack.through), broker: broker) {
+                #expect(await stopping.stop() == 0)
             }
         } catch {
-            Issue.record("logs: \(processes.keys.sorted().map { "\($0): \(log($0).suffix(3_000))" })")
-            for pid in processes.values { _ = await Subprocess.terminate(pid) }
+            Issue.record("logs: \(stack.processes.map { "\($0.name): \($0.log.suffix(3_000))" })")
+            await stack.stop()
             _ = await broker.stop()
             throw error
         }
-        for (name, pid) in processes { #expect(await Subprocess.terminate(pid) == 0, "\(name)") }
+        for (name, status) in await stack.stop() { #expect(status == 0, "\(name)") }
         #expect(await broker.stop() == 0)
-        try? FileManager.default.removeItem(atPath: directory)
     }
 
     /// Alice sends over REST through either serve, Carol over MQTT; Bob and Carol listen on

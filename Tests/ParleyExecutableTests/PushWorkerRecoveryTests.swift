@@ -6,10 +6,6 @@ import ParleyRedis
 import ParleyTestSupport
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// `parley worker --roles push` killed while pushes are in flight: another worker sends the
 /// rest, and no device misses its push.
 struct PushWorkerRecoveryTests {
@@ -54,7 +50,6 @@ struct PushWorkerRecoveryTests {
                     .intersection(tokens)
             }
 
-            let log = "\(directory)/worker.log"
             // The tokens of pushes a worker has read and not yet acknowledged.
             func held() async throws -> Set<String> {
                 let pending = try await pool.send("XPENDING", queue.stream, "parley", "-", "+", "1000").array ?? []
@@ -71,43 +66,44 @@ struct PushWorkerRecoveryTests {
                 return held.intersection(tokens)
             }
 
-            let first = try parley.start("worker", "--roles", "push", log: log)
-            // The worker is stopped before it is looked at: a running one may acknowledge its
-            // last held push between the look and the kill (seen under stress-ng), and then the
-            // kill proves nothing. Stopped, what it holds cannot change; the pause lets Redis
-            // read an acknowledgement already written before the stop.
-            for _ in 0..<500 {
-                if delivered().count >= 10 {
-                    kill(first, SIGSTOP)
-                    try await Task.sleep(for: .milliseconds(50))
-                    if try await !held().isEmpty { break }
-                    kill(first, SIGCONT)
+            let stack = try await LiveStack.start(parley, serve: false, workerRoles: ["push"])
+            try await stack.stopping {
+                let first = try #require(stack.worker)
+                // The worker is stopped before it is looked at: a running one may acknowledge its
+                // last held push between the look and the kill (seen under stress-ng), and then the
+                // kill proves nothing. Stopped, what it holds cannot change; the pause lets Redis
+                // read an acknowledgement already written before the stop.
+                for _ in 0..<500 {
+                    if delivered().count >= 10 {
+                        first.suspend()
+                        try await Task.sleep(for: .milliseconds(50))
+                        if try await !held().isEmpty { break }
+                        first.resume()
+                    }
+                    try await Task.sleep(for: .milliseconds(20))
                 }
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            kill(first, SIGKILL)
-            _ = await Subprocess.exitStatus(of: first)
-            let atKill = delivered().count
-            let heldAtKill = try await held()
-            #expect(!heldAtKill.isEmpty, "the killed worker held no push; the test proved nothing")
-            #expect(
-                atKill >= 10,
-                "the first worker sent too little: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
-            #expect(atKill < tokens.count, "the first worker finished before it was killed; the test proved nothing")
+                await first.kill()
+                let atKill = delivered().count
+                let heldAtKill = try await held()
+                #expect(!heldAtKill.isEmpty, "the killed worker held no push; the test proved nothing")
+                #expect(atKill >= 10, "the first worker sent too little: \(first.log)")
+                #expect(
+                    atKill < tokens.count, "the first worker finished before it was killed; the test proved nothing")
 
-            let restart = ContinuousClock.now
-            func sentAgain() -> Set<String> {
-                Set(push.simulator.received.filter { $0.receivedAt > restart }.map(\.token))
+                let restart = ContinuousClock.now
+                func sentAgain() -> Set<String> {
+                    Set(push.simulator.received.filter { $0.receivedAt > restart }.map(\.token))
+                }
+                let second = try await stack.startWorker("second-worker", roles: ["push"])
+                for _ in 0..<600 where delivered().count < tokens.count || !heldAtKill.isSubset(of: sentAgain()) {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                let status = await second.stop()
+                #expect(status == 0)
+                #expect(delivered() == tokens)
+                // What the killed worker held is sent again: it may never have left that worker.
+                #expect(heldAtKill.isSubset(of: sentAgain()))
             }
-            let second = try parley.start("worker", "--roles", "push", log: log)
-            for _ in 0..<600 where delivered().count < tokens.count || !heldAtKill.isSubset(of: sentAgain()) {
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            let status = await Subprocess.terminate(second)
-            #expect(status == 0)
-            #expect(delivered() == tokens)
-            // What the killed worker held is sent again: it may never have left that worker.
-            #expect(heldAtKill.isSubset(of: sentAgain()))
         }
     }
 }

@@ -5,10 +5,6 @@ import Testing
 
 @testable import ParleyAPI
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// A 50 MiB upload to the real `parley serve`, for both stores: the content arrives intact
 /// and the server's resident memory stays flat (it streams, it does not buffer).
 struct UploadMemoryTests {
@@ -43,16 +39,10 @@ struct UploadMemoryTests {
         let checksum = String(summed.standardOutput.prefix(64))
         try #require(checksum.count == 64, "\(summed.standardError)")
 
-        let log = "\(directory)/serve.log"
-        let pid = try parley.start("serve", log: log)
-        try await Subprocess.stopping(pid) {
-            var port: Int?
-            for _ in 0..<200 where port == nil {
-                try await Task.sleep(for: .milliseconds(50))
-                let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-                port = text.firstMatch(of: /listener=cleartext port=(\d+)/).flatMap { Int($0.output.1) }
-            }
-            let base = "http://127.0.0.1:\(try #require(port, "serve did not start: \(log)"))"
+        let stack = try await LiveStack.start(parley, worker: false)
+        try await stack.stopping {
+            let pid = try #require(stack.serve).pid
+            let base = stack.base
             /// The answer as the API's own type.
             func curl<Answer: Decodable>(_ type: Answer.Type, _ arguments: [String]) async throws -> Answer {
                 let result = try await Subprocess.run("/usr/bin/curl", ["-s", "--max-time", "120"] + arguments)

@@ -7,10 +7,6 @@ import PostgresNIO
 import Synchronization
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// `parley worker` killed in the middle of a large fan-out: another worker finishes it, and
 /// every member gets the notice at least once.
 struct WorkerRecoveryTests {
@@ -72,23 +68,21 @@ struct WorkerRecoveryTests {
             }
         }
 
-        let log = TestScratch.path("parley-worker", suffix: ".log")
-        defer { try? FileManager.default.removeItem(atPath: log) }
-        let first = try parley.start("worker", "--roles", "outbox", "fanout", log: log)
-        for _ in 0..<300 where delivered.count == 0 { try await Task.sleep(for: .milliseconds(20)) }
-        kill(first, SIGKILL)
-        _ = await Subprocess.exitStatus(of: first)
-        let atKill = delivered.count
-        #expect(
-            atKill > 0,
-            "the first worker delivered nothing: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
-        #expect(atKill < memberCount, "the first worker finished before it was killed; the test proved nothing")
+        let stack = try await LiveStack.start(parley, serve: false, workerRoles: ["outbox", "fanout"])
+        try await stack.stopping {
+            let first = try #require(stack.worker)
+            for _ in 0..<300 where delivered.count == 0 { try await Task.sleep(for: .milliseconds(20)) }
+            await first.kill()
+            let atKill = delivered.count
+            #expect(atKill > 0, "the first worker delivered nothing: \(first.log)")
+            #expect(atKill < memberCount, "the first worker finished before it was killed; the test proved nothing")
 
-        let second = try parley.start("worker", "--roles", "outbox", "fanout", log: log)
-        for _ in 0..<600 where delivered.count < memberCount { try await Task.sleep(for: .milliseconds(50)) }
-        let status = await Subprocess.terminate(second)
-        #expect(status == 0)
-        #expect(delivered.users == members)
+            let second = try await stack.startWorker("second-worker", roles: ["outbox", "fanout"])
+            for _ in 0..<600 where delivered.count < memberCount { try await Task.sleep(for: .milliseconds(50)) }
+            let status = await second.stop()
+            #expect(status == 0)
+            #expect(delivered.users == members)
+        }
         listening.cancel()
         await subscriber.shutdown()
     }

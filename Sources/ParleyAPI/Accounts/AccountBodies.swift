@@ -4,7 +4,9 @@ import ParleyCore
 /// The JSON shapes of `rest-api.md` for accounts, sessions, devices and administration.
 
 /// A user; `email` only for the user themselves and for system administrators.
-struct UserResponse: Codable, Sendable, Equatable {
+struct UserResponse: ListItem, Equatable {
+    static let listKey = "users"
+
     let id: Int64
     let email: String?
     let firstName: String
@@ -173,6 +175,6 @@ struct RoleRequest: Decodable {
     let rank: Int?
 }
 
-struct ApplicationsResponse: Encodable, Sendable {
+struct ApplicationsResponse: Codable, Sendable {
     let apps: [Application]
 }

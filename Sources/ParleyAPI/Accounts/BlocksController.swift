@@ -13,7 +13,7 @@ public struct BlocksController: Sendable {
             let users = try await service.blocked(
                 by: context.identity.userID, after: try paging.idCursor(), limit: paging.readLimit)
             return JSONResponse(
-                .ok, paging.page("users", users.map { UserResponse($0, to: context.identity) }) { String($0.id) })
+                .ok, paging.page(users.map { UserResponse($0, to: context.identity) }) { String($0.id) })
         }
         group.put("me/blocks/:userId") { _, context in
             try await service.block(try context.parameters.id("userId"), by: context.identity.userID)

@@ -50,7 +50,7 @@ struct ProfileController: Sendable {
                 roomMatesOf: accounts.policy.directory == .roomMates ? context.identity.userID : nil,
                 after: try paging.idCursor(), limit: paging.readLimit)
             return JSONResponse(
-                .ok, paging.page("users", found.map { UserResponse($0, to: context.identity) }) { String($0.id) })
+                .ok, paging.page(found.map { UserResponse($0, to: context.identity) }) { String($0.id) })
         }
         group.get("users/:id") { _, context in
             guard let user = try await users.find(id: try context.parameters.id("id")) else {

@@ -24,7 +24,7 @@ public struct BrokerAuthController: Sendable {
         let topic: String
         let acc: Int
     }
-    struct GoAuthAnswer: Encodable, Sendable {
+    struct GoAuthAnswer: Codable, Sendable {
         let ok: Bool
         let error: String?
         /// What an allowed ACL question also allows, as `"<acc> <topic>"` (``BrokerACL/Grant``):
@@ -42,7 +42,7 @@ public struct BrokerAuthController: Sendable {
         let topic: String
         let action: String
     }
-    struct EMQXAnswer: Encodable, Sendable {
+    struct EMQXAnswer: Codable, Sendable {
         let result: String
         let is_superuser: Bool?
         /// A user's connection ends when its MQTT password expires (EMQX 5.3 and later; Unix

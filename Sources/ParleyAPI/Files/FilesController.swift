@@ -47,7 +47,7 @@ public struct FilesController: Sendable {
             let paging = try Paging(request, defaultLimit: 50, maximum: 200)
             let found = try await access.roomFiles(
                 roomID: roomID, by: context.identity.userID, before: try paging.idCursor(), limit: paging.readLimit)
-            return JSONResponse(.ok, paging.page("files", found.map { links.object($0) }) { String($0.id) })
+            return JSONResponse(.ok, paging.page(found.map { links.object($0) }) { String($0.id) })
         }
     }
 
@@ -247,4 +247,8 @@ public struct FilesController: Sendable {
         default: throw ParleyError.invalidRequest("protected must be true or false", field: "protected")
         }
     }
+}
+
+extension FileObject: ListItem {
+    static let listKey = "files"
 }

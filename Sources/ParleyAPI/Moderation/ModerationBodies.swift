@@ -15,7 +15,9 @@ struct ResolveRequest: Decodable {
 
 /// A report for administrators: `{id, status, reason, comment, createdAt, ageSeconds, reporter,
 /// room, message, resolvedAt, resolvedById, action, note}`, every key present.
-struct ReportResponse: Encodable, Sendable {
+struct ReportResponse: ListItem {
+    static let listKey = "reports"
+
     let id: Int64
     let status: String
     let reason: ReportReason
@@ -50,7 +52,7 @@ struct ReportResponse: Encodable, Sendable {
         note = report.resolution?.note
     }
 
-    struct MessageSnapshot: Encodable {
+    struct MessageSnapshot: Codable, Sendable {
         @NullEncoded var id: Int64?
         let seq: Int64
         @NullEncoded var sentById: Int64?

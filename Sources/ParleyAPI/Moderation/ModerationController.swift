@@ -38,7 +38,7 @@ public struct ModerationController: Sendable {
                 resolved: resolved, after: try paging.idCursor(), limit: paging.readLimit)
             let now = Date()
             return JSONResponse(
-                .ok, paging.page("reports", reports.map { ReportResponse($0, now: now) }) { String($0.id) })
+                .ok, paging.page(reports.map { ReportResponse($0, now: now) }) { String($0.id) })
         }
         admin.post("reports/:id/resolve") { request, context in
             let body = try await JSONBody.decode(ResolveRequest.self, from: request, context: context)
@@ -53,7 +53,7 @@ public struct ModerationController: Sendable {
             let found = try await users.search(
                 prefix: query, emailPrefix: true, roomMatesOf: nil, after: try paging.idCursor(),
                 limit: paging.readLimit)
-            return JSONResponse(.ok, paging.page("users", found.map { UserResponse(own: $0) }) { String($0.id) })
+            return JSONResponse(.ok, paging.page(found.map { UserResponse(own: $0) }) { String($0.id) })
         }
         for (path, deactivated) in [("users/:id/deactivate", true), ("users/:id/reactivate", false)] {
             admin.post(RouterPath(path)) { _, context in

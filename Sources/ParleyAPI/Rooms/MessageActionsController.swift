@@ -43,7 +43,7 @@ public struct MessageActionsController: Sendable {
                 key: try context.parameters.reactionKey(), for: context.identity.userID, after: try paging.idCursor(),
                 limit: paging.readLimit)
             return JSONResponse(
-                .ok, paging.page("users", users.map { UserResponse($0, to: context.identity) }) { String($0.id) })
+                .ok, paging.page(users.map { UserResponse($0, to: context.identity) }) { String($0.id) })
         }
         group.get("rooms/:id/messages/:messageId/replies") { request, context in
             let paging = try Paging(request, defaultLimit: 50, maximum: 200)

@@ -122,7 +122,9 @@ struct ReadRequest: Decodable {
     let seq: Int64?
 }
 
-struct MemberResponse: Codable, Sendable {
+struct MemberResponse: ListItem {
+    static let listKey = "members"
+
     let user: UserResponse
     let role: RoomRole
     let via: [String]
@@ -180,6 +182,10 @@ struct HistoryCursor: Equatable {
 }
 
 /// The answer to an add that became an invitation (202).
-struct InvitationResponse: Encodable, Sendable {
+struct InvitationResponse: Codable, Sendable {
     let invitation: Invitation
+}
+
+extension Invitation: ListItem {
+    static let listKey = "invitations"
 }

@@ -79,7 +79,7 @@ public struct RoomsController: Sendable {
                 limit: paging.readLimit)
             return JSONResponse(
                 .ok,
-                paging.page("members", members.map { MemberResponse($0, to: context.identity) }) { String($0.user.id) })
+                paging.page(members.map { MemberResponse($0, to: context.identity) }) { String($0.user.id) })
         }
         group.put("rooms/:id/members/:userId") { request, context in
             let body = try await JSONBody.decode(RoleRequestBody.self, from: request, context: context)
@@ -99,7 +99,7 @@ public struct RoomsController: Sendable {
             let paging = try Paging(request, defaultLimit: 20, maximum: 100)
             let found = try await service.invitations(
                 for: context.identity.userID, after: try paging.idCursor(), limit: paging.readLimit)
-            return JSONResponse(.ok, paging.page("invitations", found) { String($0.id) })
+            return JSONResponse(.ok, paging.page(found) { String($0.id) })
         }
         group.post("me/invitations/:id/accept") { _, context in
             let room = try await service.accept(

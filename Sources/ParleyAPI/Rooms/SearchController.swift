@@ -21,7 +21,7 @@ public struct SearchController: Sendable {
                 q: request.uri.queryParameters["q"].map(String.init), roomID: roomID, before: try paging.idCursor(),
                 limit: paging.readLimit, for: context.identity.userID)
             return JSONResponse(
-                .ok, paging.page("results", results.map(SearchResultBody.init)) { String($0.message.id) })
+                .ok, paging.page(results.map(SearchResultBody.init)) { String($0.message.id) })
         }
         group.get("search/rooms") { request, context in
             let paging = try Paging(request, defaultLimit: 20, maximum: 100)
@@ -35,7 +35,9 @@ public struct SearchController: Sendable {
 }
 
 /// `{message, room: {id, uid, name, type}, highlight}`.
-struct SearchResultBody: Encodable, Sendable {
+struct SearchResultBody: ListItem {
+    static let listKey = "results"
+
     let message: Message
     let room: RoomSummary
     let highlight: String

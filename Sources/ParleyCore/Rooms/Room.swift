@@ -89,7 +89,7 @@ public struct HistoryQuery: Sendable, Equatable {
 
 /// A room as a report or a search result names it: `{id, uid, name, type}`, every key
 /// present (`name` null for a two-party room).
-public struct RoomSummary: Sendable, Equatable, Encodable {
+public struct RoomSummary: Sendable, Equatable, Codable {
     public let id: Int64
     public let uid: String
     @NullEncoded public var name: String?
