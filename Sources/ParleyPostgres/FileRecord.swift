@@ -4,12 +4,15 @@ import ParleyCore
 /// A `cloud.file` row as one JSON column, so message queries can carry it beside their own
 /// columns (`f` is the table's alias).
 enum FileRecord {
-    static let json = """
+    static let json = "\(object)::text"
+
+    /// The row as a JSON object (for aggregates).
+    static let object = """
         json_build_object('id', f.id, 'uploadedById', f.uploaded_by_id, 'name', f.name, 'extension', f.extension,
             'size', f.size, 'mimeType', f.mime_type, 'checksum', encode(f.checksum, 'hex'), 'protected', f.protected,
             'submitted', f.submitted, 'storageKey', f.storage_key, 'width', f.width, 'height', f.height,
             'durationMs', f.duration_ms, 'small', f.thumbnail_small_key, 'large', f.thumbnail_large_key,
-            'createdAt', extract(epoch FROM f.created_at))::text
+            'createdAt', extract(epoch FROM f.created_at))
         """
 
     /// The JSON of a joined file, or SQL NULL when the row has none.
@@ -38,7 +41,24 @@ enum FileRecord {
     private static let decoder = JSONDecoder()
 
     static func decode(_ text: String) throws -> StoredFile {
-        let row = try decoder.decode(Row.self, from: Data(text.utf8))
+        file(try decoder.decode(Row.self, from: Data(text.utf8)))
+    }
+
+    /// A JSON array of rows (``attachments``).
+    static func decodeAll(_ text: String) throws -> [StoredFile] {
+        try decoder.decode([Row].self, from: Data(text.utf8)).map(file)
+    }
+
+    /// A message's attached files in order, as a JSON array (`m` is the message's alias); NULL
+    /// without a file, where the message's one `file` column says all.
+    static let attachments = """
+        CASE WHEN m.file_id IS NULL THEN NULL ELSE (
+            SELECT json_agg(\(object) ORDER BY a.position)::text
+            FROM messenger.message_attachment a JOIN cloud.file f ON f.id = a.file_id WHERE a.message_id = m.id)
+        END
+        """
+
+    private static func file(_ row: Row) -> StoredFile {
         var checksum: [UInt8] = []
         var index = row.checksum.startIndex
         while index < row.checksum.endIndex {

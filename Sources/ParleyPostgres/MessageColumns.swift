@@ -5,21 +5,23 @@ import PostgresNIO
 
 /// A message's columns as clients see it, in one place for every query that answers with
 /// messages: the row (alias `m`), its room's uid, its file (alias `f`) as JSON, the message it
-/// replies to (alias `rt`, ``replyJoin``), its count of replies, and whether it has reactions
+/// replies to (alias `rt`, ``replyJoin``), its count of replies, whether it has reactions
 /// (read by ``MessageRowReading/withReactions(_:flagged:viewer:on:)``, as `me` depends on
-/// who asks).
+/// who asks), its type, metadata and attached files.
 enum MessageColumns {
-    static let count = 21
+    static let count = 24
 
     /// - Parameters:
     ///   - roomUID: the expression of the room's uid (`c.uid` with ``source``).
     ///   - file: the expression of the file's JSON.
+    ///   - attachments: the expression of the attached files' JSON array.
     ///   - fresh: a message just stored, which has neither replies nor reactions yet: their
     ///     lookups are skipped (the pipeline's hot path).
-    ///   - plain: a message with no reply (``ParleyCore/NewMessage/isPlain``): its reply columns
-    ///     are NULL, and the query needs no ``replyJoin``.
+    ///   - plain: a plain text message (``ParleyCore/NewMessage/isPlain``): its reply, metadata
+    ///     and attachment columns are NULL, and the query needs no ``replyJoin``.
     static func list(
-        roomUID: String = "c.uid", file: String = FileRecord.optionalJSON, fresh: Bool = false, plain: Bool = false
+        roomUID: String = "c.uid", file: String = FileRecord.optionalJSON,
+        attachments: String = FileRecord.attachments, fresh: Bool = false, plain: Bool = false
     ) -> String {
         let counts =
             fresh
@@ -30,7 +32,8 @@ enum MessageColumns {
             """
         return """
             m.id, m.seq, m.chat_room_id, \(roomUID), m.sent_by_id, m.content, m.uid, m.file_id, m.created_at, \(file),
-            m.edited_at, m.deleted_at, m.deleted_by_id, m.mentions, \(plain ? noReply : reply), \(counts)
+            m.edited_at, m.deleted_at, m.deleted_by_id, m.mentions, \(plain ? noReply : reply), \(counts),
+            \(plain ? "'text', NULL::text, NULL::text" : "m.type, m.metadata::text, \(attachments)")
             """
     }
 
@@ -59,15 +62,18 @@ enum MessageColumns {
                 id: id, seq: try cell(15, Int64?.self) ?? 0, sentById: try cell(16, Int64?.self),
                 excerpt: try cell(17, String?.self) ?? "", deleted: try cell(18, Bool?.self) ?? true)
         }
+        let file = try cell(9, String?.self).map { links.object(try FileRecord.decode($0)) }
         let message = Message(
             id: try cell(0, Int64.self), seq: try cell(1, Int64.self), chatRoomId: try cell(2, Int64.self),
             chatRoomUid: try cell(3, String.self), sentById: try cell(4, Int64?.self),
             content: try cell(5, String.self), uid: try cell(6, String.self), fileId: try cell(7, Int64?.self),
             createdAt: try cell(8, Date.self),
-            file: try cell(9, String?.self).map { links.object(try FileRecord.decode($0)) },
+            file: file,
             editedAt: try cell(10, Date?.self), deletedAt: try cell(11, Date?.self),
             deletedById: try cell(12, Int64?.self), replyTo: replyTo, replyCount: try cell(19, Int64.self),
-            mentions: try cell(13, [Int64].self))
+            mentions: try cell(13, [Int64].self), type: MessageType(rawValue: try cell(21, String.self)),
+            metadata: try cell(22, String?.self).map { try MessageMetadata(json: $0) },
+            attachments: try cell(23, String?.self).map { try FileRecord.decodeAll($0).map(links.object) })
         return (message, try cell(20, Bool.self))
     }
 }

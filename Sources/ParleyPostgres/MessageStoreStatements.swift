@@ -21,8 +21,9 @@ enum MessageStore {
 
     /// Bindings both shapes share: `$1` rooms, `$2` senders, `$3` uids, `$4` contents, `$5`
     /// traceparents (``StoredBatchRecords/traceparents(of:)``). ``Shape/checked`` adds `$6`, the
-    /// lowest rank that may send; ``Shape/prepared`` adds `$6` files, `$7` reply targets (0 for
-    /// none: arrays carry no NULL elements here) and `$8` mentions (each an array literal).
+    /// lowest rank that may send; ``Shape/prepared`` adds `$6` attachments and `$8` mentions
+    /// (each an array literal), `$7` reply targets (0 for none: arrays carry no NULL elements
+    /// here), `$9` types and `$10` metadata ('' for none).
     static func sql(_ shape: Shape) -> String {
         """
         WITH \(shape == .checked ? checkedSends : preparedSends), numbered AS (
@@ -39,13 +40,14 @@ enum MessageStore {
             RETURNING c.id, c.uid, c.last_seq - x.n AS base, c.last_message_at AS at
         ), m AS (
             INSERT INTO messenger.message
-                (chat_room_id, seq, sent_by_id, uid, content, file_id, reply_to_id, mentions, created_at)
-            SELECT s.room_id, room.base + s.nth, s.sender_id, s.uid, s.content, s.file_id, s.reply_to_id, s.mentions,
-                   room.at
+                (chat_room_id, seq, sent_by_id, uid, content, file_id, reply_to_id, mentions, type, metadata,
+                 created_at)
+            SELECT s.room_id, room.base + s.nth, s.sender_id, s.uid, s.content, s.attachments[1], s.reply_to_id,
+                   s.mentions, s.type, s.metadata, room.at
             FROM numbered s JOIN room ON room.id = s.room_id
             ORDER BY s.room_id, s.place
             RETURNING *
-        ), \(StoredBatchRecords.ctes(
+        ), \(shape == .prepared ? attached : "")\(StoredBatchRecords.ctes(
             mentions: shape == .prepared,
             traceparent: StoredBatchRecords.traces(
                 "$5::text[]",
@@ -83,8 +85,8 @@ enum MessageStore {
             WHERE c.id IN (SELECT room_id FROM fresh)
             ORDER BY c.id FOR NO KEY UPDATE
         ), allowed AS (
-            SELECT f.room_id, f.sender_id, f.uid, f.content, f.place, NULL::bigint AS file_id,
-                   NULL::bigint AS reply_to_id, '{}'::bigint[] AS mentions
+            SELECT f.room_id, f.sender_id, f.uid, f.content, f.place, '{}'::bigint[] AS attachments,
+                   NULL::bigint AS reply_to_id, '{}'::bigint[] AS mentions, 'text' AS type, NULL::jsonb AS metadata
             FROM fresh f JOIN locked c ON c.id = f.room_id
             WHERE c.archived_at IS NULL AND NOT \(BlockRule.blockedIn(room: "c", sender: "f.sender_id"))
         )
@@ -93,11 +95,25 @@ enum MessageStore {
     /// The sends the general path let through, each key once, their rooms locked.
     private static let preparedSends = """
         allowed AS (
-            SELECT k.room_id, k.sender_id, k.uid, k.content, k.place, nullif(k.file_id, 0) AS file_id,
-                   nullif(k.reply_to_id, 0) AS reply_to_id, k.mentions::bigint[] AS mentions
-            FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $6::bigint[], $7::bigint[], $8::text[])
-                WITH ORDINALITY AS k(room_id, sender_id, uid, content, file_id, reply_to_id, mentions, place)
+            SELECT k.room_id, k.sender_id, k.uid, k.content, k.place, k.attachments::bigint[] AS attachments,
+                   nullif(k.reply_to_id, 0) AS reply_to_id, k.mentions::bigint[] AS mentions, k.type,
+                   nullif(k.metadata, '')::jsonb AS metadata
+            FROM unnest(
+                $1::bigint[], $2::bigint[], $3::text[], $4::text[], $6::text[], $7::bigint[], $8::text[], $9::text[],
+                $10::text[]
+            ) WITH ORDINALITY
+                AS k(room_id, sender_id, uid, content, attachments, reply_to_id, mentions, type, metadata, place)
         )
+        """
+
+    /// Every file of each stored message, in order (the first is also its `file_id`).
+    private static let attached = """
+        attached AS (
+            INSERT INTO messenger.message_attachment (message_id, position, file_id)
+            SELECT m.id, a.nth - 1, a.file_id
+            FROM m JOIN allowed s ON s.room_id = m.chat_room_id AND s.sender_id = m.sent_by_id AND s.uid = m.uid
+                CROSS JOIN LATERAL unnest(s.attachments) WITH ORDINALITY AS a(file_id, nth)
+        ),
         """
 
     /// A plain message has no file and no reply to join.
@@ -106,9 +122,15 @@ enum MessageStore {
         case .checked:
             MessageColumns.list(roomUID: "room.uid", file: "NULL::text", fresh: true, plain: true)
         case .prepared:
+            // The statement's own attachment rows are not visible to it: the files come from the sends.
             MessageColumns.list(
                 roomUID: "room.uid", file: "(SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = m.file_id)",
-                fresh: true)
+                attachments: """
+                    CASE WHEN cardinality(s.attachments) = 0 THEN NULL ELSE (
+                        SELECT json_agg(\(FileRecord.object) ORDER BY a.nth)::text
+                        FROM unnest(s.attachments) WITH ORDINALITY AS a(file_id, nth) JOIN cloud.file f ON f.id = a.file_id)
+                    END
+                    """, fresh: true)
         }
     }
 }
@@ -139,32 +161,43 @@ struct StoreNewMessagesStatement: PostgresPreparedStatement {
 }
 
 /// The general path's store (``MessageStore/Shape/prepared``): every send given, with its
-/// file, reply and mentions, checked before.
+/// files, reply, mentions, type and metadata, checked before.
 struct InsertMessagesStatement: PostgresPreparedStatement {
     static let sql = MessageStore.sql(.prepared)
     typealias Row = PostgresRow
     let sends: MessageStoreArrays
-    /// 0 for none.
-    let fileIDs: [Int64]
+    /// Each message's as an array literal (`{1,2}`): arrays of arrays must be rectangular.
+    let attachments: [String]
     /// 0 for none.
     let replyToIDs: [Int64]
-    /// Each message's as an array literal (`{1,2}`): arrays of arrays must be rectangular.
+    /// Each message's as an array literal.
     let mentions: [String]
+    let types: [String]
+    /// "" for none.
+    let metadata: [String]
 
     /// - Parameter submissions: each key once.
     init(_ submissions: [MessageSubmission]) {
         sends = MessageStoreArrays(submissions)
-        fileIDs = submissions.map { $0.message.fileId ?? 0 }
+        attachments = submissions.map { Self.literal($0.message.attachments) }
         replyToIDs = submissions.map { $0.message.replyToId ?? 0 }
-        mentions = submissions.map { "{" + $0.message.mentions.map(String.init).joined(separator: ",") + "}" }
+        mentions = submissions.map { Self.literal($0.message.mentions) }
+        types = submissions.map(\.message.type.rawValue)
+        metadata = submissions.map { $0.message.metadata?.json ?? "" }
+    }
+
+    private static func literal(_ ids: [Int64]) -> String {
+        "{" + ids.map(String.init).joined(separator: ",") + "}"
     }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 8)
+        var bindings = PostgresBindings(capacity: 10)
         try sends.append(to: &bindings)
-        try bindings.append(fileIDs)
+        try bindings.append(attachments)
         try bindings.append(replyToIDs)
         try bindings.append(mentions)
+        try bindings.append(types)
+        try bindings.append(metadata)
         return bindings
     }
 

@@ -189,14 +189,16 @@ public struct PostgresErasureRepository: ErasureRepository {
                     SELECT id FROM messenger.message
                     WHERE chat_room_id = \(roomID) AND (\(cutoff)::timestamptz IS NULL OR created_at < \(cutoff))
                     ORDER BY seq LIMIT \(limit)
+                ), attached AS (
+                    SELECT a.file_id FROM messenger.message_attachment a JOIN doomed ON doomed.id = a.message_id
                 ), gone AS (
-                    DELETE FROM messenger.message m USING doomed WHERE m.id = doomed.id RETURNING m.file_id, m.seq
+                    DELETE FROM messenger.message m USING doomed WHERE m.id = doomed.id RETURNING m.seq
                 ), through AS (
                     UPDATE messenger.chat_room SET purged_seq = greatest(purged_seq, (SELECT max(seq) FROM gone))
                     WHERE id = \(roomID) AND EXISTS (SELECT 1 FROM gone)
                 )
-                SELECT count(*)::bigint, coalesce(array_agg(DISTINCT file_id) FILTER (WHERE file_id IS NOT NULL), '{}')
-                FROM gone
+                SELECT (SELECT count(*)::bigint FROM gone),
+                       coalesce((SELECT array_agg(DISTINCT file_id) FROM attached), '{}')
                 """, logger: logger
             ).single((Int64, [Int64]).self)
             guard !files.1.isEmpty else { return (Int(files.0), []) }
@@ -205,7 +207,8 @@ public struct PostgresErasureRepository: ErasureRepository {
             let released = try await connection.query(
                 """
                 UPDATE cloud.file f SET submitted = false
-                WHERE f.id = ANY(\(files.1)) AND NOT EXISTS (SELECT 1 FROM messenger.message m WHERE m.file_id = f.id)
+                WHERE f.id = ANY(\(files.1))
+                  AND NOT EXISTS (SELECT 1 FROM messenger.message_attachment a WHERE a.file_id = f.id)
                 RETURNING f.id
                 """, logger: logger
             ).all(Int64.self)

@@ -80,8 +80,11 @@ public struct PostgresExportRepository: ExportRepository {
                 SELECT coalesce(json_agg(json_build_object('id', c.id, 'uid', c.uid, 'type', c.type, 'name', c.name,
                     'createdAt', c.created_at,
                     'messages', (SELECT coalesce(json_agg(json_build_object('id', m.id, 'seq', m.seq,
-                            'content', m.content, 'fileId', m.file_id, 'replyToId', m.reply_to_id,
-                            'createdAt', m.created_at, 'editedAt', m.edited_at) ORDER BY m.seq), '[]')
+                            'content', m.content, 'type', m.type, 'metadata', m.metadata, 'fileId', m.file_id,
+                            'attachments', (SELECT coalesce(json_agg(a.file_id ORDER BY a.position), '[]')
+                                            FROM messenger.message_attachment a WHERE a.message_id = m.id),
+                            'replyToId', m.reply_to_id, 'createdAt', m.created_at, 'editedAt', m.edited_at)
+                            ORDER BY m.seq), '[]')
                         FROM messenger.message m
                         WHERE m.chat_room_id = c.id AND m.sent_by_id = \(userID) AND m.deleted_at IS NULL))
                     ORDER BY c.id), '[]')::text

@@ -42,9 +42,10 @@ public struct PostgresFileRepository: FileRepository {
         try await database.client.query(
             """
             SELECT EXISTS (SELECT 1 FROM cloud.file WHERE id = \(fileID) AND uploaded_by_id = \(userID))
-                OR EXISTS (SELECT 1 FROM messenger.message m
+                OR EXISTS (SELECT 1 FROM messenger.message_attachment a
+                           JOIN messenger.message m ON m.id = a.message_id
                            JOIN messenger.room_membership rm ON rm.chat_room_id = m.chat_room_id
-                           WHERE m.file_id = \(fileID) AND rm.user_account_id = \(userID))
+                           WHERE a.file_id = \(fileID) AND rm.user_account_id = \(userID))
                 OR EXISTS (SELECT 1 FROM cloud.user_account u WHERE u.avatar_file_id = \(fileID))
                 OR EXISTS (SELECT 1 FROM messenger.chat_room c
                            JOIN messenger.room_membership rm ON rm.chat_room_id = c.id
@@ -63,8 +64,8 @@ public struct PostgresFileRepository: FileRepository {
         let rows = try await database.reads.query(
             """
             SELECT \(unescaped: FileRecord.json) FROM cloud.file f
-            WHERE f.id IN (SELECT file_id FROM messenger.message
-                           WHERE chat_room_id = \(roomID) AND file_id IS NOT NULL)
+            WHERE f.id IN (SELECT a.file_id FROM messenger.message_attachment a
+                           JOIN messenger.message m ON m.id = a.message_id WHERE m.chat_room_id = \(roomID))
               AND (\(before)::bigint IS NULL OR f.id < \(before))
             ORDER BY f.id DESC LIMIT \(limit)
             """, logger: logger)

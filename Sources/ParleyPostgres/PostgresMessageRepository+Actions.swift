@@ -46,13 +46,18 @@ extension PostgresMessageRepository: MessageActionRepository {
         return try await messages(from: rows, viewer: viewer, on: connection).first
     }
 
-    public func edit(messageID: Int64, roomID: Int64, content: String, mentions: [Int64]?) async throws -> Bool {
-        try await database.transaction(logger: logger) { connection in
+    public func edit(
+        messageID: Int64, roomID: Int64, content: String, mentions: [Int64]?, metadata: MessageMetadata??
+    ) async throws -> Bool {
+        let keepsMetadata = metadata == nil
+        let newMetadata = metadata??.json
+        return try await database.transaction(logger: logger) { connection in
             guard try await lockRoom(roomID, on: connection) else { return false }
             let edited = try await connection.query(
                 """
                 UPDATE messenger.message
                 SET content = \(content), mentions = coalesce(\(mentions)::bigint[], mentions),
+                    metadata = CASE WHEN \(keepsMetadata) THEN metadata ELSE \(newMetadata)::jsonb END,
                     edited_at = clock_timestamp()
                 WHERE id = \(messageID) AND chat_room_id = \(roomID) AND deleted_at IS NULL
                 RETURNING seq, sent_by_id
@@ -90,13 +95,15 @@ extension PostgresMessageRepository: MessageActionRepository {
             // Files are locked before rooms, as sends lock them: the files first, read unlocked.
             let live = try await connection.query(
                 """
-                SELECT id, file_id FROM messenger.message
-                WHERE id = ANY(\(messageIDs)) AND chat_room_id = \(roomID) AND deleted_at IS NULL
+                SELECT m.id, coalesce(array_agg(a.file_id) FILTER (WHERE a.file_id IS NOT NULL), '{}')
+                FROM messenger.message m LEFT JOIN messenger.message_attachment a ON a.message_id = m.id
+                WHERE m.id = ANY(\(messageIDs)) AND m.chat_room_id = \(roomID) AND m.deleted_at IS NULL
+                GROUP BY m.id
                 """, logger: logger
-            ).all((Int64, Int64?).self)
+            ).all((Int64, [Int64]).self)
             guard !live.isEmpty else { return }
-            let attached = Dictionary(uniqueKeysWithValues: live.compactMap { id, file in file.map { (id, $0) } })
-            let files = Set(attached.values).sorted()
+            let attached = Dictionary(uniqueKeysWithValues: live)
+            let files = Set(attached.values.joined()).sorted()
             if !files.isEmpty {
                 try await connection.query(
                     "SELECT 1 FROM cloud.file WHERE id = ANY(\(files)) ORDER BY id FOR NO KEY UPDATE", logger: logger)
@@ -105,7 +112,7 @@ extension PostgresMessageRepository: MessageActionRepository {
             let deleted = try await connection.query(
                 """
                 UPDATE messenger.message
-                SET content = '', file_id = NULL, mentions = '{}', deleted_at = clock_timestamp(),
+                SET content = '', file_id = NULL, mentions = '{}', metadata = NULL, deleted_at = clock_timestamp(),
                     deleted_by_id = \(userID)
                 WHERE id = ANY(\(messageIDs)) AND chat_room_id = \(roomID) AND deleted_at IS NULL
                 RETURNING id, seq, deleted_at
@@ -115,10 +122,11 @@ extension PostgresMessageRepository: MessageActionRepository {
             let ids = deleted.map(\.0)
             try await connection.query(
                 """
-                WITH reactions AS (DELETE FROM messenger.reaction WHERE message_id = ANY(\(ids)))
+                WITH reactions AS (DELETE FROM messenger.reaction WHERE message_id = ANY(\(ids))),
+                    files AS (DELETE FROM messenger.message_attachment WHERE message_id = ANY(\(ids)))
                 DELETE FROM messenger.mention WHERE message_id = ANY(\(ids))
                 """, logger: logger)
-            let released = Set(ids.compactMap { attached[$0] }).sorted()
+            let released = Set(ids.flatMap { attached[$0] ?? [] }).sorted()
             if !released.isEmpty {
                 // No longer submitted by any message: the orphan sweep removes them. A statement of
                 // its own, under the files' locks: its snapshot sees every send that attached
@@ -127,7 +135,7 @@ extension PostgresMessageRepository: MessageActionRepository {
                     """
                     UPDATE cloud.file f SET submitted = false
                     WHERE f.id = ANY(\(released))
-                      AND NOT EXISTS (SELECT 1 FROM messenger.message m WHERE m.file_id = f.id)
+                      AND NOT EXISTS (SELECT 1 FROM messenger.message_attachment a WHERE a.file_id = f.id)
                     """, logger: logger)
             }
             try await recordChange(of: ids, roomID: roomID, deletedSeq: lastSeq, on: connection)

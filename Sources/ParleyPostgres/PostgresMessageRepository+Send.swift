@@ -73,9 +73,11 @@ extension PostgresMessageRepository {
         for (slot, submission) in submissions.enumerated() {
             if let stored = retries[submission.key] {
                 outcomes[slot] = .success(SentMessage(message: stored, created: false))
-            } else if let fileID = submission.message.fileId, !owned.contains([fileID, submission.senderID]) {
+            } else if !submission.message.attachments.allSatisfy({ owned.contains([$0, submission.senderID]) }) {
                 outcomes[slot] = .failure(
-                    ParleyError(.fileUnavailable, "The file is not one of the sender's uploads.", field: "fileId"))
+                    ParleyError(
+                        .fileUnavailable, "A file is not one of the sender's uploads.",
+                        field: submission.message.attachments.count == 1 ? "fileId" : "attachments"))
             } else if rooms.contains(submission.roomID) {
                 new.append(slot)
             } else {
@@ -99,7 +101,9 @@ extension PostgresMessageRepository {
     private func submitFiles(of submissions: [MessageSubmission], on connection: PostgresConnection) async throws
         -> Set<[Int64]>
     {
-        let files = submissions.compactMap { submission in submission.message.fileId.map { ($0, submission.senderID) } }
+        let files = submissions.flatMap { submission in
+            submission.message.attachments.map { ($0, submission.senderID) }
+        }
         guard !files.isEmpty else { return [] }
         let rows = try await connection.execute(
             SubmitFilesStatement(fileIDs: files.map(\.0), ownerIDs: files.map(\.1)), logger: logger

@@ -89,10 +89,8 @@ public struct IngestHandler: Sendable {
                 guard decoded.data.chatRoomId == nil || decoded.data.chatRoomId == room else {
                     throw Rejection(.invalidRequest, "chatRoomId does not match the topic's room.")
                 }
-                if decoded.type == "new-message-notification" {
-                    let message = try NewMessage(
-                        content: decoded.data.content ?? "", uid: decoded.data.uid ?? "", fileId: decoded.data.fileId,
-                        replyToId: decoded.data.replyToId, mentions: decoded.data.mentions)
+                if let decodedMessage = decoded.message {
+                    let message = try decodedMessage.get()
                     // Each message is a trace of its own, from here to its pushes.
                     let span = PipelineTrace.startTrace("chat-in", kind: .consumer)
                     span?.set("messaging.destination.name", input.topic)

@@ -40,7 +40,8 @@ struct MessageRoutesTests {
             #expect(
                 Set(first.json.keys) == [
                     "id", "seq", "chatRoomId", "chatRoomUid", "sentById", "content", "uid", "createdAt", "editedAt",
-                    "deletedAt", "deletedById", "replyTo", "replyCount", "mentions", "reactions",
+                    "deletedAt", "deletedById", "replyTo", "replyCount", "mentions", "reactions", "type", "metadata",
+                    "attachments",
                 ])
             let message = try JSONCoding.decoder.decode(Message.self, from: Data(first.text.utf8))
             #expect(message.sentById == userID(users[1]))

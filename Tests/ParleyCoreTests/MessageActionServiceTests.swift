@@ -255,7 +255,9 @@ final class InMemoryMessageActions: MessageActionRepository, Sendable {
             content: facts.content, uid: "\(id)", fileId: nil, createdAt: facts.createdAt, mentions: facts.mentions)
     }
 
-    func edit(messageID: Int64, roomID: Int64, content: String, mentions: [Int64]?) async throws -> Bool {
+    func edit(messageID: Int64, roomID: Int64, content: String, mentions: [Int64]?, metadata: MessageMetadata??)
+        async throws -> Bool
+    {
         state.withLock { state in
             guard var row = state.rows[messageID], !row.facts.deleted else { return false }
             let facts = row.facts

@@ -67,13 +67,14 @@ extension TestServices {
         try await PostgresPool(configuration: postgres(database: "postgres"), logger: .quiet).withRunningClient(body)
     }
 
-    /// One template per set of migrations (named by their checksums), made by the first caller.
+    /// One template per set of migrations (named by their versions and checksums: a migration
+    /// renumbered makes a new one), made by the first caller.
     static let templates = OneAtATime()
 
     private func migratedTemplate() async throws -> String {
         let migrations = try Migration.load(from: Self.migrationsDirectory)
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in migrations.map(\.checksum).joined(separator: ",").utf8 {
+        for byte in migrations.map({ "\($0.version):\($0.checksum)" }).joined(separator: ",").utf8 {
             hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
         }
         let template = "template_\(String(hash, radix: 16))"

@@ -3,7 +3,7 @@
 Two people register, open a direct chat and talk both ways over MQTT (each message appears on
 the other side without a reload, and so does one's typing), one replies to the other and
 mentions them, search finds a message written with diacritics from words typed without them,
-one sends an image and both see its thumbnail, one scrolls back through 200 messages, after
+one sends an image and both see its thumbnail, a message's several files show in order, one scrolls back through 200 messages, after
 the broker restarts the other receives what was sent meanwhile, and a second tab takes the
 live connection over when asked. Screenshots of a conversation (a wide window) and of the
 room list (a phone-sized one) go to --screenshots.
@@ -101,6 +101,18 @@ def rest(url, token, method, path, body=None):
         return json.loads(response.read() or b"null")
 
 
+def upload(url, token, name, data):
+    """A raw upload (POST /v1/files); the stored file object."""
+    request = urllib.request.Request(f"{url}/v1/files?name={name}", method="POST", data=data,
+                                     headers={"Authorization": f"Bearer {token}",
+                                              "Content-Type": "application/octet-stream"})
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    with urllib.request.urlopen(request, context=context, timeout=20) as response:
+        return json.loads(response.read())
+
+
 def send(driver, text):
     box = driver.find_element(By.NAME, "message")
     box.send_keys(text)
@@ -194,9 +206,21 @@ def main():
             bob.save_screenshot(os.path.join(arguments.screenshots, "rooms.png"))
             bob.find_element(By.CSS_SELECTOR, "button.room").click()
 
-        step("200 more messages, and Bob scrolls back through all of them")
         token = session(alice)["accessToken"]
         room = rest(url, token, "GET", "/v1/rooms?limit=1")["rooms"][0]
+        step("a message with several attachments shows each file at Bob")
+        names = [f"notes-{index}.txt" for index in range(3)]
+        files = [upload(url, token, name, f"file {name}".encode())["id"] for name in names]
+        rest(url, token, "POST", f"/v1/rooms/{room['id']}/messages",
+             {"content": "three files", "uid": "attachments-1", "attachments": files})
+        # A file renders as a download link once its links are signed for the reader.
+        wait("the three files at Bob, signed, in order", lambda: bob.execute_script(
+            "const item = [...document.querySelectorAll('li.message[data-seq]')]"
+            "  .find((li) => li.textContent.includes('three files'));"
+            "const links = item ? [...item.querySelectorAll('.attachments a[download]')] : [];"
+            "return links.map((a) => a.download).join() === arguments[0];", ",".join(names)))
+
+        step("200 more messages, and Bob scrolls back through all of them")
         for index in range(200):
             rest(url, token, "POST", f"/v1/rooms/{room['id']}/messages",
                  {"content": f"history {index:03d}", "uid": f"history-{index}"})

@@ -15,7 +15,7 @@ public struct MessageActionsController: Sendable {
                 EditMessageBody.self, from: request, context: context, limit: JSONBody.messageLimit)
             let message = try await service.edit(
                 roomID: try context.parameters.id("id"), messageID: try context.parameters.id("messageId"),
-                content: body.content, mentions: body.mentions, by: context.identity.userID)
+                content: body.content, mentions: body.mentions, metadata: body.metadata, by: context.identity.userID)
             return JSONResponse(.ok, message)
         }
         group.delete("rooms/:id/messages/:messageId") { _, context in

@@ -61,27 +61,27 @@ struct CreateRoomRequest: Decodable {
     let name: String
     let members: [MemberBody]
     /// Optional: a room without messages has `lastSeq` 0.
-    let firstMessage: MessageBody?
+    let firstMessage: NewMessage?
 }
 
-struct MessageBody: Decodable {
-    let content: String
-    let uid: String
-    let fileId: Int64?
-    let replyToId: Int64?
-    let mentions: [Int64]?
-
-    func newMessage(fieldPrefix: String = "") throws -> NewMessage {
-        try NewMessage(
-            content: content, uid: uid, fileId: fileId, replyToId: replyToId, mentions: mentions,
-            fieldPrefix: fieldPrefix)
-    }
-}
-
-/// `PATCH .../messages/{messageId}`: new content, and the mentions when they change.
+/// `PATCH .../messages/{messageId}`: new content, and the mentions and metadata when they
+/// change (`metadata: null` clears it).
 struct EditMessageBody: Decodable {
     let content: String
     let mentions: [Int64]?
+    /// Absent: unchanged; null: cleared.
+    let metadata: MessageMetadata??
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        content = try container.decode(String.self, forKey: .content)
+        mentions = try container.decodeIfPresent([Int64].self, forKey: .mentions)
+        metadata =
+            container.contains(.metadata)
+            ? .some(try container.decodeIfPresent(MessageMetadata.self, forKey: .metadata)) : nil
+    }
+
+    enum CodingKeys: String, CodingKey { case content, mentions, metadata }
 }
 
 /// `PATCH /v1/rooms/{id}`: a new name, a new description (null clears it), or both.

@@ -35,7 +35,7 @@ public struct RoomsController: Sendable {
             let room = try await service.create(
                 by: context.identity.userID, name: body.name,
                 members: body.members.map { ($0.userId, $0.role) },
-                firstMessage: try body.firstMessage?.newMessage(fieldPrefix: "firstMessage."))
+                firstMessage: body.firstMessage)
             return JSONResponse(.created, RoomResponse(room, to: context.identity))
         }
         group.put("rooms/direct/:userId") { _, context in
@@ -166,10 +166,10 @@ public struct RoomsController: Sendable {
         }
         group.post("rooms/:id/messages") { request, context in
             let body = try await JSONBody.decode(
-                MessageBody.self, from: request, context: context, limit: JSONBody.messageLimit)
+                NewMessage.self, from: request, context: context, limit: JSONBody.messageLimit)
             let roomID = try context.parameters.id("id")
             var (message, created) = try await service.send(
-                roomID: roomID, message: try body.newMessage(), by: context.identity.userID)
+                roomID: roomID, message: body, by: context.identity.userID)
             if !created && !message.reactions.isEmpty {
                 // A retry answers with the message as it stands, its reactions as the caller sees them.
                 message = try await actions.message(message.id, roomID: roomID, for: context.identity.userID)

@@ -2,22 +2,36 @@ import Foundation
 
 /// What clients publish on `chat-in/{roomUid}` (`mqtt-protocol.md`, client → server).
 public struct ClientEnvelope: Decodable, Sendable {
+    /// The fields of the notices (typing, read markers); a message's are ``NewMessage``'s.
     public struct Data: Decodable, Sendable {
         public let chatRoomId: Int64?
-        public let content: String?
         public let uid: String?
-        public let fileId: Int64?
-        public let replyToId: Int64?
-        public let mentions: [Int64]?
         public let messageId: Int64?
         public let seq: Int64?
         public let creating: Bool?
         public let time: String?
     }
 
+    public static let newMessageType = "new-message-notification"
+
     public let type: String
     public let data: Data
     public let hash: String?
+    /// A `new-message-notification`'s message, or why it is refused: a refusal names the
+    /// payload's uid (``Data/uid``) instead of failing the whole envelope.
+    public let message: Result<NewMessage, any Error>?
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        type = try container.decode(String.self, forKey: .type)
+        data = try container.decode(Data.self, forKey: .data)
+        hash = try container.decodeIfPresent(String.self, forKey: .hash)
+        message =
+            type == Self.newMessageType
+            ? Result { try container.decode(NewMessage.self, forKey: .data) } : nil
+    }
+
+    enum CodingKeys: String, CodingKey { case type, data, hash }
 }
 
 /// One publish on `chat-in/{roomUid}` or `chat-in/{roomUid}/{userId}` as the ingest receives it.

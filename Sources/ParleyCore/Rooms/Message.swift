@@ -12,10 +12,14 @@ public struct Message: Sendable, Equatable, Codable {
     @NullEncoded public var sentById: Int64?
     public let content: String
     public let uid: String
+    public let type: MessageType
+    @NullEncoded public var metadata: MessageMetadata?
     public let fileId: Int64?
     public let createdAt: Date
-    /// The attached file's object (with its signed URL), when there is one.
+    /// The first attachment, for clients before attachments.
     public let file: FileObject?
+    /// Each attached file's object (with its signed URL), in the order sent.
+    public let attachments: [FileObject]
     @NullEncoded public var editedAt: Date?
     @NullEncoded public var deletedAt: Date?
     @NullEncoded public var deletedById: Int64?
@@ -32,7 +36,8 @@ public struct Message: Sendable, Equatable, Codable {
         id: Int64, seq: Int64, chatRoomId: Int64, chatRoomUid: String, sentById: Int64?, content: String, uid: String,
         fileId: Int64?, createdAt: Date, file: FileObject? = nil, editedAt: Date? = nil, deletedAt: Date? = nil,
         deletedById: Int64? = nil, replyTo: ReplyPreview? = nil, replyCount: Int64 = 0, mentions: [Int64] = [],
-        reactions: [ReactionSummary] = []
+        reactions: [ReactionSummary] = [], type: MessageType = .text, metadata: MessageMetadata? = nil,
+        attachments: [FileObject]? = nil
     ) {
         self.id = id
         self.seq = seq
@@ -41,9 +46,12 @@ public struct Message: Sendable, Equatable, Codable {
         self.sentById = sentById
         self.content = content
         self.uid = uid
+        self.type = type
+        self.metadata = metadata
         self.fileId = fileId
         self.createdAt = createdAt
         self.file = file
+        self.attachments = attachments ?? (file.map { [$0] } ?? [])
         self.editedAt = editedAt
         self.deletedAt = deletedAt
         self.deletedById = deletedById
@@ -54,8 +62,8 @@ public struct Message: Sendable, Equatable, Codable {
     }
 
     /// A client's reading of the contract's Message: `fileId` comes from `file`. Written with
-    /// every key of the contract (null when empty) except `file`, which only a message with a
-    /// file has, and `fileId`, which `file` carries.
+    /// every key of the contract (null or empty when there is none) except `file`, which only a
+    /// message with a file has, and `fileId`, which `file` carries.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let file = try container.decodeIfPresent(FileObject.self, forKey: .file)
@@ -73,11 +81,14 @@ public struct Message: Sendable, Equatable, Codable {
             replyTo: try container.decodeIfPresent(ReplyPreview.self, forKey: .replyTo),
             replyCount: try container.decodeIfPresent(Int64.self, forKey: .replyCount) ?? 0,
             mentions: try container.decodeIfPresent([Int64].self, forKey: .mentions) ?? [],
-            reactions: try container.decodeIfPresent([ReactionSummary].self, forKey: .reactions) ?? [])
+            reactions: try container.decodeIfPresent([ReactionSummary].self, forKey: .reactions) ?? [],
+            type: try container.decodeIfPresent(MessageType.self, forKey: .type) ?? .text,
+            metadata: try container.decodeIfPresent(MessageMetadata.self, forKey: .metadata),
+            attachments: try container.decodeIfPresent([FileObject].self, forKey: .attachments))
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, seq, chatRoomId, chatRoomUid, sentById, content, uid, file, createdAt
+        case id, seq, chatRoomId, chatRoomUid, sentById, content, uid, type, metadata, file, attachments, createdAt
         case editedAt, deletedAt, deletedById, replyTo, replyCount, mentions, reactions
     }
 }

@@ -59,9 +59,11 @@ public protocol MessageActionRepository: Sendable {
     func facts(messageID: Int64, roomID: Int64) async throws -> MessageFacts?
     /// The message as `viewer` sees it (`me` in its reactions).
     func message(id: Int64, roomID: Int64, viewer: Int64) async throws -> Message?
-    /// Replaces the content (and the mentions, when given) and records `message-edited`;
-    /// false, having changed nothing, when the message is deleted.
-    func edit(messageID: Int64, roomID: Int64, content: String, mentions: [Int64]?) async throws -> Bool
+    /// Replaces the content (and the mentions and metadata, when given; `.some(nil)` clears the
+    /// metadata) and records `message-edited`; false, having changed nothing, when the message
+    /// is deleted.
+    func edit(messageID: Int64, roomID: Int64, content: String, mentions: [Int64]?, metadata: MessageMetadata??)
+        async throws -> Bool
     /// Makes the room's messages tombstones in one transaction and records `message-deleted`
     /// for each, in `seq` order; passes over those that already are tombstones, and those of
     /// other rooms.

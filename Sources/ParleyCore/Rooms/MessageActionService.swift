@@ -25,10 +25,12 @@ public struct MessageActionService: Sendable {
         self.now = now
     }
 
-    /// The sender, still a writer, replaces the content (and the mentions, when given).
-    public func edit(roomID: Int64, messageID: Int64, content: String, mentions: [Int64]?, by userID: Int64)
-        async throws -> Message
-    {
+    /// The sender, still a writer, replaces the content (and the mentions and metadata, when
+    /// given: `metadata` `.some(nil)` clears it).
+    public func edit(
+        roomID: Int64, messageID: Int64, content: String, mentions: [Int64]?, metadata: MessageMetadata?? = .none,
+        by userID: Int64
+    ) async throws -> Message {
         try await require(.writer, roomID: roomID, userID: userID)
         try await RoomService.requireWritable(rooms, roomID: roomID, userID: userID)
         let facts = try await facts(messageID: messageID, roomID: roomID)
@@ -48,8 +50,10 @@ public struct MessageActionService: Sendable {
             if !pairs.isEmpty, try await !rooms.blockedPairs(pairs).isEmpty { throw RoomService.mentionBlocked }
         }
         let mentions = named
-        if content != facts.content || (mentions != nil && mentions != facts.mentions) {
-            guard try await actions.edit(messageID: messageID, roomID: roomID, content: content, mentions: mentions)
+        if content != facts.content || (mentions != nil && mentions != facts.mentions) || metadata != nil {
+            guard
+                try await actions.edit(
+                    messageID: messageID, roomID: roomID, content: content, mentions: mentions, metadata: metadata)
             else { throw Self.deleted }
         }
         return try await message(messageID, roomID: roomID, viewer: userID)

@@ -1,5 +1,6 @@
 import { Live } from './live.js';
 import { Conversation } from './conversation.js';
+import { filesOf } from './message-view.js';
 import { startDirectChat, startGroup } from './people.js';
 import { quietHoursDialog } from './settings.js';
 import { searchDialog } from './search.js';
@@ -278,5 +279,7 @@ export class Chat {
 function previewText(message) {
   if (message.deletedAt) return 'Message deleted';
   if (message.content) return message.content.slice(0, 80);
-  return message.file ? `📎 ${message.file.name}` : '';
+  const files = filesOf(message);
+  if (files.length > 1) return `📎 ${files.length} files`;
+  return files.length ? `📎 ${files[0].name}` : '';
 }

@@ -1,5 +1,5 @@
 import { h, clear, notify } from './dom.js';
-import { renderMessage, signedFile } from './message-view.js';
+import { filesOf, renderMessage, signedFile, withFile } from './message-view.js';
 import { membersDialog } from './people.js';
 import { roomSettingsDialog } from './settings.js';
 import { toggleBlock } from './moderation.js';
@@ -182,9 +182,10 @@ export class Conversation {
     const existing = this.messages.get(message.seq);
     // A file from the room topic comes with unsigned links: keep the signed ones this reader
     // has (an edit), else ask for them.
-    if (message.file && !signedFile(message.file)) {
-      if (existing?.file?.id === message.file.id && signedFile(existing.file)) message = { ...message, file: existing.file };
-      else this.signFile(message.seq, message.file.id);
+    for (const file of filesOf(message).filter((each) => !signedFile(each))) {
+      const signed = existing && filesOf(existing).find((each) => each.id === file.id && signedFile(each));
+      if (signed) message = withFile(message, signed);
+      else this.signFile(message.seq, file.id);
     }
     const element = this.render(message);
     this.messages.set(message.seq, message);
@@ -210,7 +211,9 @@ export class Conversation {
     try {
       const file = await this.api.get(`/v1/files/${fileID}`);
       const message = this.messages.get(seq);
-      if (message?.file?.id === fileID && !message.deletedAt) this.place({ ...message, file });
+      if (message && !message.deletedAt && filesOf(message).some((each) => each.id === fileID)) {
+        this.place(withFile(message, file));
+      }
     } catch {
       // Deleted meanwhile, or no longer readable: the file's name stays.
     }

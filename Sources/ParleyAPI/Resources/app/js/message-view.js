@@ -1,12 +1,30 @@
 import { h, shortTime } from './dom.js';
 import { reportDialog } from './moderation.js';
 
-// How a message looks: its author and time, text, file (an image's thumbnail, a video's
-// player), reply quote, reactions and the actions its reader may take.
+// How a message looks: its author and time, text, files (an image's thumbnail, a video's
+// player), reply quote, reactions and the actions its reader may take; a system message is a
+// notice of the room, with neither author nor actions.
 
 const REACTION = '👍';
 
+/// Every file of a message in order (a message from before attachments has its one `file`).
+export function filesOf(message) {
+  if (message.attachments?.length) return message.attachments;
+  return message.file ? [message.file] : [];
+}
+
+/// The message with `file` in place of the attachment of its id.
+export function withFile(message, file) {
+  const swap = (each) => (each.id === file.id ? file : each);
+  return { ...message, file: message.file && swap(message.file), attachments: (message.attachments ?? []).map(swap) };
+}
+
 export function renderMessage(view, message) {
+  if (message.type === 'system') {
+    return h('li', { class: 'message notice', role: 'note', dataset: { seq: message.seq, uid: message.uid } },
+      h('p', { class: 'text' }, message.deletedAt ? 'Notice removed' : message.content),
+      h('time', { datetime: message.createdAt }, shortTime(message.createdAt)));
+  }
   const mine = message.sentById === view.chat.me.id;
   const body = h('div', { class: 'body' });
   // In a group, a blocked user's messages stay out of sight (the API still delivers them).
@@ -18,7 +36,8 @@ export function renderMessage(view, message) {
       body.append(h('blockquote', {}, message.replyTo.deleted ? 'A deleted message' : message.replyTo.excerpt));
     }
     if (message.content) body.append(h('p', { class: 'text' }, message.content));
-    if (message.file) body.append(renderFile(view, message.file));
+    const files = filesOf(message);
+    if (files.length) body.append(h('div', { class: 'attachments' }, ...files.map((file) => renderFile(view, file))));
   }
   const actions = h('div', { class: 'message-actions' });
   if (message.failed) {
@@ -96,7 +115,9 @@ async function awaitThumbnail(view, fileID) {
       const file = await view.api.get(`/v1/files/${fileID}`);
       if (file.thumbnails?.large) {
         for (const image of view.list.querySelectorAll(`img[data-file-id="${fileID}"]`)) image.src = file.thumbnails.large;
-        for (const message of view.messages.values()) if (message.file?.id === fileID) message.file = file;
+        for (const [seq, message] of view.messages) {
+          if (filesOf(message).some((each) => each.id === fileID)) view.messages.set(seq, withFile(message, file));
+        }
         break;
       }
     } catch {
