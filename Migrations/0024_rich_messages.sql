@@ -22,3 +22,7 @@ SELECT id, 0, file_id FROM messenger.message WHERE file_id IS NOT NULL;
 
 -- A system message's uid is the app server's retry key in its room.
 CREATE UNIQUE INDEX message_system_uid_key ON messenger.message (chat_room_id, uid) WHERE type = 'system';
+
+-- An open report holds every file of its message as evidence, not only the first.
+ALTER TABLE messenger.report ADD COLUMN message_file_ids bigint[] NOT NULL DEFAULT '{}';
+UPDATE messenger.report SET message_file_ids = ARRAY[message_file_id] WHERE message_file_id IS NOT NULL;

@@ -85,7 +85,7 @@ public struct PostgresFileRepository: FileRepository {
     /// Not held: a file of a reported message stays while the report is open, whatever
     /// becomes of the message (evidence); avatars and data exports are held while in use.
     static let notHeld = """
-        NOT EXISTS (SELECT 1 FROM messenger.report r WHERE r.message_file_id = f.id AND r.resolved_at IS NULL)
+        NOT EXISTS (SELECT 1 FROM messenger.report r WHERE f.id = ANY(r.message_file_ids) AND r.resolved_at IS NULL)
         AND NOT EXISTS (SELECT 1 FROM cloud.user_account u WHERE u.avatar_file_id = f.id)
         AND NOT EXISTS (SELECT 1 FROM messenger.chat_room c WHERE c.avatar_file_id = f.id)
         AND NOT EXISTS (SELECT 1 FROM cloud.data_export e WHERE e.file_id = f.id)

@@ -29,9 +29,12 @@ public struct PostgresReportRepository: ReportRepository {
                 ), added AS (
                     INSERT INTO messenger.report (message_id, chat_room_id, reporter_id, reason, comment, message_seq,
                                                   message_sender_id, message_content, message_file_id,
-                                                  message_created_at)
+                                                  message_file_ids, message_created_at)
                     SELECT m.id, m.chat_room_id, \(reporterID), \(reason.rawValue), \(comment), m.seq, m.sent_by_id,
-                           m.content, m.file_id, m.created_at
+                           m.content, m.file_id,
+                           (SELECT coalesce(array_agg(a.file_id ORDER BY a.position), '{}')
+                            FROM messenger.message_attachment a WHERE a.message_id = m.id),
+                           m.created_at
                     FROM m
                     ON CONFLICT (message_id, reporter_id) DO NOTHING
                     RETURNING id

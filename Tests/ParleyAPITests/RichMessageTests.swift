@@ -140,6 +140,32 @@ import Testing
         }
     }
 
+    @Test func anOpenReportKeepsEveryFileOfItsDeletedMessage() async throws {
+        let harness = try await APIHarness.make()
+        try await harness.run { client in
+            let (id, users) = try await client.roomOfThree()
+            var fileIDs: [Int64] = []
+            for name in ["x", "y"] {
+                let upload = try await files.upload(client, token: token(users[1]), Array(name.utf8))
+                fileIDs.append(try #require(upload.file?.id))
+            }
+            let sent = try await client.decoded(
+                Message.self, .post, "/v1/rooms/\(id)/messages", token: token(users[1]),
+                body: #"{"content":"evidence","uid":"r-1","attachments":\#(fileIDs)}"#)
+            let report = try await client.json(
+                .post, "/v1/rooms/\(id)/messages/\(sent.id)/reports", token: token(users[2]),
+                body: #"{"reason":"illegal"}"#)
+            #expect(report.status.code < 300, "\(report.text)")
+            #expect(
+                try await client.json(.delete, "/v1/rooms/\(id)/messages/\(sent.id)", token: token(users[1])).status
+                    == .noContent)
+            let orphans = try await PostgresFileRepository(database: harness.database, logger: .quiet).orphans(
+                createdBefore: Date().addingTimeInterval(60), publicCreatedBefore: Date().addingTimeInterval(60),
+                limit: 100)
+            #expect(Set(orphans.map(\.id)).isDisjoint(with: fileIDs))
+        }
+    }
+
     @Test func anEditReplacesOrClearsTheMetadataAndKeepsItWhenAbsent() async throws {
         try await APIHarness.make().run { client in
             let (id, users) = try await client.roomOfThree()
