@@ -9,6 +9,8 @@ public struct ParleyRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// Set by ``BearerAuthenticationMiddleware`` when the request carries a valid token.
     public var identity: AuthenticatedUser?
+    /// Set by ``ServerKeyMiddleware`` on `/v1/server/*`.
+    public var serverKey: APIKey?
     /// The client's IP address, for per-address rate limits (a trusted proxy's forwarded
     /// address: ``ForwardedClientMiddleware``).
     public var clientAddress: String?

@@ -71,6 +71,11 @@ public struct ParleyRoutes: Sendable {
         features.admin.addRoutes(to: admin)
         features.moderation.addAdminRoutes(to: admin)
         features.erasure.addAdminRoutes(to: admin)
+        features.apiKeys.addRoutes(to: admin)
+
+        // `/v1/server/*`: the app's backend, with a server key (never a user's token).
+        let server = v1.group("server").add(middleware: features.serverKeys).group(context: ServerRequestContext.self)
+        features.server.addRoutes(to: server)
         return router
     }
 
@@ -115,6 +120,9 @@ extension ParleyRoutes {
         let notifications: NotificationsController
         let files: FilesController
         let webClient: WebClientController
+        let apiKeys: APIKeysController
+        let serverKeys: ServerKeyMiddleware
+        let server: ServerController
         let sessions: any SessionRepository
         let cache: SessionCache
         /// Signs the file links of answers for their caller.
@@ -130,7 +138,8 @@ extension ParleyRoutes {
             rooms: RoomService, messageActions: MessageActionService,
             notificationSettings: any NotificationSettingsRepository, files: any FileRepository, store: any BlobStore,
             links: FileLinks, mediaJobs: (any JobQueue)?, uploadLimit: Int64, erasure: ErasureService,
-            avatars: AvatarService, search: SearchService, recentWriters: (any RecentWriters)? = nil
+            avatars: AvatarService, search: SearchService, keys: APIKeyService, audit: any AuditLog,
+            recentWriters: (any RecentWriters)? = nil
         ) {
             self.recentWriters = recentWriters
             auth = AuthController(accounts: accounts, endpoint: endpoint)
@@ -148,6 +157,9 @@ extension ParleyRoutes {
                 files: files, store: store, links: links, rooms: rooms,
                 tokens: AccessTokens(sessions: sessions, cache: cache), mediaJobs: mediaJobs, uploadLimit: uploadLimit)
             webClient = WebClientController(endpoint: endpoint, fileBaseURL: links.baseURL)
+            apiKeys = APIKeysController(keys: keys, audit: audit)
+            serverKeys = ServerKeyMiddleware(keys: keys, audit: audit)
+            server = ServerController(rooms: rooms)
             self.sessions = sessions
             self.cache = cache
             self.links = links

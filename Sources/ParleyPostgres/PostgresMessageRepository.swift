@@ -52,7 +52,7 @@ public struct PostgresMessageRepository: MessageRepository, MessageRowReading {
         return sent
     }
 
-    public func messages(roomID: Int64, query: HistoryQuery, viewer: Int64) async throws -> (
+    public func messages(roomID: Int64, query: HistoryQuery, viewer: Int64?) async throws -> (
         messages: [Message], hasMore: Bool
     ) {
         // Without a lower bound the page is the newest one below the upper bound, read

@@ -44,6 +44,12 @@ public struct PostgresRoomRepository: RoomRepository, MessageRowReading {
             .first(Int64.self)
     }
 
+    public func roomExists(id: Int64) async throws -> Bool {
+        try await database.client.query(
+            "SELECT EXISTS (SELECT 1 FROM messenger.chat_room WHERE id = \(id))", logger: logger
+        ).single(Bool.self)
+    }
+
     /// Served by the membership view's three index-backed branches.
     func effectiveRole(roomID: Int64, userID: Int64, on connection: PostgresConnection?) async throws -> RoomRole? {
         let statement = EffectiveRoleStatement(roomID: roomID, userID: userID)

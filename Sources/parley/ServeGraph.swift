@@ -98,16 +98,17 @@ struct ServeGraph {
         // Rooms, messages and files.
         let roomRepository = parts.rooms(logger("rooms"))
         let messageRepository = parts.messages(logger("messages"))
+        let buckets = LeasedTokenBuckets(
+            store: RedisTokenBuckets(pool: parts.redis, namespace: parts.rateLimitNamespace))
         let rooms = RoomService(
             rooms: roomRepository, messages: messageRepository, batching: parts.sendBatching,
-            addPolicy: parts.roomAddPolicy,
-            limits: parts.abuseLimits,
-            buckets: LeasedTokenBuckets(
-                store: RedisTokenBuckets(pool: parts.redis, namespace: parts.rateLimitNamespace)))
+            addPolicy: parts.roomAddPolicy, limits: parts.abuseLimits, buckets: buckets)
         let messageActions = MessageActionService(
             rooms: roomRepository, actions: messageRepository, editWindow: parts.editWindow)
 
         let files = PostgresFileRepository(database: postgres, logger: logger("files"))
+        // The server API's keys and the audit log of it and the admin routes.
+        let keys = PostgresAPIKeyRepository(database: postgres, logger: logger("api-keys"))
 
         return ParleyRoutes.Features(
             accounts: accounts, users: users, sessions: sessions, cache: cache, endpoint: parts.endpoint,
@@ -128,6 +129,7 @@ struct ServeGraph {
                 exports: PostgresExportRepository(database: postgres, logger: logger("exports")), accounts: accounts,
                 rooms: rooms, jobs: parts.maintenanceJobs),
             avatars: AvatarService(avatars: roomRepository, files: files, rooms: rooms),
-            search: SearchService(search: roomRepository, rooms: rooms), recentWriters: parts.recentWriters)
+            search: SearchService(search: roomRepository, rooms: rooms),
+            keys: APIKeyService(keys: keys, buckets: buckets), audit: keys, recentWriters: parts.recentWriters)
     }
 }

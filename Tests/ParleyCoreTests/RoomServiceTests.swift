@@ -268,6 +268,8 @@ actor InMemoryRooms: RoomRepository, MessageRepository {
     }
     func roomID(uid: String) async throws -> Int64? { stored.values.first { $0.uid == uid }?.id }
 
+    func roomExists(id: Int64) async throws -> Bool { stored[id] != nil }
+
     func room(id: Int64, for userID: Int64) async throws -> RoomView? {
         guard let room = stored[id], let role = room.members[userID] else { return nil }
         return RoomView(
@@ -388,7 +390,7 @@ actor InMemoryRooms: RoomRepository, MessageRepository {
         }
     }
 
-    func messages(roomID: Int64, query: HistoryQuery, viewer: Int64) async throws -> (
+    func messages(roomID: Int64, query: HistoryQuery, viewer: Int64?) async throws -> (
         messages: [Message], hasMore: Bool
     ) {
         (stored[roomID]?.messages ?? [], false)

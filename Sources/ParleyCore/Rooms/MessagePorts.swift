@@ -22,8 +22,8 @@ public protocol MessageRepository: Sendable {
     /// is not plain (a file to mark submitted, a reply or mentions to check) or a send of the
     /// same key raced this one), for ``send(batch:)`` after the checks to answer.
     func sendIfAllowed(batch: [MessageSubmission], minimum: RoomRole) async throws -> [SentMessage?]
-    /// A page of history as `viewer` sees it (`me` in reactions).
-    func messages(roomID: Int64, query: HistoryQuery, viewer: Int64) async throws -> (
+    /// A page of history as `viewer` sees it (`me` in reactions; none for the app's server).
+    func messages(roomID: Int64, query: HistoryQuery, viewer: Int64?) async throws -> (
         messages: [Message], hasMore: Bool
     )
     /// Which of these keys name a stored message (sends that would be retries).

@@ -12,6 +12,7 @@ public protocol RoomRepository: InvitationRepository {
     func role(roomUID: String, userID: Int64) async throws -> RoomRole?
     /// The id of the room with this uid.
     func roomID(uid: String) async throws -> Int64?
+    func roomExists(id: Int64) async throws -> Bool
     func room(id: Int64, for userID: Int64) async throws -> RoomView?
     func rooms(for userID: Int64, page: RoomPage) async throws -> (rooms: [RoomView], nextCursor: String?)
     /// Creates a multiparty room with its members (the creator as admin) and first message, if

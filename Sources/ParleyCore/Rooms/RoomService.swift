@@ -344,6 +344,18 @@ public struct RoomService: Sendable {
         return try await messages.messages(roomID: roomID, query: query, viewer: userID)
     }
 
+    /// History as the app's server sees it (`GET /v1/server/rooms/{id}/messages`): every
+    /// message of the room, reactions without `me`.
+    public func serverHistory(roomID: Int64, query: HistoryQuery) async throws -> (
+        messages: [Message], hasMore: Bool
+    ) {
+        let page = try await messages.messages(roomID: roomID, query: query, viewer: nil)
+        if page.messages.isEmpty, try await !rooms.roomExists(id: roomID) {
+            throw ParleyError.notFound("No such room.")
+        }
+        return page
+    }
+
     @discardableResult
     public func markRead(roomID: Int64, target: ReadMarker.Target, by userID: Int64) async throws -> ReadMarker {
         try await require(.reader, roomID: roomID, userID: userID)
