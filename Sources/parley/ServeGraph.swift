@@ -1,6 +1,7 @@
 import Logging
 import ParleyAPI
 import ParleyCore
+import ParleyIdentity
 import ParleyMQTT
 import ParleyPostgres
 import ParleyRedis
@@ -12,6 +13,9 @@ struct ServeGraph {
     let routes: ParleyRoutes
     /// Keeps this instance's session cache in step with revocations made anywhere.
     let revocationListener: RedisSubscriber
+    /// Reads the issuers' keys over HTTPS (closed when the process stops); nil when no
+    /// issuer's keys are at a URL.
+    let issuerKeyFetcher: HTTPSKeyFetcher?
 
     /// What the API's features are built over: the connections and the values `parley serve`
     /// reads from its settings (a test chooses its own).
@@ -40,12 +44,20 @@ struct ServeGraph {
         var uploadLimit: Int64
         /// Who wrote lately, when reads may use PostgreSQL replicas; nil: no replicas.
         var recentWriters: (any RecentWriters)?
+        /// The issuers whose tokens sign in; none: no token exchange.
+        var issuers: [TrustedIssuer] = []
+        /// Their keys, read where their entries say and kept between exchanges.
+        var issuerKeys: IssuerKeys?
+        /// `PARLEY_AUTH_LINK_VERIFIED_EMAIL`.
+        var linkVerifiedEmail = false
         var logger: @Sendable (String) -> Logger = { Runtime.logger($0) }
     }
 
     init(settings: Settings, connections: Connections) throws {
         let mqttKey = try settings.mqttTokenKey()
-        let parts = Parts(
+        let issuers = try settings.trustedIssuers()
+        issuerKeyFetcher = try Adapters.issuerKeyFetcher(for: issuers, caFile: settings.issuersCAFile)
+        var parts = Parts(
             postgres: connections.postgres, redis: connections.redis,
             broker: connections.brokerSessions,
             mqttKey: mqttKey, endpoint: try settings.mqttEndpoint(), accountPolicy: try settings.accountPolicy(),
@@ -59,6 +71,9 @@ struct ServeGraph {
             maintenanceJobs: RedisJobQueue(
                 name: QueueName.maintenance, pool: connections.redis, configuration: try settings.jobQueue()),
             uploadLimit: try settings.uploadLimit(), recentWriters: connections.recentWriters)
+        parts.issuers = issuers
+        parts.issuerKeys = IssuerKeys(fetcher: IssuerKeySources(https: issuerKeyFetcher))
+        parts.linkVerifiedEmail = try settings.linkVerifiedEmail()
         let cache = SessionCache(lifetime: try settings.sessionCacheLifetime())
 
         // The broker's questions (may this client connect, publish, subscribe) are answered
@@ -89,11 +104,22 @@ struct ServeGraph {
         let users = PostgresUserRepository(database: postgres, logger: logger("users"), fileLinks: parts.fileLinks)
         let sessions = PostgresSessionRepository(database: postgres, logger: logger("sessions"))
         let hasher = BcryptPasswordHasher(cost: parts.bcryptCost)
+        // Issuers' users become Parley users by one rule (token exchange, server API).
+        let provisioning = IdentityProvisioning(
+            identities: PostgresIdentityRepository(
+                database: postgres, logger: logger("identities"), fileLinks: parts.fileLinks),
+            users: users, linkVerifiedEmail: parts.linkVerifiedEmail)
+        let tokenExchange = parts.issuerKeys.flatMap { keys in
+            parts.issuers.isEmpty
+                ? nil
+                : TokenExchange(
+                    verifier: IssuerTokenVerifier(issuers: parts.issuers, keys: keys), provisioning: provisioning)
+        }
         let accounts = AccountService(
             users: users, sessions: sessions, hasher: hasher,
             limiter: RedisRateLimiter(pool: parts.redis, namespace: parts.rateLimitNamespace),
             revocations: RedisSessionRevocationBus(pool: parts.redis), broker: parts.broker, mqttKey: parts.mqttKey,
-            policy: parts.accountPolicy, revokedLocally: { cache.revoke(sessions: $0) })
+            policy: parts.accountPolicy, revokedLocally: { cache.revoke(sessions: $0) }, tokenExchange: tokenExchange)
 
         // Rooms, messages and files.
         let roomRepository = parts.rooms(logger("rooms"))
