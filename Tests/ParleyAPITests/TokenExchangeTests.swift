@@ -132,7 +132,7 @@ struct TokenExchangeTests {
         // Its server is not asked: the keys are read from the file.
         let issuer = try await TestIssuer.start([old])
         let path = TestScratch.path("jwks", suffix: ".json")
-        func write(_ keys: [TestIssuer.Key]) throws {
+        @Sendable func write(_ keys: [TestIssuer.Key]) throws {
             try Data((#"{"keys":["# + keys.map(\.jwk).joined(separator: ",") + "]}").utf8).write(
                 to: URL(fileURLWithPath: path))
         }
