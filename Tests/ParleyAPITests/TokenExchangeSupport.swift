@@ -90,7 +90,8 @@ extension TestClientProtocol {
 }
 
 /// Claims of a user at the issuer, as raw JSON values.
-func profileClaims(email: String, first: String? = nil, last: String? = nil, verified: Bool? = nil) -> [String: String] {
+func profileClaims(email: String, first: String? = nil, last: String? = nil, verified: Bool? = nil) -> [String: String]
+{
     var claims = ["email": "\"\(email)\""]
     if let first { claims["given_name"] = "\"\(first)\"" }
     if let last { claims["family_name"] = "\"\(last)\"" }

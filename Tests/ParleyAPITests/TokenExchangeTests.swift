@@ -23,7 +23,9 @@ struct TokenExchangeTests {
             let loginAnswer = try await client.json(
                 .post, "/v1/auth/login", body: #"{"email":"\#(login.user.email ?? "")","password":"correct horse"}"#)
             #expect(Set(answer.json.keys) == Set(loginAnswer.json.keys))
-            #expect(Set((answer.json["mqtt"] as? [String: Any] ?? [:]).keys) == Set((loginAnswer.json["mqtt"] as? [String: Any] ?? [:]).keys))
+            #expect(
+                Set((answer.json["mqtt"] as? [String: Any] ?? [:]).keys)
+                    == Set((loginAnswer.json["mqtt"] as? [String: Any] ?? [:]).keys))
             let signedIn = try decode(LoginResponse.self, from: answer.text)
             #expect(signedIn.user.email == "Ada@Example.com")
             #expect(signedIn.user.firstName == "Ada" && signedIn.user.lastName == "Lovelace")
@@ -104,10 +106,12 @@ struct TokenExchangeTests {
         try await IssuerFixture.run([key]) { client, fixture in
             let now = Int(Date().timeIntervalSince1970)
             let early = try await client.exchange(
-                try fixture.issuer.token(key, claims: profileClaims(email: "e@example.com").merging(["nbf": "\(now + 30)"]) { $1 }))
+                try fixture.issuer.token(
+                    key, claims: profileClaims(email: "e@example.com").merging(["nbf": "\(now + 30)"]) { $1 }))
             #expect(early.status == .ok)
             let late = try await client.exchange(
-                try fixture.issuer.token(key, claims: profileClaims(email: "e@example.com").merging(["exp": "\(now - 30)"]) { $1 }))
+                try fixture.issuer.token(
+                    key, claims: profileClaims(email: "e@example.com").merging(["exp": "\(now - 30)"]) { $1 }))
             #expect(late.status == .ok)
         }
     }

@@ -23,7 +23,8 @@ struct TokenRefusalTests {
         ("a bad signature", { issuer, key, _ in try issuer.token(try .rsa(key.kid), claims: claims) }),
         ("expired", { issuer, key, _ in try issuer.token(key, claims: claims.merging(["exp": at(-61 - 5)]) { $1 }) }),
         (
-            "not yet valid", { issuer, key, _ in try issuer.token(key, claims: claims.merging(["nbf": at(61 + 5)]) { $1 }) }
+            "not yet valid",
+            { issuer, key, _ in try issuer.token(key, claims: claims.merging(["nbf": at(61 + 5)]) { $1 }) }
         ),
         (
             "of another issuer",
@@ -85,7 +86,10 @@ struct TokenRefusalTests {
     }
 
     @Test(arguments: [
-        (#"{"grantType":"password","subjectTokenType":"urn:ietf:params:oauth:token-type:jwt","subjectToken":"x"}"#, "grantType"),
+        (
+            #"{"grantType":"password","subjectTokenType":"urn:ietf:params:oauth:token-type:jwt","subjectToken":"x"}"#,
+            "grantType"
+        ),
         (#"{"subjectTokenType":"urn:ietf:params:oauth:token-type:jwt","subjectToken":"x"}"#, "grantType"),
         (
             #"{"grantType":"urn:ietf:params:oauth:grant-type:token-exchange","subjectTokenType":"urn:ietf:params:oauth:token-type:access_token","subjectToken":"x"}"#,
@@ -139,7 +143,8 @@ struct TokenRefusalTests {
         let key = TestIssuer.Key.p256("e1")
         // Nothing listens at the keys' address.
         let entry: (TestIssuer) -> String = { issuer in
-            issuer.entry(algorithms: ["ES256"]).replacingOccurrences(of: issuer.jwksURL, with: "https://localhost:1/jwks")
+            issuer.entry(algorithms: ["ES256"]).replacingOccurrences(
+                of: issuer.jwksURL, with: "https://localhost:1/jwks")
         }
         try await IssuerFixture.run([key], entry: entry) { client, fixture in
             let answer = try await client.exchange(

@@ -35,8 +35,10 @@ struct IdentityProvisioningTests {
         for (profile, field) in [
             (ExternalProfile(email: nil, firstName: "A", lastName: "B"), "email"),
             (ExternalProfile(email: "not-an-address", firstName: "A", lastName: "B"), "email"),
-            (ExternalProfile(email: "a@example.com", firstName: String(repeating: "x", count: 101), lastName: nil),
-             "firstName"),
+            (
+                ExternalProfile(email: "a@example.com", firstName: String(repeating: "x", count: 101), lastName: nil),
+                "firstName"
+            ),
         ] {
             let error = await #expect(throws: ParleyError.self) { try await rule().upsert(Self.ada, profile: profile) }
             #expect(error?.code == .invalidRequest && error?.field == field)
@@ -58,8 +60,10 @@ struct IdentityProvisioningTests {
         #expect(await identities.links.isEmpty)
         #expect(await users.accounts.count == 1)
         let linked = try await rule(link: true).upsert(
-            Self.ada, profile: ExternalProfile(email: "owner@example.com", firstName: "Olga", lastName: nil,
-                                              emailVerified: true))
+            Self.ada,
+            profile: ExternalProfile(
+                email: "owner@example.com", firstName: "Olga", lastName: nil,
+                emailVerified: true))
         #expect(!linked.created && linked.user.id == owner.id && linked.user.firstName == "Olga")
         #expect(await identities.links[Self.ada] == owner.id)
     }

@@ -22,14 +22,19 @@ struct IssuerKeysSharingTests {
         func fail(_ failing: Bool) { state.withLock { $0.failing = failing } }
         var waiting: Int { state.withLock { $0.waiters.count } }
         func release() {
-            for waiter in state.withLock({ state in defer { state.waiters = [] }; return state.waiters }) {
+            for waiter in state.withLock({ state in
+                defer { state.waiters = [] }
+                return state.waiters
+            }) {
                 waiter.resume()
             }
         }
 
         func fetch(_ source: TrustedIssuer.KeySource) async throws -> (document: [UInt8], maxAge: Duration?) {
             state.withLock { $0.reads += 1 }
-            if gated { await withCheckedContinuation { continuation in state.withLock { $0.waiters.append(continuation) } } }
+            if gated {
+                await withCheckedContinuation { continuation in state.withLock { $0.waiters.append(continuation) } }
+            }
             let (document, failing) = state.withLock { ($0.document, $0.failing) }
             if failing { throw Refused() }
             return (Array(document.utf8), nil)

@@ -13,7 +13,8 @@ struct TokenExchangeServiceTests {
         let keys = IssuerKeys(
             fetcher: IssuerKeysTests.Documents(IssuerKeysTests.document([("e1", IssuerTokenTests.p256)])))
         let exchange = TokenExchange(
-            verifier: IssuerTokenVerifier(issuers: [IssuerTokenTests.issuer], keys: keys, now: { IssuerTokenTests.now }),
+            verifier: IssuerTokenVerifier(
+                issuers: [IssuerTokenTests.issuer], keys: keys, now: { IssuerTokenTests.now }),
             provisioning: IdentityProvisioning(
                 identities: InMemoryIdentities(users: base.users), users: base.users, linkVerifiedEmail: false))
         let announced = base.announced

@@ -56,7 +56,9 @@ public struct TestCertificateAuthority: Sendable {
     /// A TLS server configuration presenting the server certificate.
     public func serverTLS() throws -> TLSConfiguration {
         TLSConfiguration.makeServerConfiguration(
-            certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(serverCertificatePEM.utf8), format: .pem))],
+            certificateChain: [
+                .certificate(try NIOSSLCertificate(bytes: Array(serverCertificatePEM.utf8), format: .pem))
+            ],
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(serverKeyPEM.utf8), format: .pem)))
     }
 }

@@ -42,16 +42,28 @@ public final class TestIssuer: Sendable {
 
         /// The public key as one JWK of a JWKS.
         public var jwk: String {
+            var fields = ["kid": kid]
             switch material {
             case .rsa(let key):
                 let primitives = try! key.publicKey.getKeyPrimitives()
-                return #"{"kty":"RSA","kid":"\#(kid)","use":"sig","alg":"RS256","n":"\#(Base64URL.encode(Array(primitives.modulus)))","e":"\#(Base64URL.encode(Array(primitives.publicExponent)))"}"#
+                fields["kty"] = "RSA"
+                fields["use"] = "sig"
+                fields["alg"] = "RS256"
+                fields["n"] = Base64URL.encode(Array(primitives.modulus))
+                fields["e"] = Base64URL.encode(Array(primitives.publicExponent))
             case .p256(let key):
                 let raw = Array(key.publicKey.rawRepresentation)
-                return #"{"kty":"EC","crv":"P-256","kid":"\#(kid)","x":"\#(Base64URL.encode(Array(raw[0..<32])))","y":"\#(Base64URL.encode(Array(raw[32..<64])))"}"#
+                fields["kty"] = "EC"
+                fields["crv"] = "P-256"
+                fields["x"] = Base64URL.encode(Array(raw[0..<32]))
+                fields["y"] = Base64URL.encode(Array(raw[32..<64]))
             case .ed25519(let key):
-                return #"{"kty":"OKP","crv":"Ed25519","kid":"\#(kid)","x":"\#(Base64URL.encode(Array(key.publicKey.rawRepresentation)))"}"#
+                fields["kty"] = "OKP"
+                fields["crv"] = "Ed25519"
+                fields["x"] = Base64URL.encode(Array(key.publicKey.rawRepresentation))
             }
+            let data = try! JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
+            return String(decoding: data, as: UTF8.self)
         }
 
         func sign(_ input: Data) throws -> [UInt8] {

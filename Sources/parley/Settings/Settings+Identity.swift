@@ -34,7 +34,8 @@ extension Settings {
     /// Where in the file and what is wrong, as an operator fixes it: `[1].jwksUrl: ...`.
     private static func explain(_ error: DecodingError) -> String {
         func path(_ codingPath: [any CodingKey]) -> String {
-            codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            let path = codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return path.isEmpty ? "the document" : path
         }
         switch error {
         case .dataCorrupted(let context):
