@@ -297,6 +297,9 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "ParleyIdentityTests", dependencies: ["ParleyIdentity", "ParleyCore", "ParleyTestSupport"],
+            swiftSettings: swiftSettings),
+        .testTarget(
             name: "ParleyRuntimeTests", dependencies: ["ParleyRuntime", "ParleyTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(

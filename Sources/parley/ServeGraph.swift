@@ -55,8 +55,6 @@ struct ServeGraph {
 
     init(settings: Settings, connections: Connections) throws {
         let mqttKey = try settings.mqttTokenKey()
-        let issuers = try settings.trustedIssuers()
-        issuerKeyFetcher = try Adapters.issuerKeyFetcher(for: issuers, caFile: settings.issuersCAFile)
         var parts = Parts(
             postgres: connections.postgres, redis: connections.redis,
             broker: connections.brokerSessions,
@@ -70,27 +68,30 @@ struct ServeGraph {
                 name: QueueName.media, pool: connections.redis, configuration: try settings.jobQueue()),
             maintenanceJobs: RedisJobQueue(
                 name: QueueName.maintenance, pool: connections.redis, configuration: try settings.jobQueue()),
-            uploadLimit: try settings.uploadLimit(), recentWriters: connections.recentWriters)
-        parts.issuers = issuers
-        parts.issuerKeys = IssuerKeys(fetcher: IssuerKeySources(https: issuerKeyFetcher))
-        parts.linkVerifiedEmail = try settings.linkVerifiedEmail()
+            uploadLimit: try settings.uploadLimit(), recentWriters: connections.recentWriters,
+            issuers: try settings.trustedIssuers(), linkVerifiedEmail: try settings.linkVerifiedEmail())
         let cache = SessionCache(lifetime: try settings.sessionCacheLifetime())
+        let (server, senders) = (try settings.serverIdentity(), try settings.ingestSender())
+        let (readinessTimeout, trustedProxies) = (try settings.http().readinessTimeout, try settings.trustedProxies())
+        let redis = try settings.redis()
+        // Last of what may throw: an HTTP client must be shut down once it exists.
+        issuerKeyFetcher = try Adapters.issuerKeyFetcher(for: parts.issuers, caFile: settings.issuersCAFile)
+        parts.issuerKeys = IssuerKeys(fetcher: IssuerKeySources(https: issuerKeyFetcher))
 
         // The broker's questions (may this client connect, publish, subscribe) are answered
         // from the same sessions and rooms the API keeps.
         let broker = BrokerAuthController(
             authority: BrokerAuthority(
-                key: mqttKey, server: try settings.serverIdentity(),
+                key: mqttKey, server: server,
                 sessions: PostgresSessionRepository(database: parts.postgres, logger: Runtime.logger("sessions")),
-                rooms: parts.rooms(Runtime.logger("rooms")),
-                senders: try settings.ingestSender()))
+                rooms: parts.rooms(Runtime.logger("rooms")), senders: senders))
         routes = ParleyRoutes(
-            probes: connections.probes, readinessTimeout: try settings.http().readinessTimeout,
+            probes: connections.probes, readinessTimeout: readinessTimeout,
             registry: Runtime.metrics, features: Self.features(parts, cache: cache), broker: broker,
-            trustedProxies: try settings.trustedProxies())
+            trustedProxies: trustedProxies)
 
         revocationListener = RedisSubscriber(
-            configuration: try settings.redis(), channel: RedisSessionRevocationBus.channel,
+            configuration: redis, channel: RedisSessionRevocationBus.channel,
             logger: Runtime.logger("revocations"), onListening: { cache.setTrusted($0) },
             onMessage: { cache.revoke(message: $0) })
     }

@@ -160,6 +160,25 @@ struct TokenRefusalTests {
         }
     }
 
+    @Test func aKeyDocumentTooLargeOrNotOneIs503() async throws {
+        let key = TestIssuer.Key.p256("e1")
+        try await IssuerFixture.run([key]) { client, fixture in
+            let token = try fixture.issuer.token(key, claims: profileClaims(email: "x@example.com"))
+            fixture.issuer.publish(raw: #"{"keys": []}"# + String(repeating: " ", count: 300 * 1024))
+            let large = try await client.exchange(token)
+            #expect(large.status == .serviceUnavailable && large.problem?.code == "unavailable")
+            // The failed read is not repeated at once; after the pause, the next answer is read.
+            fixture.issuer.publish(raw: "<html>not keys</html>")
+            fixture.clock.advance(.seconds(6))
+            let notKeys = try await client.exchange(token)
+            #expect(notKeys.status == .serviceUnavailable)
+            #expect(fixture.issuer.reads == 2)
+            fixture.issuer.publish([key])
+            fixture.clock.advance(.seconds(6))
+            #expect(try await client.exchange(token).status == .ok)
+        }
+    }
+
     @Test func passwordsOffMakesRegisterAndLoginNoRoutes() async throws {
         let key = TestIssuer.Key.p256("e1")
         try await IssuerFixture.run([key], policy: AccountPolicy(passwordSignIn: false)) { client, fixture in

@@ -101,6 +101,11 @@ public final class TestIssuer: Sendable {
         state.lock.withLock { $0 = (document, maxAge.map { "public, max-age=\($0)" }, $0.reads) }
     }
 
+    /// Serves `document` as it is (not a key set, or too large to be one).
+    public func publish(raw document: String) {
+        state.lock.withLock { $0 = (document, nil, $0.reads) }
+    }
+
     /// A token signed by `key` with `claims` (raw JSON values by name; "-" leaves one out),
     /// on top of valid ones for `subject`; `algorithm` overrides the header's `alg`.
     public func token(
