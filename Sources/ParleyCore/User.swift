@@ -53,6 +53,10 @@ public struct NewUser: Sendable, Equatable {
         return copy
     }
 
+    /// The password hash of an account no password opens (one an issuer's token made, or an
+    /// erased one): logins treat its e-mail as unknown.
+    public static let noPassword = "!"
+
     /// An e-mail address as accounts store it (trimmed), or `invalid-request` naming `email`.
     public static func validatedEmail(_ email: String) throws -> String {
         let email = email.trimmingCharacters(in: .whitespaces)

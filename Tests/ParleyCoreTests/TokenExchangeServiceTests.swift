@@ -34,6 +34,15 @@ struct TokenExchangeServiceTests {
         #expect(first.user.id == second.user.id && first.user.email == "ada@example.com")
         #expect(first.tokens.access.value != second.tokens.access.value)
         #expect(await base.users.accounts.count == 1)
+        // No password opens it, not even the hash's own text; answered as an unknown e-mail.
+        let verifications = base.hasher.verifications
+        let error = await #expect(throws: ParleyError.self) {
+            try await service.login(
+                email: "ada@example.com", password: NewUser.noPassword, device: DeviceRegistration(),
+                clientAddress: "10.0.0.1")
+        }
+        #expect(error?.code == .invalidCredentials)
+        #expect(base.hasher.verifications == verifications + 1)
     }
 
     @Test func refusedTokensProvisionNothing() async throws {

@@ -66,7 +66,10 @@ public struct AccountService: Sendable {
         }
         try await signInAttempt(clientAddress: clientAddress)
         try await passwordAttempt(email: email, clientAddress: clientAddress)
-        let found = try await users.credentials(email: email)
+        // An account without a password answers as an unknown e-mail does, after as much hashing.
+        let found = try await users.credentials(email: email).flatMap {
+            $0.passwordHash == NewUser.noPassword ? nil : $0
+        }
         let hash: String
         if let found { hash = found.passwordHash } else { hash = try await dummyHash.value(hasher) }
         guard try await hasher.verify(password, hash: hash), let user = found?.user else {
@@ -204,7 +207,9 @@ public struct AccountService: Sendable {
     public func verifyPassword(_ password: String, userID: Int64, clientAddress: String?) async throws -> Bool {
         guard let user = try await users.find(id: userID) else { return false }
         try await passwordAttempt(email: user.email.lowercased(), clientAddress: clientAddress)
-        guard let stored = try await users.passwordHash(userID: userID) else { return false }
+        guard let stored = try await users.passwordHash(userID: userID), stored != NewUser.noPassword else {
+            return false
+        }
         return try await hasher.verify(password, hash: stored)
     }
 

@@ -54,10 +54,10 @@ public struct IdentityProvisioning: Sendable {
             return Outcome(user: try await refreshed(existing, with: profile), created: false)
         }
         let localPart = String(String.UnicodeScalarView(email.unicodeScalars.prefix { $0 != "@" }.prefix(100)))
-        // No password opens it (as an erased account's): the issuer's token does.
+        // No password opens it: the issuer's token does.
         let user = NewUser(
             email: email, firstName: profile.firstName ?? localPart, lastName: profile.lastName ?? localPart,
-            passwordHash: "!")
+            passwordHash: NewUser.noPassword)
         return Outcome(user: try await identities.create(user, for: identity), created: true)
     }
 
