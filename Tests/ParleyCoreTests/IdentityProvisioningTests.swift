@@ -43,6 +43,12 @@ struct IdentityProvisioningTests {
             let error = await #expect(throws: ParleyError.self) { try await rule().upsert(Self.ada, profile: profile) }
             #expect(error?.code == .invalidRequest && error?.field == field)
         }
+        let long = ExternalIdentity(issuer: Self.ada.issuer, subject: String(repeating: "s", count: 256))
+        let error = await #expect(throws: ParleyError.self) {
+            try await rule().upsert(
+                long, profile: ExternalProfile(email: "a@example.com", firstName: nil, lastName: nil))
+        }
+        #expect(error?.field == "externalId")
         #expect(await users.accounts.isEmpty)
     }
 

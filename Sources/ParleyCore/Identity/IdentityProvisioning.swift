@@ -30,6 +30,8 @@ public struct IdentityProvisioning: Sendable {
     /// field for a profile that is wrong (or no e-mail for a new user), `email-taken` for an
     /// e-mail another account has and may not be linked.
     public func upsert(_ identity: ExternalIdentity, profile: ExternalProfile) async throws -> Outcome {
+        // As the table holds it: the server API's `externalId` is a subject too.
+        _ = try TextRule.validated(identity.subject, field: "externalId", length: 1...255)
         let profile = try profile.validated()
         if let existing = try await identities.user(of: identity) {
             return Outcome(user: try await refreshed(existing, with: profile), created: false)
