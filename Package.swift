@@ -33,6 +33,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", exact: "1.35.2"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", exact: "1.37.0"),
+        // Tests only: the certificate authority of the test's identity provider.
+        .package(url: "https://github.com/apple/swift-certificates.git", exact: "1.21.1"),
         .package(url: "https://github.com/vapor/multipart-kit.git", exact: "4.7.1"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", exact: "0.2.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", exact: "1.7.3"),
@@ -161,6 +163,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // Trusted issuers' keys (JWKS) for the token exchange: over HTTPS and from files.
+        .target(
+            name: "ParleyIdentity",
+            dependencies: [
+                "ParleyCore", "ParleyRuntime",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // EMQX 5's management API: what the mosquitto plugin's $CONTROL commands do, for a broker
         // without the plugin.
         .target(
@@ -222,7 +237,7 @@ let package = Package(
             name: "parley",
             dependencies: [
                 "ParleyCore", "ParleyPostgres", "ParleyRedis", "ParleyMQTT", "ParleyAPI", "ParleyWorker", "ParleyPush",
-                "ParleyMedia", "ParleyEMQX", "ParleyRuntime",
+                "ParleyMedia", "ParleyEMQX", "ParleyRuntime", "ParleyIdentity",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -262,6 +277,10 @@ let package = Package(
                 "ParleyRuntime",
                 // Loopback stand-ins for other parties' HTTP servers.
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // An identity provider over TLS, with a certificate authority made by the test.
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -277,6 +296,9 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .testTarget(
+            name: "ParleyIdentityTests", dependencies: ["ParleyIdentity", "ParleyCore", "ParleyTestSupport"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "ParleyRuntimeTests", dependencies: ["ParleyRuntime", "ParleyTestSupport"],
             swiftSettings: swiftSettings),
@@ -330,7 +352,7 @@ let package = Package(
             name: "ParleyAPITests",
             dependencies: [
                 "ParleyAPI", "ParleyPostgres", "ParleyRedis", "ParleyMQTT", "ParleyWorker", "ParleyTestSupport",
-                "ParleyPush", "ParleyPushSimulator", "ParleyMedia",
+                "ParleyPush", "ParleyPushSimulator", "ParleyMedia", "ParleyIdentity",
                 // `parley serve`'s and `parley worker`'s graphs, through `@testable import parley`.
                 "parley",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -15,6 +15,7 @@ CREATE TABLE cloud.api_key (
     last_used_at         timestamptz,
     revoked_at           timestamptz
 );
+CREATE INDEX api_key_created_by_idx ON cloud.api_key (created_by_id) WHERE created_by_id IS NOT NULL;
 
 -- Who (a key or an administrator) did what through the server API and the admin routes.
 CREATE TABLE cloud.audit_entry (

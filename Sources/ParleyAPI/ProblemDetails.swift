@@ -34,7 +34,7 @@ public struct ProblemDetails: Codable, Sendable, Equatable {
     static func status(for code: ParleyError.Code) -> HTTPResponse.Status {
         switch code {
         case .invalidRequest, .fileUnavailable: .badRequest
-        case .unauthorized, .invalidCredentials: .unauthorized
+        case .unauthorized, .invalidCredentials, .invalidToken: .unauthorized
         case .forbidden, .registrationClosed, .editWindowPassed, .blocked, .roomArchived,
             .accountDeactivated:
             .forbidden

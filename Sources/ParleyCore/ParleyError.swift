@@ -22,6 +22,8 @@ public struct ParleyError: Error, Sendable, Hashable, CustomStringConvertible {
         case fileUnavailable = "file-unavailable"
         case emailTaken = "email-taken"
         case invalidCredentials = "invalid-credentials"
+        /// A token exchange's subject token is refused (the reason is only logged).
+        case invalidToken = "invalid-token"
         case registrationClosed = "registration-closed"
         /// An edit after `PARLEY_MESSAGE_EDIT_WINDOW` seconds.
         case editWindowPassed = "edit-window-passed"

@@ -44,18 +44,28 @@ public struct NewUser: Sendable, Equatable {
 
     /// Checks the fields a client or operator typed, naming the first field that is wrong.
     public func validated() throws -> NewUser {
-        let email = email.trimmingCharacters(in: .whitespaces)
-        guard email.unicodeScalars.count <= 320, !email.unicodeScalars.contains("\u{0}"),
-            email.wholeMatch(of: /[^@\s]+@[^@\s]+\.[^@\s]+/) != nil
-        else {
-            throw ParleyError.invalidRequest("email must be an e-mail address", field: "email")
-        }
+        let email = try Self.validatedEmail(email)
         for (field, value) in [("firstName", firstName), ("lastName", lastName)] {
             _ = try TextRule.validated(value.trimmingCharacters(in: .whitespaces), field: field, length: 1...100)
         }
         var copy = self
         copy.email = email
         return copy
+    }
+
+    /// The password hash of an account no password opens (one an issuer's token made, or an
+    /// erased one): logins treat its e-mail as unknown.
+    public static let noPassword = "!"
+
+    /// An e-mail address as accounts store it (trimmed), or `invalid-request` naming `email`.
+    public static func validatedEmail(_ email: String) throws -> String {
+        let email = email.trimmingCharacters(in: .whitespaces)
+        guard email.unicodeScalars.count <= 320, !email.unicodeScalars.contains("\u{0}"),
+            email.wholeMatch(of: /[^@\s]+@[^@\s]+\.[^@\s]+/) != nil
+        else {
+            throw ParleyError.invalidRequest("email must be an e-mail address", field: "email")
+        }
+        return email
     }
 }
 

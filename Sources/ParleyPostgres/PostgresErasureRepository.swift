@@ -36,6 +36,9 @@ public struct PostgresErasureRepository: ErasureRepository {
             guard ended != nil else { return false }
             try await connection.query(
                 "DELETE FROM notifications.user_push_token WHERE user_account_id = \(userID)", logger: logger)
+            // The issuers' users it was are free to sign in again as new accounts.
+            try await connection.query(
+                "DELETE FROM cloud.user_identity WHERE user_account_id = \(userID)", logger: logger)
             return true
         }
     }

@@ -1,5 +1,6 @@
 import Logging
 import ParleyCore
+import ParleyIdentity
 import ParleyMedia
 import ParleyPostgres
 import ParleyPush
@@ -20,6 +21,18 @@ enum Adapters {
             }
         case .postgres:
             return PostgresBlobStore(database: database, logger: Runtime.logger("files"))
+        }
+    }
+
+    /// The HTTPS reader of the issuers' keys, when one of them has a `jwksUrl`; a CA file
+    /// that holds no certificate stops the start.
+    static func issuerKeyFetcher(for issuers: [TrustedIssuer], caFile: String?) throws -> HTTPSKeyFetcher? {
+        let byURL = issuers.contains { if case .url = $0.keys { true } else { false } }
+        guard byURL else { return nil }
+        do {
+            return try HTTPSKeyFetcher(caFile: caFile)
+        } catch let error as IssuerKeyReadError {
+            throw SettingsError.invalid(SettingKeys.Auth.caFile, expected: "a PEM bundle of certificates (\(error))")
         }
     }
 

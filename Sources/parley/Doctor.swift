@@ -61,7 +61,9 @@ struct Doctor {
     @Sendable private func settingsParse() async throws -> String {
         let connections = try Connections(settings: settings, role: "doctor", ingest: true)
         _ = try Traces.configuration(settings: settings, process: "doctor")
-        _ = try ServeGraph(settings: settings, connections: connections)
+        let serveGraph = try ServeGraph(settings: settings, connections: connections)
+        // Its HTTPS client of the issuers' keys is built, so closed.
+        try await serveGraph.issuerKeyFetcher?.shutdown()
         let pushClient = try PushHTTPClient(caFile: settings.string(SettingKeys.Push.caFile))
         do {
             _ = try WorkerGraph(

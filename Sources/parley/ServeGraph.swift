@@ -1,6 +1,7 @@
 import Logging
 import ParleyAPI
 import ParleyCore
+import ParleyIdentity
 import ParleyMQTT
 import ParleyPostgres
 import ParleyRedis
@@ -12,6 +13,9 @@ struct ServeGraph {
     let routes: ParleyRoutes
     /// Keeps this instance's session cache in step with revocations made anywhere.
     let revocationListener: RedisSubscriber
+    /// Reads the issuers' keys over HTTPS (closed when the process stops); nil when no
+    /// issuer's keys are at a URL.
+    let issuerKeyFetcher: HTTPSKeyFetcher?
 
     /// What the API's features are built over: the connections and the values `parley serve`
     /// reads from its settings (a test chooses its own).
@@ -40,12 +44,18 @@ struct ServeGraph {
         var uploadLimit: Int64
         /// Who wrote lately, when reads may use PostgreSQL replicas; nil: no replicas.
         var recentWriters: (any RecentWriters)?
+        /// The issuers whose tokens sign in; none: no token exchange.
+        var issuers: [TrustedIssuer] = []
+        /// Their keys, read where their entries say and kept between exchanges.
+        var issuerKeys: IssuerKeys?
+        /// `PARLEY_AUTH_LINK_VERIFIED_EMAIL`.
+        var linkVerifiedEmail = false
         var logger: @Sendable (String) -> Logger = { Runtime.logger($0) }
     }
 
     init(settings: Settings, connections: Connections) throws {
         let mqttKey = try settings.mqttTokenKey()
-        let parts = Parts(
+        var parts = Parts(
             postgres: connections.postgres, redis: connections.redis,
             broker: connections.brokerSessions,
             mqttKey: mqttKey, endpoint: try settings.mqttEndpoint(), accountPolicy: try settings.accountPolicy(),
@@ -58,24 +68,30 @@ struct ServeGraph {
                 name: QueueName.media, pool: connections.redis, configuration: try settings.jobQueue()),
             maintenanceJobs: RedisJobQueue(
                 name: QueueName.maintenance, pool: connections.redis, configuration: try settings.jobQueue()),
-            uploadLimit: try settings.uploadLimit(), recentWriters: connections.recentWriters)
+            uploadLimit: try settings.uploadLimit(), recentWriters: connections.recentWriters,
+            issuers: try settings.trustedIssuers(), linkVerifiedEmail: try settings.linkVerifiedEmail())
         let cache = SessionCache(lifetime: try settings.sessionCacheLifetime())
+        let (server, senders) = (try settings.serverIdentity(), try settings.ingestSender())
+        let (readinessTimeout, trustedProxies) = (try settings.http().readinessTimeout, try settings.trustedProxies())
+        let redis = try settings.redis()
+        // Last of what may throw: an HTTP client must be shut down once it exists.
+        issuerKeyFetcher = try Adapters.issuerKeyFetcher(for: parts.issuers, caFile: settings.issuersCAFile)
+        parts.issuerKeys = IssuerKeys(fetcher: IssuerKeySources(https: issuerKeyFetcher))
 
         // The broker's questions (may this client connect, publish, subscribe) are answered
         // from the same sessions and rooms the API keeps.
         let broker = BrokerAuthController(
             authority: BrokerAuthority(
-                key: mqttKey, server: try settings.serverIdentity(),
+                key: mqttKey, server: server,
                 sessions: PostgresSessionRepository(database: parts.postgres, logger: Runtime.logger("sessions")),
-                rooms: parts.rooms(Runtime.logger("rooms")),
-                senders: try settings.ingestSender()))
+                rooms: parts.rooms(Runtime.logger("rooms")), senders: senders))
         routes = ParleyRoutes(
-            probes: connections.probes, readinessTimeout: try settings.http().readinessTimeout,
+            probes: connections.probes, readinessTimeout: readinessTimeout,
             registry: Runtime.metrics, features: Self.features(parts, cache: cache), broker: broker,
-            trustedProxies: try settings.trustedProxies())
+            trustedProxies: trustedProxies)
 
         revocationListener = RedisSubscriber(
-            configuration: try settings.redis(), channel: RedisSessionRevocationBus.channel,
+            configuration: redis, channel: RedisSessionRevocationBus.channel,
             logger: Runtime.logger("revocations"), onListening: { cache.setTrusted($0) },
             onMessage: { cache.revoke(message: $0) })
     }
@@ -89,11 +105,22 @@ struct ServeGraph {
         let users = PostgresUserRepository(database: postgres, logger: logger("users"), fileLinks: parts.fileLinks)
         let sessions = PostgresSessionRepository(database: postgres, logger: logger("sessions"))
         let hasher = BcryptPasswordHasher(cost: parts.bcryptCost)
+        // Issuers' users become Parley users by one rule (token exchange, server API).
+        let provisioning = IdentityProvisioning(
+            identities: PostgresIdentityRepository(
+                database: postgres, logger: logger("identities"), fileLinks: parts.fileLinks),
+            users: users, linkVerifiedEmail: parts.linkVerifiedEmail)
+        let tokenExchange = parts.issuerKeys.flatMap { keys in
+            parts.issuers.isEmpty
+                ? nil
+                : TokenExchange(
+                    verifier: IssuerTokenVerifier(issuers: parts.issuers, keys: keys), provisioning: provisioning)
+        }
         let accounts = AccountService(
             users: users, sessions: sessions, hasher: hasher,
             limiter: RedisRateLimiter(pool: parts.redis, namespace: parts.rateLimitNamespace),
             revocations: RedisSessionRevocationBus(pool: parts.redis), broker: parts.broker, mqttKey: parts.mqttKey,
-            policy: parts.accountPolicy, revokedLocally: { cache.revoke(sessions: $0) })
+            policy: parts.accountPolicy, revokedLocally: { cache.revoke(sessions: $0) }, tokenExchange: tokenExchange)
 
         // Rooms, messages and files.
         let roomRepository = parts.rooms(logger("rooms"))
@@ -130,6 +157,8 @@ struct ServeGraph {
                 rooms: rooms, jobs: parts.maintenanceJobs),
             avatars: AvatarService(avatars: roomRepository, files: files, rooms: rooms),
             search: SearchService(search: roomRepository, rooms: rooms),
-            keys: APIKeyService(keys: keys, buckets: buckets), audit: keys, recentWriters: parts.recentWriters)
+            keys: APIKeyService(
+                keys: keys, buckets: buckets, defaultIssuer: parts.issuers.first?.issuer ?? "parley"),
+            audit: keys, recentWriters: parts.recentWriters)
     }
 }

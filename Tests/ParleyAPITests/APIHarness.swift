@@ -41,6 +41,10 @@ struct APIHarness: Sendable {
     let mediaJobs: (any JobQueue)?
     /// Erasure and export jobs queued by requests, run by ``maintenance()``.
     let maintenanceJobs = RecordedJobs()
+    /// The issuers whose tokens sign in, and their keys: none unless a test trusts one.
+    var issuers: [TrustedIssuer] = []
+    var issuerKeys: IssuerKeys?
+    var linkVerifiedEmail = false
 
     static func make(
         policy: AccountPolicy = AccountPolicy(rateLimitWindow: .seconds(60)), store: Store = .filesystem,
@@ -70,8 +74,8 @@ struct APIHarness: Sendable {
                 postgres: database, redis: redis, broker: broker, mqttKey: Self.mqttKey, endpoint: Self.endpoint,
                 accountPolicy: policy, bcryptCost: 4, rateLimitNamespace: namespace, fileLinks: Self.fileLinks,
                 abuseLimits: abuseLimits, store: blobStore, mediaJobs: mediaJobs, maintenanceJobs: maintenanceJobs,
-                uploadLimit: uploadLimit,
-                logger: { _ in .quiet }),
+                uploadLimit: uploadLimit, issuers: issuers, issuerKeys: issuerKeys,
+                linkVerifiedEmail: linkVerifiedEmail, logger: { _ in .quiet }),
             cache: cache)
     }
 

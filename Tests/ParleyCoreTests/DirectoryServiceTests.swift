@@ -96,6 +96,9 @@ actor InMemoryUsers: UserRepository {
 
     func find(id: Int64) async throws -> User? { accounts[id] }
 
+    /// Stores `user` as it is (what an adapter's own update writes).
+    func replace(_ user: User) { accounts[user.id] = user }
+
     func credentials(email: String) async throws -> (user: User, passwordHash: String)? {
         accounts.values.first { $0.email == email }.map { ($0, hashes[$0.id] ?? "") }
     }

@@ -74,6 +74,19 @@ struct CommandLineTests {
         #expect(result.standardError.contains("PARLEY_POSTGRES_PORT must be an integer"))
     }
 
+    /// A wrong issuers file stops `parley serve` before it listens, naming the entry.
+    @Test func serveRefusesAWrongIssuersFileByName() async throws {
+        let path = TestScratch.path("issuers", suffix: ".json")
+        try Data(#"[{"issuer": "i", "audience": "a", "jwksUrl": "http://x", "algorithms": ["RS256"]}]"#.utf8).write(
+            to: URL(fileURLWithPath: path))
+        let services = try TestServices.shared()
+        let base = ParleyCommand(database: try await services.makeDatabase(migrated: true), services: services)
+        let parley = ParleyCommand(environment: base.environment.merging(["PARLEY_AUTH_ISSUERS_FILE": path]) { $1 })
+        let result = try await parley.run("serve")
+        #expect(result.status != 0)
+        #expect(result.standardError.contains("PARLEY_AUTH_ISSUERS_FILE must be a JSON array of issuers: [0].jwksUrl"))
+    }
+
     @Test(arguments: ["serve", "worker"])
     func startsAndStopsCleanlyOnSIGTERM(subcommand: String) async throws {
         var parley = try await command()

@@ -10,7 +10,7 @@ struct SchemaTests {
         "cloud.user_account_to_user_group", "cloud.file", "cloud.user_account_mqtt_client_id", "cloud.session",
         "cloud.spent_refresh_token", "cloud.device", "notifications.user_push_token", "messenger.chat_room",
         "messenger.message", "messenger.chat_room_to_user_account", "messenger.chat_room_to_user_group",
-        "messenger.chat_room_to_app_role", "messenger.read_marker",
+        "messenger.chat_room_to_app_role", "messenger.read_marker", "cloud.user_identity",
     ]
 
     func withMigratedPool(_ body: @escaping @Sendable (PostgresPool) async throws -> Void) async throws {

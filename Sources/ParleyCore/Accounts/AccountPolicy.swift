@@ -5,6 +5,9 @@ public struct AccountPolicy: Sendable {
     public var mqttTokenLifetime: Duration
     /// Whether `POST /v1/auth/register` creates accounts (otherwise administrators do).
     public var registrationOpen: Bool
+    /// Whether passwords sign in at all (`PARLEY_AUTH_PASSWORD`): off, `register` and
+    /// `login` are not routes (404), and only a trusted issuer's token signs in.
+    public var passwordSignIn: Bool
     /// Password attempts (logins and re-checks) per minute on one account from one address.
     public var loginLimitPerEmail: Int
     /// Password attempts per minute on one account from every address that never signed in to
@@ -28,8 +31,10 @@ public struct AccountPolicy: Sendable {
         loginLimitPerAddress: Int = 50,
         registerLimitPerAddress: Int = 10,
         rateLimitWindow: Duration = .seconds(60),
-        directory: DirectoryVisibility = .everyone
+        directory: DirectoryVisibility = .everyone,
+        passwordSignIn: Bool = true
     ) {
+        self.passwordSignIn = passwordSignIn
         self.accessTokenLifetime = accessTokenLifetime
         self.refreshTokenLifetime = refreshTokenLifetime
         self.mqttTokenLifetime = mqttTokenLifetime

@@ -14,13 +14,17 @@ public struct AccountService: Sendable {
     public let policy: AccountPolicy
     /// Tells this process's session cache at once, before the bus reaches the others.
     let revokedLocally: @Sendable ([Int64]) -> Void
+    /// Sign-in with a trusted issuer's token; nil when no issuer is trusted.
+    public let tokenExchange: TokenExchange?
     private let dummyHash = DummyHash()
 
     public init(
         users: any UserRepository, sessions: any SessionRepository, hasher: any PasswordHasher,
         limiter: any RateLimiter, revocations: any SessionRevocationBus, broker: any BrokerSessionControl,
-        mqttKey: MQTTTokenKey, policy: AccountPolicy, revokedLocally: @escaping @Sendable ([Int64]) -> Void
+        mqttKey: MQTTTokenKey, policy: AccountPolicy, revokedLocally: @escaping @Sendable ([Int64]) -> Void,
+        tokenExchange: TokenExchange? = nil
     ) {
+        self.tokenExchange = tokenExchange
         self.users = users
         self.sessions = sessions
         self.hasher = hasher
@@ -60,16 +64,25 @@ public struct AccountService: Sendable {
         guard email.unicodeScalars.count <= 320, !email.unicodeScalars.contains("\u{0}") else {
             throw ParleyError(.invalidCredentials, "The e-mail or the password is wrong.")
         }
-        try await limit("login:address:\(clientAddress ?? "unknown")", policy.loginLimitPerAddress)
+        try await signInAttempt(clientAddress: clientAddress)
         try await passwordAttempt(email: email, clientAddress: clientAddress)
-        let found = try await users.credentials(email: email)
+        // An account without a password answers as an unknown e-mail does, after as much hashing.
+        let found = try await users.credentials(email: email).flatMap {
+            $0.passwordHash == NewUser.noPassword ? nil : $0
+        }
         let hash: String
         if let found { hash = found.passwordHash } else { hash = try await dummyHash.value(hasher) }
         guard try await hasher.verify(password, hash: hash), let user = found?.user else {
             throw ParleyError(.invalidCredentials, "The e-mail or the password is wrong.")
         }
         try await limiter.remember(Self.knownAddressKey(email, clientAddress), for: Self.knownAddressLifetime)
-        // Said only to whoever knows the password.
+        // A deactivation is said only to whoever knows the password.
+        return try await openSession(for: user, device: device)
+    }
+
+    /// A new session of `user` on `device`, as every sign-in ends (password or token
+    /// exchange); a deactivated account gets none.
+    func openSession(for user: User, device: DeviceRegistration) async throws -> SignedIn {
         if try await users.isDeactivated(id: user.id) {
             throw ParleyError(.accountDeactivated, "An administrator deactivated this account.")
         }
@@ -81,6 +94,11 @@ public struct AccountService: Sendable {
             userID: user.id, device: device, tokens: tokens, clientID: clientID)
         return signedIn(
             tokens: tokens, user: user, sessionID: sessionID, deviceID: deviceID, clientID: clientID, now: now)
+    }
+
+    /// Checks the per-address sign-in budget, shared by password logins and token exchanges.
+    func signInAttempt(clientAddress: String?) async throws {
+        try await limit("login:address:\(clientAddress ?? "unknown")", policy.loginLimitPerAddress)
     }
 
     /// Rotates the refresh token. A spent one revokes its session (someone copied it).
@@ -189,7 +207,9 @@ public struct AccountService: Sendable {
     public func verifyPassword(_ password: String, userID: Int64, clientAddress: String?) async throws -> Bool {
         guard let user = try await users.find(id: userID) else { return false }
         try await passwordAttempt(email: user.email.lowercased(), clientAddress: clientAddress)
-        guard let stored = try await users.passwordHash(userID: userID) else { return false }
+        guard let stored = try await users.passwordHash(userID: userID), stored != NewUser.noPassword else {
+            return false
+        }
         return try await hasher.verify(password, hash: stored)
     }
 

@@ -51,18 +51,41 @@ public enum IssuerToken {
         try Parts(token).header
     }
 
+    /// A token split and read once, not yet trusted: its unverified `iss` says which trusted
+    /// issuer's keys to check it with, and `verify(_:from:keys:now:)` checks it.
+    public struct Parsed: Sendable {
+        fileprivate let parts: Parts
+        fileprivate let claims: [String: Claim]
+        /// The `iss` the token claims, unverified.
+        public let claimedIssuer: String
+
+        public init(_ token: String) throws(IssuerTokenRefusal) {
+            parts = try Parts(token)
+            claims = try parts.claims()
+            guard case .string(let issuer) = claims["iss"] else { throw .wrongIssuer }
+            claimedIssuer = issuer
+        }
+
+        public var header: Header { parts.header }
+    }
+
     /// The unverified `iss` of a token: which trusted issuer's keys to check it with.
     public static func claimedIssuer(of token: String) throws(IssuerTokenRefusal) -> String {
-        let parts = try Parts(token)
-        guard case .string(let issuer) = try parts.claims()["iss"] else { throw .wrongIssuer }
-        return issuer
+        try Parsed(token).claimedIssuer
     }
 
     /// The identity `token` proves, checked against `issuer` and its `keys` at `now`.
     public static func verify(_ token: String, from issuer: TrustedIssuer, keys: JSONWebKeySet, now: Date)
         throws(IssuerTokenRefusal) -> IssuedIdentity
     {
-        let parts = try Parts(token)
+        try verify(try Parsed(token), from: issuer, keys: keys, now: now)
+    }
+
+    /// The identity a token read once proves, checked against `issuer` and its `keys` at `now`.
+    public static func verify(_ token: Parsed, from issuer: TrustedIssuer, keys: JSONWebKeySet, now: Date)
+        throws(IssuerTokenRefusal) -> IssuedIdentity
+    {
+        let parts = token.parts
         guard let algorithm = TrustedIssuer.Algorithm(rawValue: parts.header.algorithm),
             issuer.algorithms.contains(algorithm)
         else { throw .algorithmNotAllowed(parts.header.algorithm) }
@@ -71,7 +94,7 @@ public enum IssuerToken {
         }
         guard isValid(parts.signature, of: Data(parts.signingInput.utf8), by: key) else { throw .badSignature }
 
-        let claims = try parts.claims()
+        let claims = token.claims
         guard case .string(issuer.issuer) = claims["iss"] else { throw .wrongIssuer }
         switch claims["aud"] {
         case .string(let audience) where audience == issuer.audience: break
@@ -116,7 +139,7 @@ public enum IssuerToken {
     }
 
     /// A compact JWS split and its header read.
-    private struct Parts {
+    fileprivate struct Parts: Sendable {
         let header: Header
         let signingInput: Substring
         let payload: [UInt8]
@@ -159,7 +182,7 @@ public enum IssuerToken {
 }
 
 /// A claim's value, as far as the checks read it.
-enum Claim: Decodable, Equatable {
+enum Claim: Decodable, Equatable, Sendable {
     case string(String)
     case number(Double)
     case bool(Bool)

@@ -19,7 +19,8 @@ extension Settings {
             registerLimitPerAddress: try required(
                 int(K.registerLimitPerAddress, in: 1...1_000_000), K.registerLimitPerAddress),
             rateLimitWindow: try positiveSeconds(K.rateLimitWindow),
-            directory: try directoryVisibility())
+            directory: try directoryVisibility(),
+            passwordSignIn: try bool(SettingKeys.Auth.password))
     }
 
     func directoryVisibility() throws -> DirectoryVisibility {
