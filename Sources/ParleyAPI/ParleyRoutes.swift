@@ -139,6 +139,7 @@ extension ParleyRoutes {
             notificationSettings: any NotificationSettingsRepository, files: any FileRepository, store: any BlobStore,
             links: FileLinks, mediaJobs: (any JobQueue)?, uploadLimit: Int64, erasure: ErasureService,
             avatars: AvatarService, search: SearchService, keys: APIKeyService, audit: any AuditLog,
+            provisioning: IdentityProvisioning,
             recentWriters: (any RecentWriters)? = nil
         ) {
             self.recentWriters = recentWriters
@@ -159,7 +160,7 @@ extension ParleyRoutes {
             webClient = WebClientController(endpoint: endpoint, fileBaseURL: links.baseURL)
             apiKeys = APIKeysController(keys: keys, audit: audit)
             serverKeys = ServerKeyMiddleware(keys: keys, audit: audit)
-            server = ServerController(rooms: rooms)
+            server = ServerController(rooms: rooms, provisioning: provisioning)
             self.sessions = sessions
             self.cache = cache
             self.links = links

@@ -159,6 +159,6 @@ struct ServeGraph {
             search: SearchService(search: roomRepository, rooms: rooms),
             keys: APIKeyService(
                 keys: keys, buckets: buckets, defaultIssuer: parts.issuers.first?.issuer ?? "parley"),
-            audit: keys, recentWriters: parts.recentWriters)
+            audit: keys, provisioning: provisioning, recentWriters: parts.recentWriters)
     }
 }

@@ -5,8 +5,36 @@ import ParleyCore
 /// `/v1/server/*`: the app's backend acting through a server key, each route behind its scope.
 struct ServerController: Sendable {
     let rooms: RoomService
+    let provisioning: IdentityProvisioning
+
+    /// `PUT /v1/server/users/{externalId}`: what the app's backend says of its user.
+    struct UserRequest: Decodable {
+        let email: String?
+        let firstName: String?
+        let lastName: String?
+    }
+
+    /// The user, by the app's id and Parley's.
+    struct ServerUserResponse: Encodable {
+        let externalId: String
+        let user: UserResponse
+    }
 
     func addRoutes(to server: RouterGroup<ServerRequestContext>) {
+        server.put("users/:externalId") { request, context in
+            try context.require(.usersWrite)
+            let body = try await JSONBody.decode(UserRequest.self, from: request, context: context)
+            let externalID = context.parameters.get("externalId") ?? ""
+            // The app's backend speaks for its users' e-mail as their issuer does when it says
+            // `email_verified`: linking an existing account still needs the link setting.
+            let outcome = try await provisioning.upsert(
+                ExternalIdentity(issuer: context.key.issuer, subject: externalID),
+                profile: ExternalProfile(
+                    email: body.email, firstName: body.firstName, lastName: body.lastName, emailVerified: true))
+            return JSONResponse(
+                outcome.created ? .created : .ok,
+                ServerUserResponse(externalId: externalID, user: UserResponse(own: outcome.user)))
+        }
         server.get("rooms/:id/messages") { request, context in
             try context.require(.messagesRead)
             let query = try RoomsController.historyQuery(request)
