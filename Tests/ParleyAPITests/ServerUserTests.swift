@@ -32,7 +32,8 @@ struct ServerUserTests {
             #expect(now["id"] as? Int == userID && now["firstName"] as? String == "Amazing Grace")
             #expect(now["lastName"] as? String == "Hopper" && now["email"] as? String == "grace@example.com")
             // The same subject signs in by token exchange as that user.
-            let token = try fixture.issuer.token(key, subject: "app-42", claims: profileClaims(email: "grace@example.com"))
+            let token = try fixture.issuer.token(
+                key, subject: "app-42", claims: profileClaims(email: "grace@example.com"))
             let signedIn = try decode(LoginResponse.self, from: try await client.exchange(token).text)
             #expect(signedIn.user.id == Int64(userID))
             // A new user needs an e-mail; a bad one names its field.
