@@ -42,7 +42,8 @@ enum MessageStore {
             INSERT INTO messenger.message
                 (chat_room_id, seq, sent_by_id, uid, content, file_id, reply_to_id, mentions, type, metadata,
                  created_at)
-            SELECT s.room_id, room.base + s.nth, s.sender_id, s.uid, s.content, s.attachments[1], s.reply_to_id,
+            SELECT s.room_id, room.base + s.nth, nullif(s.sender_id, 0), s.uid, s.content, s.attachments[1],
+                   s.reply_to_id,
                    s.mentions, s.type, s.metadata, room.at
             FROM numbered s JOIN room ON room.id = s.room_id
             ORDER BY s.room_id, s.place
@@ -53,11 +54,11 @@ enum MessageStore {
                 "$5::text[]",
                 of: """
                     SELECT nullif(($5::text[])[s.place::integer], '') FROM allowed s
-                    WHERE s.room_id = m.chat_room_id AND s.sender_id = m.sent_by_id AND s.uid = m.uid
+                    WHERE s.room_id = m.chat_room_id AND s.sender_id = coalesce(m.sent_by_id, 0) AND s.uid = m.uid
                     """)))
         SELECT s.place, \(columns(shape))
         FROM m JOIN room ON room.id = m.chat_room_id
-            JOIN allowed s ON s.room_id = m.chat_room_id AND s.sender_id = m.sent_by_id AND s.uid = m.uid
+            JOIN allowed s ON s.room_id = m.chat_room_id AND s.sender_id = coalesce(m.sent_by_id, 0) AND s.uid = m.uid
             \(shape == .prepared ? MessageColumns.replyJoin : "") CROSS JOIN \(StoredBatchRecords.wake)
         """
     }
@@ -111,7 +112,7 @@ enum MessageStore {
         attached AS (
             INSERT INTO messenger.message_attachment (message_id, position, file_id)
             SELECT m.id, a.nth - 1, a.file_id
-            FROM m JOIN allowed s ON s.room_id = m.chat_room_id AND s.sender_id = m.sent_by_id AND s.uid = m.uid
+            FROM m JOIN allowed s ON s.room_id = m.chat_room_id AND s.sender_id = coalesce(m.sent_by_id, 0) AND s.uid = m.uid
                 CROSS JOIN LATERAL unnest(s.attachments) WITH ORDINALITY AS a(file_id, nth)
         ),
         """

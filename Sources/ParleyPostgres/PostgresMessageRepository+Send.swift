@@ -121,7 +121,9 @@ extension PostgresMessageRepository {
         ).allRows()
         var stored: [MessageKey: Message] = [:]
         for message in try await messages(from: rows, viewer: nil, on: connection) {
-            guard let sender = message.sentById else { continue }
+            // A notice of the app's server has no sender: its key is the system sender's.
+            guard let sender = message.sentById ?? (message.type == .system ? MessageSubmission.systemSender : nil)
+            else { continue }
             stored[MessageKey(roomID: message.chatRoomId, senderID: sender, uid: message.uid)] = message
         }
         return stored

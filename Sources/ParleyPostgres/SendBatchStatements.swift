@@ -83,7 +83,8 @@ struct StoredMessagesStatement: PostgresPreparedStatement {
     static let sql = """
         SELECT \(MessageColumns.list())
         FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS k(room_id, sender_id, uid)
-        JOIN messenger.message m ON m.chat_room_id = k.room_id AND m.sent_by_id = k.sender_id AND m.uid = k.uid
+        JOIN messenger.message m ON m.chat_room_id = k.room_id AND m.uid = k.uid
+            AND (m.sent_by_id = k.sender_id OR (k.sender_id = 0 AND m.sent_by_id IS NULL AND m.type = 'system'))
         JOIN messenger.chat_room c ON c.id = m.chat_room_id
         LEFT JOIN cloud.file f ON f.id = m.file_id
         \(MessageColumns.replyJoin)
@@ -126,6 +127,7 @@ enum StoredBatchRecords {
         marker AS (
             INSERT INTO messenger.read_marker (chat_room_id, user_account_id, message_id, seq)
             SELECT DISTINCT ON (m.chat_room_id, m.sent_by_id) m.chat_room_id, m.sent_by_id, m.id, m.seq FROM m
+            WHERE m.sent_by_id IS NOT NULL
             ORDER BY m.chat_room_id, m.sent_by_id, m.seq DESC
             \(ReadMarkerMove.forwardOnly)
         ), \(mentions ? mentioned + ", " : "")outboxed AS (

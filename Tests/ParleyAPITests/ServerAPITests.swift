@@ -68,6 +68,10 @@ import Testing
             let routes: [(method: HTTPRequest.Method, path: String, body: String?, needs: APIKeyScope)] = [
                 (.get, "/v1/server/rooms/\(roomID)/messages", nil, .messagesRead),
                 (.put, "/v1/server/users/u-\(scope.rawValue)", #"{"email":"\#(email)"}"#, .usersWrite),
+                (
+                    .post, "/v1/server/rooms/\(roomID)/messages",
+                    #"{"sentBy":"system","content":"notice","uid":"\#(scope.rawValue)"}"#, .messagesWrite
+                ),
             ]
             for route in routes {
                 let answer = try await client.json(route.method, route.path, token: key.secret, body: route.body)

@@ -85,6 +85,14 @@ struct PushPolicyTests {
         #expect(bare[0].notification.title == nil && bare[0].notification.body == nil)
     }
 
+    @Test func aNoticeOfTheAppsServerIsTheRoomsWithoutASender() {
+        let context = PushRoomContext(roomUID: "uid", roomName: "Team", twoParty: false, actorName: nil)
+        let jobs = PushComposer().jobs(
+            for: PushIntent(reason: .message, actorID: 0, content: "The build is green."), roomID: 9, context: context,
+            recipients: [Self.recipient(2, device: 200)], at: Date())
+        #expect(jobs[0].notification.title == "Team" && jobs[0].notification.body == "The build is green.")
+    }
+
     @Test func beingAddedNamesTheRoomAndWhoAdded() {
         let context = PushRoomContext(roomUID: "uid", roomName: "Team", twoParty: false, actorName: "Ada Lovelace")
         let jobs = PushComposer().jobs(

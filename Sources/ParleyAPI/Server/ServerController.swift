@@ -14,6 +14,14 @@ struct ServerController: Sendable {
         let lastName: String?
     }
 
+    /// The Parley user of the app's `externalId` (a subject of the key's issuer); 404 for one
+    /// the app never made nor signed in.
+    private func user(_ externalID: String, of key: APIKey) async throws -> User {
+        guard let user = try await provisioning.user(of: ExternalIdentity(issuer: key.issuer, subject: externalID))
+        else { throw ParleyError.notFound("No user has this externalId.") }
+        return user
+    }
+
     /// The user, by the app's id and Parley's.
     struct ServerUserResponse: Encodable {
         let externalId: String
@@ -21,6 +29,22 @@ struct ServerController: Sendable {
     }
 
     func addRoutes(to server: RouterGroup<ServerRequestContext>) {
+        server.post("rooms/:id/messages") { request, context in
+            try context.require(.messagesWrite)
+            let body = try await JSONBody.decode(
+                ServerMessageRequest.self, from: request, context: context, limit: JSONBody.messageLimit)
+            let roomID = try context.parameters.id("id")
+            let (message, created) =
+                switch body.sentBy {
+                case .system:
+                    try await rooms.postNotice(roomID: roomID, message: body.message)
+                case .user(let externalID):
+                    try await rooms.send(
+                        asServerFor: try await user(externalID, of: context.key).id, roomID: roomID,
+                        message: body.message)
+                }
+            return JSONResponse(created ? .created : .ok, message)
+        }
         server.put("users/:externalId") { request, context in
             try context.require(.usersWrite)
             let body = try await JSONBody.decode(UserRequest.self, from: request, context: context)

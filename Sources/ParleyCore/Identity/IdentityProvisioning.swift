@@ -26,6 +26,11 @@ public struct IdentityProvisioning: Sendable {
         public let created: Bool
     }
 
+    /// The user the identity is (not a deleted one), or nil: the server API's `externalId`.
+    public func user(of identity: ExternalIdentity) async throws -> User? {
+        try await identities.user(of: identity)
+    }
+
     /// Creates or updates the user of `identity` with `profile`: `invalid-request` naming the
     /// field for a profile that is wrong (or no e-mail for a new user), `email-taken` for an
     /// e-mail another account has and may not be linked.

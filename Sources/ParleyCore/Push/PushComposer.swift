@@ -50,6 +50,8 @@ public struct PushComposer: Sendable {
         switch intent.reason {
         case .message:
             let preview = self.preview(intent.content ?? "")
+            // Actor 0: a notice of the app's server, said by no member.
+            guard intent.actorID != 0 else { return (context.roomName ?? "Parley", preview) }
             if context.twoParty { return (actor, preview) }
             return (context.roomName ?? "New message", "\(actor): \(preview)")
         case .added:

@@ -13,6 +13,17 @@ public struct MessageSubmission: Sendable, Equatable {
         self.traceparent = traceparent
     }
 
+    /// The sender of a system message (``MessageType/system``), which has none: stored as no
+    /// sender, its uid the app's server's retry key in the room.
+    public static let systemSender: Int64 = 0
+
+    /// A room notice of the app's server: no sender, no role, no budget but the key's.
+    public static func notice(roomID: Int64, message: NewMessage, traceparent: String? = nil) -> MessageSubmission {
+        MessageSubmission(roomID: roomID, senderID: systemSender, message: message, traceparent: traceparent)
+    }
+
+    public var isNotice: Bool { senderID == Self.systemSender }
+
     /// Sends with one key are one message: a retry is answered with what the first stored.
     public var key: MessageKey { MessageKey(roomID: roomID, senderID: senderID, uid: message.uid) }
 

@@ -68,6 +68,12 @@ public struct NewMessage: Sendable, Equatable, Decodable {
             attachments: try container.decodeIfPresent([Int64].self, forKey: .attachments), fieldPrefix: prefix)
     }
 
+    /// A room notice of the app's server (`sentBy: "system"`): text and metadata, no file,
+    /// reply or mention.
+    public static func notice(content: String, uid: String, metadata: MessageMetadata?) throws -> NewMessage {
+        try NewMessage(content: content, uid: uid, type: .system, metadata: metadata)
+    }
+
     enum CodingKeys: String, CodingKey {
         case content, uid, type, metadata, fileId, attachments, replyToId, mentions
     }

@@ -179,14 +179,15 @@ public struct RoomService: Sendable {
     static let archived = ParleyError(.roomArchived, "The room is archived: it can be read, not written.")
 
     /// Stores one message, in a transaction shared with the sends that arrive meanwhile
-    /// (a group commit: the REST send's batching path).
-    public func send(roomID: Int64, message: NewMessage, by userID: Int64) async throws -> (
+    /// (a group commit: the REST send's batching path). `budgeted`: the user's message budget
+    /// applies (not to the app's server sending as its user, which spends its key's).
+    public func send(roomID: Int64, message: NewMessage, by userID: Int64, budgeted: Bool = true) async throws -> (
         message: Message, created: Bool
     ) {
         let submission = MessageSubmission(
             roomID: roomID, senderID: userID, message: message, traceparent: PipelineTrace.current())
         do {
-            try await spend("messages", 1, of: limits.messages, by: userID)
+            if budgeted { try await spend("messages", 1, of: limits.messages, by: userID) }
         } catch {
             // A retry of a stored message is answered as stored, whatever the budget.
             guard try await messages.storedKeys([submission.key]).contains(submission.key) else { throw error }
@@ -342,6 +343,30 @@ public struct RoomService: Sendable {
     ) {
         try await require(.reader, roomID: roomID, userID: userID)
         return try await messages.messages(roomID: roomID, query: query, viewer: userID)
+    }
+
+    /// The app's server sending as its user: the user's rights, the key's budget (not the
+    /// user's). The server knows its rooms, so a user who is no member is forbidden there, not
+    /// told the room does not exist.
+    public func send(asServerFor userID: Int64, roomID: Int64, message: NewMessage) async throws -> (
+        message: Message, created: Bool
+    ) {
+        do {
+            return try await send(roomID: roomID, message: message, by: userID, budgeted: false)
+        } catch let error as ParleyError where error.code == .notFound {
+            guard try await rooms.roomExists(id: roomID) else { throw error }
+            throw ParleyError(.forbidden, "The user is not a member of the room.")
+        }
+    }
+
+    /// A room notice of the app's server (`sentBy: "system"`), in any room: no sender, so no
+    /// role, block or user budget applies. The same uid again answers the stored notice.
+    public func postNotice(roomID: Int64, message: NewMessage) async throws -> (message: Message, created: Bool) {
+        precondition(message.type == .system, "a notice is a system message")
+        let submission = MessageSubmission.notice(
+            roomID: roomID, message: message, traceparent: PipelineTrace.current())
+        let sent = try await messages.send(batch: [submission])[0].get()
+        return (sent.message, sent.created)
     }
 
     /// History as the app's server sees it (`GET /v1/server/rooms/{id}/messages`): every
