@@ -3,12 +3,13 @@
 Two people register, open a direct chat and talk both ways over MQTT (each message appears on
 the other side without a reload, and so does one's typing), one replies to the other and
 mentions them, search finds a message written with diacritics from words typed without them,
-one sends an image and both see its thumbnail, a message's several files show in order, one scrolls back through 200 messages, after
+one sends an image and both see its thumbnail, a message's several files show in order, a notice
+the app's server posts shows as the room's, one scrolls back through 200 messages, after
 the broker restarts the other receives what was sent meanwhile, and a second tab takes the
 live connection over when asked. Screenshots of a conversation (a wide window) and of the
 room list (a phone-sized one) go to --screenshots.
 
-    browser.py --url https://localhost:PORT --data-dir DIR [--screenshots DIR]
+    browser.py --url https://localhost:PORT --data-dir DIR --admin EMAIL:PASSWORD [--screenshots DIR]
 """
 
 import argparse
@@ -92,8 +93,11 @@ def session(driver):
 
 
 def rest(url, token, method, path, body=None):
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
     request = urllib.request.Request(f"{url}{path}", method=method, data=json.dumps(body).encode() if body else None,
-                                     headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+                                     headers=headers)
     context = ssl.create_default_context()
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
@@ -129,6 +133,7 @@ def main():
     parser.add_argument("--url", required=True)
     parser.add_argument("--data-dir", required=True, help="deploy/local/run's data directory (to restart the broker)")
     parser.add_argument("--screenshots")
+    parser.add_argument("--admin", required=True, help="EMAIL:PASSWORD of an administrator (to issue a server key)")
     arguments = parser.parse_args()
     url = arguments.url.rstrip("/")
     alice, bob = browser(), browser(width=390, height=760)
@@ -219,6 +224,16 @@ def main():
             "  .find((li) => li.textContent.includes('three files'));"
             "const links = item ? [...item.querySelectorAll('.attachments a[download]')] : [];"
             "return links.map((a) => a.download).join() === arguments[0];", ",".join(names)))
+
+        step("a notice of the app's server shows as the room's, without a sender")
+        email, password = arguments.admin.split(":", 1)
+        admin = rest(url, None, "POST", "/v1/auth/login", {"email": email, "password": password})["accessToken"]
+        key = rest(url, admin, "POST", "/v1/admin/api-keys", {"name": "web test", "scopes": ["messages:write"]})
+        rest(url, key["secret"], "POST", f"/v1/server/rooms/{room['id']}/messages",
+             {"sentBy": "system", "content": "The build is green.", "uid": "notice-1"})
+        notice = wait("the notice at Bob", lambda: bob.find_element(By.CSS_SELECTOR, "li.message.notice"))
+        if notice.text.split("\n")[0] != "The build is green." or notice.find_elements(By.CSS_SELECTOR, ".meta, button"):
+            raise Failure(f"the notice is not shown as the room's: {notice.text!r}")
 
         step("200 more messages, and Bob scrolls back through all of them")
         for index in range(200):
