@@ -157,8 +157,14 @@ import Testing
             let (roomID, _) = try await client.roomOfThree()
             let key = try await issue(client, admin: admin, scopes: [.messagesRead])
             _ = try await client.json(.get, "/v1/server/rooms/\(roomID)/messages", token: key.secret)
-            let entries = try await client.decoded(ListPage<AuditEntry>.self, .get, "/v1/admin/audit", token: admin)
+            // A refused call is recorded too.
+            let refused = try await client.json(
+                .put, "/v1/server/users/x", token: key.secret, body: #"{"email":"x@example.com"}"#)
+            #expect(refused.status == .forbidden)
+            var entries = try await client.decoded(ListPage<AuditEntry>.self, .get, "/v1/admin/audit", token: admin)
                 .items
+            #expect(entries.first?.action == "PUT /v1/server/users/{externalId}")
+            entries.removeFirst()
             #expect(entries.count == 2)
             #expect(entries[0].actor == AuditEntry.Actor(type: "key", id: key.key.id))
             #expect(entries[0].action == "GET /v1/server/rooms/{id}/messages")
@@ -167,7 +173,11 @@ import Testing
             #expect(entries[0].id > entries[1].id)
             let page = try await client.decoded(
                 ListPage<AuditEntry>.self, .get, "/v1/admin/audit?limit=1", token: admin)
-            #expect(page.items.map(\.id) == [entries[0].id] && page.nextCursor != nil)
+            #expect(page.items.map(\.action) == ["PUT /v1/server/users/{externalId}"])
+            let next = try await client.decoded(
+                ListPage<AuditEntry>.self, .get, "/v1/admin/audit?limit=1&cursor=\(try #require(page.nextCursor))",
+                token: admin)
+            #expect(next.items.map(\.id) == [entries[0].id])
         }
     }
 
