@@ -59,6 +59,21 @@ import Testing
         #expect(refusedField(#"{"uid":"u","attachments":[]}"#) == "content")
     }
 
+    @Test func aChatInMessageOfTheWrongShapeIsTheClientsMistake() throws {
+        for (data, field) in [
+            (#"{"uid":"u","content":5}"#, "data.content"), (#"{"uid":"u","content":"x","fileId":"7"}"#, "data.fileId"),
+            (#"{"uid":"u","content":"x","mentions":[1.5]}"#, "data"),
+            (#"{"uid":"u","content":"\ud800"}"#, "data"),
+        ] {
+            let payload = #"{"type":"new-message-notification","data":\#(data),"hash":"h"}"#
+            let envelope = try JSONCoding.decoder.decode(ClientEnvelope.self, from: Data(payload.utf8))
+            #expect(envelope.data.uid == "u")
+            let error = #expect(throws: ParleyError.self) { _ = try envelope.message?.get() }
+            #expect(error?.code == .invalidRequest, "\(data)")
+            #expect(error?.field?.hasPrefix(field) == true, "\(data): \(String(describing: error?.field))")
+        }
+    }
+
     @Test func errorsNameTheFieldByItsPathInTheBody() throws {
         struct Body: Decodable { let firstMessage: NewMessage }
         let error = #expect(throws: ParleyError.self) {

@@ -28,7 +28,29 @@ public struct ClientEnvelope: Decodable, Sendable {
         hash = try container.decodeIfPresent(String.self, forKey: .hash)
         message =
             type == Self.newMessageType
-            ? Result { try container.decode(NewMessage.self, forKey: .data) } : nil
+            ? Result {
+                do {
+                    return try container.decode(NewMessage.self, forKey: .data)
+                } catch let error as ParleyError {
+                    throw error
+                } catch {
+                    throw Self.refusal(error)
+                }
+            } : nil
+    }
+
+    /// A message field of the wrong type, or text JSON cannot hold (a lone surrogate), is the
+    /// client's mistake: `invalid-request` naming the field, as REST names it.
+    static func refusal(_ error: any Error) -> ParleyError {
+        let context: DecodingError.Context? =
+            switch error as? DecodingError {
+            case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+                context
+            case .keyNotFound(_, let context): context
+            default: nil
+            }
+        let field = context.map { $0.codingPath.map(\.stringValue).joined(separator: ".") } ?? "data"
+        return ParleyError.invalidRequest("\(field) is not what a message carries there.", field: field)
     }
 
     enum CodingKeys: String, CodingKey { case type, data, hash }
