@@ -9,7 +9,8 @@ public struct ParleyRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// Set by ``BearerAuthenticationMiddleware`` when the request carries a valid token.
     public var identity: AuthenticatedUser?
-    /// Set by ``ServerKeyMiddleware`` on `/v1/server/*`.
+    /// Set by ``ServerKeyMiddleware`` on `/v1/server/*`, and by ``AdminKeyMiddleware`` for an
+    /// admin key on `/v1/admin/*`.
     public var serverKey: APIKey?
     /// The client's IP address, for per-address rate limits (a trusted proxy's forwarded
     /// address: ``ForwardedClientMiddleware``).
@@ -29,6 +30,9 @@ public struct AuthenticatedRequestContext: ChildRequestContext {
     public var coreContext: CoreRequestContextStorage
     public let identity: AuthenticatedUser
     public let clientAddress: String?
+    /// On `/v1/admin/*`: the admin key the caller acts through (as the administrator who
+    /// issued it), when it is not a signed-in administrator.
+    public let serverKey: APIKey?
 
     public init(context: ParleyRequestContext) throws {
         guard let identity = context.identity else { throw ParleyError.unauthorized }
@@ -36,6 +40,7 @@ public struct AuthenticatedRequestContext: ChildRequestContext {
         self.coreContext = context.coreContext
         self.identity = identity
         self.clientAddress = context.clientAddress
+        self.serverKey = context.serverKey
     }
 
     /// Set by ``FileViewerMiddleware``: answers carry file links signed for the caller.

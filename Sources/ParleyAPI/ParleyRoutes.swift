@@ -49,8 +49,9 @@ public struct ParleyRoutes: Sendable {
         features.files.addContentRoutes(to: v1)
 
         // Everything else needs a bearer access token.
+        let tokens = BearerAuthenticationMiddleware(sessions: features.sessions, cache: features.cache)
         let signedIn = v1.group()
-            .add(middleware: BearerAuthenticationMiddleware(sessions: features.sessions, cache: features.cache))
+            .add(middleware: tokens)
             .group(context: AuthenticatedRequestContext.self)
             .add(middleware: FileViewerMiddleware(links: features.links))
         // With PostgreSQL replicas: reads of users who wrote nothing lately may use them.
@@ -66,8 +67,12 @@ public struct ParleyRoutes: Sendable {
         features.messageActions.addRoutes(to: signedIn)
         features.notifications.addRoutes(to: signedIn)
         features.files.addSignedInRoutes(to: signedIn)
-        // `/v1/admin/*`: system administrators only.
-        let admin = signedIn.group("admin").add(middleware: AdministratorsOnly())
+        // `/v1/admin/*`: system administrators only, signed in or through an admin key.
+        let admin = v1.group("admin")
+            .add(middleware: AdminKeyMiddleware(keys: features.keys, audit: features.audit, tokens: tokens))
+            .group(context: AuthenticatedRequestContext.self)
+            .add(middleware: FileViewerMiddleware(links: features.links))
+            .add(middleware: AdministratorsOnly())
         features.admin.addRoutes(to: admin)
         features.moderation.addAdminRoutes(to: admin)
         features.erasure.addAdminRoutes(to: admin)
@@ -123,6 +128,8 @@ extension ParleyRoutes {
         let apiKeys: APIKeysController
         let serverKeys: ServerKeyMiddleware
         let server: ServerController
+        let keys: APIKeyService
+        let audit: any AuditLog
         let sessions: any SessionRepository
         let cache: SessionCache
         /// Signs the file links of answers for their caller.
@@ -161,6 +168,8 @@ extension ParleyRoutes {
             apiKeys = APIKeysController(keys: keys, audit: audit)
             serverKeys = ServerKeyMiddleware(keys: keys, audit: audit)
             server = ServerController(rooms: rooms, provisioning: provisioning)
+            self.keys = keys
+            self.audit = audit
             self.sessions = sessions
             self.cache = cache
             self.links = links

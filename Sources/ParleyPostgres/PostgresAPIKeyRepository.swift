@@ -13,13 +13,22 @@ public struct PostgresAPIKeyRepository: APIKeyRepository, AuditLog {
         self.logger = logger
     }
 
-    private static let columns = "id, name, scopes, issuer, created_at, expires_at, last_used_at"
-    private typealias Row = (Int64, String, [String], String, Date, Date?, Date?)
+    private static let columns = "id, name, scopes, issuer, created_by_id, created_at, expires_at, last_used_at"
+    private typealias Row = (Int64, String, [String], String, Int64?, Date, Date?, Date?)
 
     private static func key(_ row: Row) -> APIKey {
         APIKey(
             id: row.0, name: row.1, scopes: row.2.compactMap(APIKeyScope.init(rawValue:)), issuer: row.3,
-            createdAt: row.4, expiresAt: row.5, lastUsedAt: row.6)
+            createdById: row.4, createdAt: row.5, expiresAt: row.6, lastUsedAt: row.7)
+    }
+
+    public func activeAdministrator(issuing keyID: Int64) async throws -> Int64? {
+        try await database.client.query(
+            """
+            SELECT u.id FROM cloud.api_key k JOIN cloud.user_account u ON u.id = k.created_by_id
+            WHERE k.id = \(keyID) AND u.is_admin AND u.deleted_at IS NULL AND u.deactivated_at IS NULL
+            """, logger: logger
+        ).first(Int64.self)
     }
 
     public func create(

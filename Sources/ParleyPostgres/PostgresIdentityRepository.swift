@@ -29,6 +29,19 @@ public struct PostgresIdentityRepository: IdentityRepository {
         return nil
     }
 
+    public func userIDs(issuer: String, subjects: [String]) async throws -> [String: Int64] {
+        let rows = try await database.client.query(
+            """
+            SELECT i.subject, u.id FROM cloud.user_identity i
+            JOIN cloud.user_account u ON u.id = i.user_account_id
+            WHERE i.issuer = \(issuer) AND i.subject = ANY(\(subjects)) AND u.deleted_at IS NULL
+            """,
+            logger: logger)
+        var found: [String: Int64] = [:]
+        for try await (subject, id) in rows.decode((String, Int64).self) { found[subject] = id }
+        return found
+    }
+
     public func create(_ user: NewUser, for identity: ExternalIdentity) async throws -> User {
         do {
             return try await database.transaction(logger: logger) { [fileLinks, logger] connection in

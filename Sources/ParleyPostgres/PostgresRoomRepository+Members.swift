@@ -65,6 +65,9 @@ extension PostgresRoomRepository {
                 """, logger: logger
             ).first(Bool.self)
             try await insertDirect(roomID: roomID, userID: userID, role: role, on: connection)
+            try await connection.query(
+                "DELETE FROM messenger.room_departure WHERE chat_room_id = \(roomID) AND user_account_id = \(userID)",
+                logger: logger)
             if wasAdmin == true, role != .admin {
                 try await keepDirectAdmin(roomID: roomID, leaving: userID, on: connection)
             }

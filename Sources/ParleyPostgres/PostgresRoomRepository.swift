@@ -44,10 +44,10 @@ public struct PostgresRoomRepository: RoomRepository, MessageRowReading {
             .first(Int64.self)
     }
 
-    public func roomExists(id: Int64) async throws -> Bool {
+    public func roomType(id: Int64) async throws -> RoomView.Kind? {
         try await database.client.query(
-            "SELECT EXISTS (SELECT 1 FROM messenger.chat_room WHERE id = \(id))", logger: logger
-        ).single(Bool.self)
+            "SELECT type FROM messenger.chat_room WHERE id = \(id) AND deleted_at IS NULL", logger: logger
+        ).first(String.self).flatMap(RoomView.Kind.init(rawValue:))
     }
 
     /// Served by the membership view's three index-backed branches.
@@ -112,7 +112,7 @@ public struct PostgresRoomRepository: RoomRepository, MessageRowReading {
     }
 
     public func createMultiparty(
-        creatorID: Int64, name: String, members: [Int64: RoomRole], firstMessage: NewMessage?
+        creatorID: Int64?, name: String, description: String?, members: [Int64: RoomRole], firstMessage: NewMessage?
     ) async throws -> Int64 {
         try await database.transaction(logger: logger) { connection in
             let ids = Array(members.keys)
@@ -125,22 +125,23 @@ public struct PostgresRoomRepository: RoomRepository, MessageRowReading {
             let uid = RoomUID.generate()
             let roomID = try await connection.query(
                 """
-                INSERT INTO messenger.chat_room (uid, type, name, topic, created_by_id)
-                VALUES (\(uid), 'multiparty', \(name), \(Topic.room(uid)), \(creatorID)) RETURNING id
+                INSERT INTO messenger.chat_room (uid, type, name, description, topic, created_by_id)
+                VALUES (\(uid), 'multiparty', \(name), \(description), \(Topic.room(uid)), \(creatorID)) RETURNING id
                 """, logger: logger
             ).single(Int64.self)
             var everyone = members
-            everyone[creatorID] = .admin
+            if let creatorID { everyone[creatorID] = .admin }
             for (userID, role) in everyone {
                 try await insertDirect(roomID: roomID, userID: userID, role: role, on: connection)
             }
             // No push for being added when the first message's push follows at once.
             try await Outbox.record(
                 .roomCreated(
-                    RoomCreated(roomId: roomID, byId: creatorID, notifiedIds: ids.sorted(), pushed: firstMessage == nil)
-                ),
+                    RoomCreated(
+                        roomId: roomID, byId: creatorID ?? RoomService.appServer, notifiedIds: ids.sorted(),
+                        pushed: firstMessage == nil)),
                 on: connection, logger: logger)
-            if let firstMessage {
+            if let creatorID, let firstMessage {
                 _ = try await messages.store(
                     [
                         MessageSubmission(

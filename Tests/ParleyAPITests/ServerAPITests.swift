@@ -31,8 +31,9 @@ import Testing
             #expect(issued.key.scopes == [.admin, .messagesRead] && issued.key.issuer == "parley")
             #expect(
                 Set(created.json.keys) == [
-                    "id", "name", "scopes", "issuer", "createdAt", "expiresAt", "lastUsedAt", "secret",
+                    "id", "name", "scopes", "issuer", "createdById", "createdAt", "expiresAt", "lastUsedAt", "secret",
                 ])
+            #expect(created.json["createdById"] as? Int != nil)
             let listed = try await client.json(.get, "/v1/admin/api-keys", token: admin)
             #expect(listed.status == .ok && !listed.text.contains(issued.secret) && !listed.text.contains("secret"))
             #expect(try decode(ListPage<APIKey>.self, from: listed.text).items.map(\.id) == [issued.key.id])
@@ -64,7 +65,16 @@ import Testing
             let admin = try await AdminRoutesTests().signUpAdmin(client, harness)
             let (roomID, _) = try await client.roomOfThree()
             let key = try await issue(client, admin: admin, scopes: [scope])
+            // Two users of the app, made by a key that may.
+            let maker = try await issue(client, admin: admin, scopes: [.usersWrite], name: "maker")
+            for name in ["ann", "bob"] {
+                let email = "\(name)-\(UUID().uuidString.prefix(8))@example.com"
+                let made = try await client.json(
+                    .put, "/v1/server/users/\(name)", token: maker.secret, body: #"{"email":"\#(email)"}"#)
+                #expect(made.status == .created)
+            }
             let email = "server-\(UUID().uuidString.prefix(8))@example.com"
+            let members = #"[{"externalId":"ann","role":"admin"},{"externalId":"bob","role":"writer"}]"#
             let routes: [(method: HTTPRequest.Method, path: String, body: String?, needs: APIKeyScope)] = [
                 (.get, "/v1/server/rooms/\(roomID)/messages", nil, .messagesRead),
                 (.put, "/v1/server/users/u-\(scope.rawValue)", #"{"email":"\#(email)"}"#, .usersWrite),
@@ -72,6 +82,11 @@ import Testing
                     .post, "/v1/server/rooms/\(roomID)/messages",
                     #"{"sentBy":"system","content":"notice","uid":"\#(scope.rawValue)"}"#, .messagesWrite
                 ),
+                (.post, "/v1/server/rooms", #"{"name":"R","members":\#(members)}"#, .roomsWrite),
+                (.put, "/v1/server/rooms/\(roomID)/members/ann", #"{"role":"reader"}"#, .roomsWrite),
+                (.delete, "/v1/server/rooms/\(roomID)/members/ann", nil, .roomsWrite),
+                (.get, "/v1/admin/api-keys", nil, .admin),
+                (.get, "/v1/admin/audit", nil, .admin),
             ]
             for route in routes {
                 let answer = try await client.json(route.method, route.path, token: key.secret, body: route.body)
@@ -111,7 +126,6 @@ import Testing
             let (roomID, users) = try await client.roomOfThree()
             let key = try await issue(client, admin: admin, scopes: [.admin])
             #expect(try await client.json(.get, "/v1/rooms", token: key.secret).status == .unauthorized)
-            #expect(try await client.json(.get, "/v1/admin/api-keys", token: key.secret).status == .unauthorized)
             for caller in [token(users[0]), admin, "pk_unknown", ""] {
                 let answer = try await client.json(.get, "/v1/server/rooms/\(roomID)/messages", token: caller)
                 #expect(answer.status == .unauthorized, "\(caller.prefix(6))")

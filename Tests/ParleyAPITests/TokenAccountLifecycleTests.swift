@@ -35,4 +35,29 @@ struct TokenAccountLifecycleTests {
             #expect(again.user.id != first.user.id && again.user.email == "gone@example.com")
         }
     }
+
+    @Test func anAccountWithoutAPasswordDeletesItselfWithItsIssuersToken() async throws {
+        let key = TestIssuer.Key.p256("e1")
+        try await IssuerFixture.run([key]) { client, fixture in
+            let token = try fixture.issuer.token(key, subject: "me", claims: profileClaims(email: "me@example.com"))
+            let me = try await client.exchanged(token)
+            let other = try fixture.issuer.token(key, subject: "other", claims: profileClaims(email: "o@example.com"))
+            _ = try await client.exchanged(other)
+            for (body, status) in [
+                (#"{"subjectToken":"\#(other)"}"#, HTTPResponse.Status.unauthorized),
+                (#"{"subjectToken":"not.a.token"}"#, .unauthorized),
+                (#"{"currentPassword":"anything at all"}"#, .unauthorized),
+                (#"{"currentPassword":"x","subjectToken":"\#(token)"}"#, .badRequest),
+                ("{}", .badRequest),
+            ] {
+                let refused = try await client.json(.delete, "/v1/me", token: me.accessToken, body: body)
+                #expect(refused.status == status, "\(body.prefix(40)): \(refused.text)")
+            }
+            let fresh = try fixture.issuer.token(key, subject: "me", claims: profileClaims(email: "me@example.com"))
+            let deleted = try await client.json(
+                .delete, "/v1/me", token: me.accessToken, body: #"{"subjectToken":"\#(fresh)"}"#)
+            #expect(deleted.status == .accepted, "\(deleted.text)")
+            #expect(try await client.json(.get, "/v1/me", token: me.accessToken).status == .unauthorized)
+        }
+    }
 }

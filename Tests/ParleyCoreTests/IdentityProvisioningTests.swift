@@ -105,6 +105,12 @@ actor InMemoryIdentities: IdentityRepository {
         return try await users.find(id: id)
     }
 
+    func userIDs(issuer: String, subjects: [String]) async throws -> [String: Int64] {
+        var found: [String: Int64] = [:]
+        for subject in subjects { found[subject] = links[ExternalIdentity(issuer: issuer, subject: subject)] }
+        return found
+    }
+
     func create(_ user: NewUser, for identity: ExternalIdentity) async throws -> User {
         guard links[identity] == nil else { throw ParleyError.identityLinked }
         let created = try await users.create(user)

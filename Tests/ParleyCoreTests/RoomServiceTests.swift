@@ -268,7 +268,7 @@ actor InMemoryRooms: RoomRepository, MessageRepository {
     }
     func roomID(uid: String) async throws -> Int64? { stored.values.first { $0.uid == uid }?.id }
 
-    func roomExists(id: Int64) async throws -> Bool { stored[id] != nil }
+    func roomType(id: Int64) async throws -> RoomView.Kind? { stored[id]?.kind }
 
     func room(id: Int64, for userID: Int64) async throws -> RoomView? {
         guard let room = stored[id], let role = room.members[userID] else { return nil }
@@ -290,10 +290,14 @@ actor InMemoryRooms: RoomRepository, MessageRepository {
     }
 
     func createMultiparty(
-        creatorID: Int64, name: String, members: [Int64: RoomRole], firstMessage: NewMessage?
+        creatorID: Int64?, name: String, description: String?, members: [Int64: RoomRole], firstMessage: NewMessage?
     ) async throws -> Int64 {
-        let id = newRoom(.multiparty, name: name, members: members.merging([creatorID: .admin]) { $1 })
-        if let firstMessage { _ = store(MessageSubmission(roomID: id, senderID: creatorID, message: firstMessage)) }
+        let creator = creatorID.map { [$0: RoomRole.admin] } ?? [:]
+        let id = newRoom(.multiparty, name: name, members: members.merging(creator) { $1 })
+        stored[id]?.description = description
+        if let creatorID, let firstMessage {
+            _ = store(MessageSubmission(roomID: id, senderID: creatorID, message: firstMessage))
+        }
         return id
     }
 
@@ -318,6 +322,7 @@ actor InMemoryRooms: RoomRepository, MessageRepository {
     }
     func setDirectMember(roomID: Int64, userID: Int64, role: RoomRole, by editorID: Int64) async throws {
         stored[roomID]?.members[userID] = role
+        departures.remove(RoomUser(roomID: roomID, userID: userID))
     }
     func removeDirectMember(roomID: Int64, userID: Int64, by editorID: Int64) async throws -> Bool {
         stored[roomID]?.members.removeValue(forKey: userID) != nil

@@ -32,7 +32,7 @@ struct WorkerRecoveryTests {
             ).all(Int64.self)
             let rooms = PostgresRoomRepository(database: pool, logger: .quiet, fileLinks: .testing)
             let roomID = try await rooms.createMultiparty(
-                creatorID: ids[0], name: "Big",
+                creatorID: ids[0], name: "Big", description: nil,
                 members: Dictionary(uniqueKeysWithValues: ids.dropFirst().map { ($0, .reader) }),
                 firstMessage: try NewMessage(content: "welcome", uid: "w", fileId: nil))
             let messages = PostgresMessageRepository(database: pool, logger: .quiet, fileLinks: .testing)

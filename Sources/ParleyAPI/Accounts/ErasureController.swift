@@ -16,8 +16,7 @@ public struct ErasureController: Sendable {
         group.delete("me") { request, context in
             let body = try await JSONBody.decode(DeleteAccountRequest.self, from: request, context: context)
             try await service.deleteOwnAccount(
-                userID: context.identity.userID, currentPassword: body.currentPassword,
-                clientAddress: context.clientAddress)
+                userID: context.identity.userID, proof: try body.proof(), clientAddress: context.clientAddress)
             return Response(status: .accepted)
         }
         group.post("me/export") { _, context in
@@ -54,8 +53,20 @@ public struct ErasureController: Sendable {
     }
 }
 
+/// `{currentPassword}`, or `{subjectToken}` (a trusted issuer's token) for an account that has
+/// no password.
 struct DeleteAccountRequest: Decodable {
-    let currentPassword: String
+    let currentPassword: String?
+    let subjectToken: String?
+
+    func proof() throws -> ErasureService.OwnerProof {
+        switch (currentPassword, subjectToken) {
+        case (let password?, nil): .password(password)
+        case (nil, let token?): .issuerToken(token)
+        default:
+            throw ParleyError.invalidRequest("give currentPassword or subjectToken", field: "currentPassword")
+        }
+    }
 }
 
 /// `{maxAgeDays}`: null keeps the server's default; the key is required.

@@ -56,11 +56,11 @@ struct APIKeysController: Sendable {
         }
     }
 
+    /// An administrator's change of keys; an admin key's calls are recorded by ``AdminKeyMiddleware``.
     private func record(_ request: Request, _ context: AuthenticatedRequestContext) async throws {
+        guard context.serverKey == nil else { return }
         try await audit.record(
-            .user(context.identity.userID),
-            action: "\(request.method.rawValue) \(context.endpointPath ?? request.uri.path)", target: request.uri.path,
-            address: context.clientAddress)
+            .user(context.identity.userID), calling: request, context: context, address: context.clientAddress)
     }
 }
 

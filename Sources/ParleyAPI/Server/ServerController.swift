@@ -16,7 +16,7 @@ struct ServerController: Sendable {
 
     /// The Parley user of the app's `externalId` (a subject of the key's issuer); 404 for one
     /// the app never made nor signed in.
-    private func user(_ externalID: String, of key: APIKey) async throws -> User {
+    func user(_ externalID: String, of key: APIKey) async throws -> User {
         guard let user = try await provisioning.user(of: ExternalIdentity(issuer: key.issuer, subject: externalID))
         else { throw ParleyError.notFound("No user has this externalId.") }
         return user
@@ -29,6 +29,7 @@ struct ServerController: Sendable {
     }
 
     func addRoutes(to server: RouterGroup<ServerRequestContext>) {
+        addRoomRoutes(to: server)
         server.post("rooms/:id/messages") { request, context in
             try context.require(.messagesWrite)
             let body = try await JSONBody.decode(

@@ -41,16 +41,6 @@ public struct ServerKeyMiddleware: RouterMiddleware {
         var context = context
         context.serverKey = key
         context.logger[metadataKey: "api_key_id"] = "\(key.id)"
-        // A refused call (a missing scope, a bad body) is a use too.
-        let outcome: Result<Response, any Error>
-        do {
-            outcome = .success(try await next(request, context))
-        } catch {
-            outcome = .failure(error)
-        }
-        try await audit.record(
-            .key(key), action: "\(request.method.rawValue) \(context.endpointPath ?? request.uri.path)",
-            target: request.uri.path, address: context.clientAddress)
-        return try outcome.get()
+        return try await audit.recordingCall(with: key, request, context: context, next: next)
     }
 }

@@ -49,6 +49,24 @@ extension AccountService {
     }
 }
 
+extension AccountService {
+    /// Whether a trusted issuer's token says the caller is `userID` (deleting an account that
+    /// has no password asks for one): on the login attempts' budget, as a password is.
+    public func verifyIssuerToken(_ token: String, userID: Int64, clientAddress: String?) async throws -> Bool {
+        guard let tokenExchange else { return false }
+        try await signInAttempt(clientAddress: clientAddress)
+        let identity: IssuedIdentity
+        do {
+            identity = try await tokenExchange.verifier.identity(of: token)
+        } catch is IssuerTokenRefusal {
+            return false
+        }
+        let user = try await tokenExchange.provisioning.user(
+            of: ExternalIdentity(issuer: identity.issuer, subject: identity.subject))
+        return user?.id == userID
+    }
+}
+
 extension ExternalProfile {
     /// The profile a token's claims give: names trimmed and cut to what an account holds (an
     /// issuer's long name does not lock its user out), empty values as unsaid.

@@ -24,10 +24,25 @@ public struct ErasureService: Sendable {
         self.jobs = jobs
     }
 
-    /// The user deletes their own account; the password says it is them.
-    public func deleteOwnAccount(userID: Int64, currentPassword: String, clientAddress: String?) async throws {
-        guard try await accounts.verifyPassword(currentPassword, userID: userID, clientAddress: clientAddress) else {
-            throw ParleyError(.invalidCredentials, "The current password is wrong.")
+    /// What says the caller of `DELETE /v1/me` is the account's owner, not a stolen access token.
+    public enum OwnerProof: Sendable {
+        case password(String)
+        /// A fresh token of a trusted issuer for the account's identity: an account made by
+        /// token exchange or the server API has no password.
+        case issuerToken(String)
+    }
+
+    /// The user deletes their own account; the proof says it is them.
+    public func deleteOwnAccount(userID: Int64, proof: OwnerProof, clientAddress: String?) async throws {
+        switch proof {
+        case .password(let password):
+            guard try await accounts.verifyPassword(password, userID: userID, clientAddress: clientAddress) else {
+                throw ParleyError(.invalidCredentials, "The current password is wrong.")
+            }
+        case .issuerToken(let token):
+            guard try await accounts.verifyIssuerToken(token, userID: userID, clientAddress: clientAddress) else {
+                throw ParleyError(.invalidCredentials, "The token is not a valid token of this account's identity.")
+            }
         }
         try await deleteAccount(userID: userID)
     }

@@ -47,6 +47,8 @@ public struct ExternalProfile: Sendable, Equatable {
 public protocol IdentityRepository: Sendable {
     /// The user the identity is linked to (not a deleted one), or nil.
     func user(of identity: ExternalIdentity) async throws -> User?
+    /// The user ids of many subjects of one issuer, in one query; unknown ones are absent.
+    func userIDs(issuer: String, subjects: [String]) async throws -> [String: Int64]
     /// Creates the account and links the identity to it, in one transaction: `email-taken`
     /// when the e-mail is registered, ``ParleyError/identityLinked`` when the identity was
     /// linked meanwhile.

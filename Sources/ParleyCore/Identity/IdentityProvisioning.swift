@@ -31,6 +31,19 @@ public struct IdentityProvisioning: Sendable {
         try await identities.user(of: identity)
     }
 
+    /// The user ids of the issuer's `subjects`, in their order: `not-found` naming `field` when
+    /// one is not a user (the server API's lists of `externalId`s).
+    public func userIDs(issuer: String, subjects: [String], field: String) async throws -> [Int64] {
+        for subject in subjects { _ = try TextRule.validated(subject, field: field, length: 1...255) }
+        let found = try await identities.userIDs(issuer: issuer, subjects: subjects)
+        return try subjects.map { subject in
+            guard let id = found[subject] else {
+                throw ParleyError(.notFound, "No user has the externalId \(subject.debugDescription).", field: field)
+            }
+            return id
+        }
+    }
+
     /// Creates or updates the user of `identity` with `profile`: `invalid-request` naming the
     /// field for a profile that is wrong (or no e-mail for a new user), `email-taken` for an
     /// e-mail another account has and may not be linked.

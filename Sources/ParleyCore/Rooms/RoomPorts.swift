@@ -12,13 +12,15 @@ public protocol RoomRepository: InvitationRepository {
     func role(roomUID: String, userID: Int64) async throws -> RoomRole?
     /// The id of the room with this uid.
     func roomID(uid: String) async throws -> Int64?
-    func roomExists(id: Int64) async throws -> Bool
+    /// The kind of room `id` is; nil when there is none (or it was deleted).
+    func roomType(id: Int64) async throws -> RoomView.Kind?
     func room(id: Int64, for userID: Int64) async throws -> RoomView?
     func rooms(for userID: Int64, page: RoomPage) async throws -> (rooms: [RoomView], nextCursor: String?)
-    /// Creates a multiparty room with its members (the creator as admin) and first message, if
-    /// any. Throws `not-found` naming `members` when a user does not exist.
+    /// Creates a multiparty room with its members (the creator, if any, as admin: none when the
+    /// app's server creates it) and first message, if any. Throws `not-found` naming `members`
+    /// when a user does not exist.
     func createMultiparty(
-        creatorID: Int64, name: String, members: [Int64: RoomRole], firstMessage: NewMessage?
+        creatorID: Int64?, name: String, description: String?, members: [Int64: RoomRole], firstMessage: NewMessage?
     ) async throws -> Int64
     /// The two-party room of a pair, created on first use; `created` tells which.
     func direct(userID: Int64, peerID: Int64) async throws -> (roomID: Int64, created: Bool)
@@ -26,7 +28,8 @@ public protocol RoomRepository: InvitationRepository {
     /// Members by user id after `after`, at most `limit`.
     func members(roomID: Int64, after: Int64?, limit: Int) async throws -> [Member]
     func member(roomID: Int64, userID: Int64) async throws -> Member?
-    /// Adds or changes a direct membership; throws `not-found` when the user does not exist.
+    /// Adds or changes a direct membership, ending a departure (the rules decide before whether
+    /// one who left may be added back); throws `not-found` when the user does not exist.
     func setDirectMember(roomID: Int64, userID: Int64, role: RoomRole, by editorID: Int64) async throws
     /// Removes a direct membership; false when there was none.
     func removeDirectMember(roomID: Int64, userID: Int64, by editorID: Int64) async throws -> Bool

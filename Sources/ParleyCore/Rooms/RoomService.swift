@@ -110,7 +110,7 @@ public struct RoomService: Sendable {
                 "mentions names a user who is not a member", field: "firstMessage.mentions")
         }
         let id = try await rooms.createMultiparty(
-            creatorID: creatorID, name: name, members: members, firstMessage: firstMessage)
+            creatorID: creatorID, name: name, description: nil, members: members, firstMessage: firstMessage)
         for (userID, role) in invited.sorted(by: { $0.key < $1.key }) {
             _ = try await rooms.invite(roomID: id, inviteeID: userID, role: role, by: creatorID)
         }
@@ -140,10 +140,7 @@ public struct RoomService: Sendable {
             throw ParleyError.invalidRequest("a two-party room has no name or description", field: "name")
         }
         let name = try name.map(Self.roomName)
-        // An empty description is no description.
-        let description = try description.map { text in
-            try text.flatMap { $0.isEmpty ? nil : try TextRule.validated($0, field: "description", length: 1...500) }
-        }
+        let description = try description.map { try $0.flatMap(Self.roomDescription) }
         if let name { try await rooms.rename(roomID: roomID, name: name, by: userID) }
         if let description { try await rooms.describe(roomID: roomID, description: description, by: userID) }
         return try await room(id: roomID, for: userID)
@@ -361,5 +358,10 @@ public struct RoomService: Sendable {
 
     static func roomName(_ name: String) throws -> String {
         try TextRule.validated(name.trimmingCharacters(in: .whitespacesAndNewlines), field: "name", length: 1...200)
+    }
+
+    /// An empty description is no description.
+    static func roomDescription(_ text: String) throws -> String? {
+        text.isEmpty ? nil : try TextRule.validated(text, field: "description", length: 1...500)
     }
 }

@@ -17,18 +17,22 @@ public struct APIKey: Sendable, Equatable, Codable {
     public let scopes: [APIKeyScope]
     /// Whose users the server routes name by `externalId` (a `sub` of this issuer).
     public let issuer: String
+    /// The administrator who issued it (an `admin` key acts as them on the admin routes); null
+    /// once their account is gone.
+    @NullEncoded public var createdById: Int64?
     public let createdAt: Date
     @NullEncoded public var expiresAt: Date?
     @NullEncoded public var lastUsedAt: Date?
 
     public init(
-        id: Int64, name: String, scopes: [APIKeyScope], issuer: String, createdAt: Date, expiresAt: Date?,
-        lastUsedAt: Date?
+        id: Int64, name: String, scopes: [APIKeyScope], issuer: String, createdById: Int64?, createdAt: Date,
+        expiresAt: Date?, lastUsedAt: Date?
     ) {
         self.id = id
         self.name = name
         self.scopes = scopes
         self.issuer = issuer
+        self.createdById = createdById
         self.createdAt = createdAt
         self.expiresAt = expiresAt
         self.lastUsedAt = lastUsedAt

@@ -15,6 +15,8 @@ public protocol APIKeyRepository: Sendable {
     /// The key whose current secret (or previous one, within its grace) hashes to
     /// `secretHash`, not revoked nor expired at `now`; records the use.
     func authenticate(secretHash: [UInt8], now: Date) async throws -> APIKey?
+    /// Who issued the key, while they are an administrator whose account is active; else nil.
+    func activeAdministrator(issuing keyID: Int64) async throws -> Int64?
 }
 
 /// Who did what with the server API and the admin routes.

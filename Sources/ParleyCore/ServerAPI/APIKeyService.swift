@@ -81,6 +81,19 @@ public struct APIKeyService: Sendable {
         return key
     }
 
+    /// Whom a key acts as on the admin routes: one with the `admin` scope, as the administrator
+    /// who issued it while they still are one (`forbidden` otherwise). A key has no session.
+    public func administrator(actingFor key: APIKey) async throws -> AuthenticatedUser {
+        guard key.scopes.contains(.admin) else {
+            throw ParleyError(.forbidden, "The admin routes take a key with the scope admin.")
+        }
+        guard let userID = try await keys.activeAdministrator(issuing: key.id) else {
+            throw ParleyError(.forbidden, "The administrator who issued this key no longer is one.")
+        }
+        return AuthenticatedUser(
+            userID: userID, sessionID: 0, deviceID: nil, isAdmin: true, expiresAt: key.expiresAt ?? .distantFuture)
+    }
+
     private static func newSecret() -> OpaqueToken {
         OpaqueToken(value: secretPrefix + OpaqueToken.generate().value)
     }
