@@ -176,6 +176,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // Requests Parley makes to other servers (webhooks): to the address the outbound rule
+        // checked, never redirected, bounded in time and size.
+        .target(
+            name: "ParleyOutbound",
+            dependencies: [
+                "ParleyCore", "ParleyRuntime",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // EMQX 5's management API: what the mosquitto plugin's $CONTROL commands do, for a broker
         // without the plugin.
         .target(
@@ -237,7 +250,7 @@ let package = Package(
             name: "parley",
             dependencies: [
                 "ParleyCore", "ParleyPostgres", "ParleyRedis", "ParleyMQTT", "ParleyAPI", "ParleyWorker", "ParleyPush",
-                "ParleyMedia", "ParleyEMQX", "ParleyRuntime", "ParleyIdentity",
+                "ParleyMedia", "ParleyEMQX", "ParleyRuntime", "ParleyIdentity", "ParleyOutbound",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -352,7 +365,7 @@ let package = Package(
             name: "ParleyAPITests",
             dependencies: [
                 "ParleyAPI", "ParleyPostgres", "ParleyRedis", "ParleyMQTT", "ParleyWorker", "ParleyTestSupport",
-                "ParleyPush", "ParleyPushSimulator", "ParleyMedia", "ParleyIdentity",
+                "ParleyPush", "ParleyPushSimulator", "ParleyMedia", "ParleyIdentity", "ParleyOutbound",
                 // `parley serve`'s and `parley worker`'s graphs, through `@testable import parley`.
                 "parley",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

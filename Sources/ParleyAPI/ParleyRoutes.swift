@@ -77,6 +77,7 @@ public struct ParleyRoutes: Sendable {
         features.moderation.addAdminRoutes(to: admin)
         features.erasure.addAdminRoutes(to: admin)
         features.apiKeys.addRoutes(to: admin)
+        features.webhooks.addRoutes(to: admin)
 
         // `/v1/server/*`: the app's backend, with a server key (never a user's token).
         let server = v1.group("server").add(middleware: features.serverKeys).group(context: ServerRequestContext.self)
@@ -128,6 +129,7 @@ extension ParleyRoutes {
         let apiKeys: APIKeysController
         let serverKeys: ServerKeyMiddleware
         let server: ServerController
+        let webhooks: WebhooksController
         let keys: APIKeyService
         let audit: any AuditLog
         let sessions: any SessionRepository
@@ -146,7 +148,7 @@ extension ParleyRoutes {
             notificationSettings: any NotificationSettingsRepository, files: any FileRepository, store: any BlobStore,
             links: FileLinks, mediaJobs: (any JobQueue)?, uploadLimit: Int64, erasure: ErasureService,
             avatars: AvatarService, search: SearchService, keys: APIKeyService, audit: any AuditLog,
-            provisioning: IdentityProvisioning,
+            provisioning: IdentityProvisioning, webhooks: WebhookService,
             recentWriters: (any RecentWriters)? = nil
         ) {
             self.recentWriters = recentWriters
@@ -168,6 +170,7 @@ extension ParleyRoutes {
             apiKeys = APIKeysController(keys: keys, audit: audit)
             serverKeys = ServerKeyMiddleware(keys: keys, audit: audit)
             server = ServerController(rooms: rooms, provisioning: provisioning)
+            self.webhooks = WebhooksController(service: webhooks)
             self.keys = keys
             self.audit = audit
             self.sessions = sessions

@@ -42,6 +42,7 @@ public struct ProblemDetails: Codable, Sendable, Equatable {
         case .methodNotAllowed: .methodNotAllowed
         case .conflict, .emailTaken, .messageDeleted, .tooManyReactions, .lastAdmin: .conflict
         case .tooLarge, .quotaExceeded: .contentTooLarge
+        case .rejectedByPolicy: .unprocessableContent
         case .unsupportedMediaType: .unsupportedMediaType
         case .rateLimited: .tooManyRequests
         case .unavailable: .serviceUnavailable

@@ -42,6 +42,9 @@ public struct ParleyError: Error, Sendable, Hashable, CustomStringConvertible {
         case lastAdmin = "last-admin"
         /// An upload beyond the user's storage quota (`PARLEY_STORAGE_QUOTA_BYTES`).
         case quotaExceeded = "quota-exceeded"
+        /// The message hook (`PARLEY_MESSAGE_HOOK_URL`) rejected the message, or did not
+        /// answer under `PARLEY_MESSAGE_HOOK_FAILURE=reject`.
+        case rejectedByPolicy = "rejected-by-policy"
 
         public var description: String { rawValue }
     }

@@ -32,6 +32,8 @@ public struct OutboxRelay: Service {
     /// Copies this relay publishes itself (a fan-out role in the same process, whose kept
     /// readers it reads); nil queues every job.
     let planner: (any FanoutPlanner)?
+    /// The events some webhook subscribes to go to their queue; nil: no webhooks role.
+    let webhooks: WebhookFeed?
     let logger: Logger
     let batchSize: Int
     /// Signs file URLs in new messages' events, as the API does.
@@ -48,12 +50,14 @@ public struct OutboxRelay: Service {
 
     public init(
         database: PostgresPool, publisher: any EventPublisher, fanout: any JobQueue,
-        planner: (any FanoutPlanner)? = nil, fileLinks: FileLinks, logger: Logger, batchSize: Int = 100
+        planner: (any FanoutPlanner)? = nil, webhooks: WebhookFeed? = nil, fileLinks: FileLinks, logger: Logger,
+        batchSize: Int = 100
     ) {
         self.database = database
         self.publisher = publisher
         self.fanout = fanout
         self.planner = planner
+        self.webhooks = webhooks
         self.fileLinks = fileLinks
         self.logger = logger
         self.batchSize = batchSize
@@ -133,9 +137,8 @@ public struct OutboxRelay: Service {
         }
         guard !rows.isEmpty else { return [] }
         let ids = rows.map(\.id)
-        if let (published, job) = unqueued.batch(heading: ids) {
-            try await fanout.enqueue(job)
-            unqueued.clear()
+        if let (published, jobs) = unqueued.batch(heading: ids) {
+            try await handOn(jobs, for: published)
             return published
         }
         for row in rows {
@@ -150,15 +153,12 @@ public struct OutboxRelay: Service {
         let plan = planner?.plan(entries) ?? FanoutPlan(queued: entries)
         do {
             try await publish(rows.flatMap(\.events) + plan.copies)
-            if !plan.queued.isEmpty {
-                let job = FanoutBatch.encode(plan.queued)
-                do {
-                    try await fanout.enqueue(job)
-                } catch {
-                    unqueued.remember(job, for: ids)
-                    throw error
-                }
+            var jobs: [Unqueued.Job] = []
+            if !plan.queued.isEmpty { jobs.append(.init(queue: fanout, job: FanoutBatch.encode(plan.queued))) }
+            if let webhooks, let job = await webhooks.job(of: rows) {
+                jobs.append(.init(queue: webhooks.queue, job: job))
             }
+            try await handOn(jobs, for: ids)
         } catch {
             spans.end(failing: error)
             throw error
@@ -219,18 +219,38 @@ public struct OutboxRelay: Service {
     /// the outbox (they are deleted only after the job is queued), so a read finds them first,
     /// perhaps followed by rows committed since.
     final class Unqueued: Sendable {
-        private let state = Mutex<(ids: [Int64], job: String)?>(nil)
+        /// A job for a queue: the fan-out's, or the webhooks'.
+        struct Job: Sendable {
+            let queue: any JobQueue
+            let job: String
+        }
 
-        func remember(_ job: String, for ids: [Int64]) { state.withLock { $0 = (ids, job) } }
+        private let state = Mutex<(ids: [Int64], jobs: [Job])?>(nil)
+
+        func remember(_ jobs: [Job], for ids: [Int64]) { state.withLock { $0 = (ids, jobs) } }
         func clear() { state.withLock { $0 = nil } }
 
         /// The remembered batch, when `ids` (a fresh read) begin with its rows.
-        func batch(heading ids: [Int64]) -> (ids: [Int64], job: String)? {
+        func batch(heading ids: [Int64]) -> (ids: [Int64], jobs: [Job])? {
             state.withLock { state in
                 guard let state, ids.starts(with: state.ids) else { return nil }
                 return state
             }
         }
+    }
+
+    /// Queues a published batch's jobs in order; those a failure left are remembered, and the
+    /// next read of the same rows queues them alone.
+    private func handOn(_ jobs: [Unqueued.Job], for ids: [Int64]) async throws {
+        for (index, job) in jobs.enumerated() {
+            do {
+                try await job.queue.enqueue(job.job)
+            } catch {
+                unqueued.remember(Array(jobs[index...]), for: ids)
+                throw error
+            }
+        }
+        unqueued.clear()
     }
 
     private func delete(_ published: [Int64], on connection: PostgresConnection) async throws {

@@ -89,6 +89,9 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
         /// Why the row delivers nothing although it recorded an event: one this server cannot
         /// read (a newer server's), which would otherwise hold every event behind it.
         let unreadable: String?
+        /// The event the row recorded, for the webhooks; nil for a row recorded before domain
+        /// events (migration 0023).
+        var event: DomainEvent? = nil
     }
 
     func makeBindings() throws -> PostgresBindings {
@@ -118,7 +121,8 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
             message, readersVersion: readersVersion, pushTokensVersion: tokensVersion, traceparent: traceparent)
         return Row(
             id: id, events: [(topic ?? Topic.room(roomUID ?? ""), encoded)],
-            fanout: [FanoutBatch.Entry(job, event: encoded)], traceparent: traceparent, unreadable: nil)
+            fanout: [FanoutBatch.Entry(job, event: encoded)], traceparent: traceparent, unreadable: nil,
+            event: .messageCreated(message))
     }
 
     private static func domainEvent(id: Int64, kind: String, payload: String?, roomUID: String?) -> Row {
@@ -133,7 +137,7 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
         return Row(
             id: id, events: room + delivery.controls.map { (BrokerControl.topic, $0.json()) },
             fanout: delivery.fanout.map { FanoutBatch.Entry($0.with(event: ""), event: $0.event) }, traceparent: nil,
-            unreadable: nil)
+            unreadable: nil, event: event)
     }
 }
 

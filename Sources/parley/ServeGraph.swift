@@ -3,6 +3,7 @@ import ParleyAPI
 import ParleyCore
 import ParleyIdentity
 import ParleyMQTT
+import ParleyOutbound
 import ParleyPostgres
 import ParleyRedis
 
@@ -50,6 +51,11 @@ struct ServeGraph {
         var issuerKeys: IssuerKeys?
         /// `PARLEY_AUTH_LINK_VERIFIED_EMAIL`.
         var linkVerifiedEmail = false
+        /// Where webhooks may go, checked when they are registered.
+        var outboundRule = OutboundRule()
+        /// Asked about every new message and edit before it is stored; nil: no hook.
+        var messageHook: MessageHookGate?
+        var addressResolver: any AddressResolver = SystemAddressResolver()
         var logger: @Sendable (String) -> Logger = { Runtime.logger($0) }
     }
 
@@ -69,7 +75,8 @@ struct ServeGraph {
             maintenanceJobs: RedisJobQueue(
                 name: QueueName.maintenance, pool: connections.redis, configuration: try settings.jobQueue()),
             uploadLimit: try settings.uploadLimit(), recentWriters: connections.recentWriters,
-            issuers: try settings.trustedIssuers(), linkVerifiedEmail: try settings.linkVerifiedEmail())
+            issuers: try settings.trustedIssuers(), linkVerifiedEmail: try settings.linkVerifiedEmail(),
+            outboundRule: try settings.outboundRule(), messageHook: try settings.messageHook())
         let cache = SessionCache(lifetime: try settings.sessionCacheLifetime())
         let (server, senders) = (try settings.serverIdentity(), try settings.ingestSender())
         let (readinessTimeout, trustedProxies) = (try settings.http().readinessTimeout, try settings.trustedProxies())
@@ -129,9 +136,9 @@ struct ServeGraph {
             store: RedisTokenBuckets(pool: parts.redis, namespace: parts.rateLimitNamespace))
         let rooms = RoomService(
             rooms: roomRepository, messages: messageRepository, batching: parts.sendBatching,
-            addPolicy: parts.roomAddPolicy, limits: parts.abuseLimits, buckets: buckets)
+            addPolicy: parts.roomAddPolicy, limits: parts.abuseLimits, buckets: buckets, hook: parts.messageHook)
         let messageActions = MessageActionService(
-            rooms: roomRepository, actions: messageRepository, editWindow: parts.editWindow)
+            rooms: roomRepository, actions: messageRepository, editWindow: parts.editWindow, hook: parts.messageHook)
 
         let files = PostgresFileRepository(database: postgres, logger: logger("files"))
         // The server API's keys and the audit log of it and the admin routes.
@@ -159,6 +166,10 @@ struct ServeGraph {
             search: SearchService(search: roomRepository, rooms: rooms),
             keys: APIKeyService(
                 keys: keys, buckets: buckets, defaultIssuer: parts.issuers.first?.issuer ?? "parley"),
-            audit: keys, provisioning: provisioning, recentWriters: parts.recentWriters)
+            audit: keys, provisioning: provisioning,
+            webhooks: WebhookService(
+                webhooks: PostgresWebhookRepository(database: postgres, logger: logger("webhooks")),
+                rule: parts.outboundRule, resolver: parts.addressResolver),
+            recentWriters: parts.recentWriters)
     }
 }

@@ -24,6 +24,7 @@ extension WorkerGraph {
         var push: Push?
         var media: Media?
         var maintenance: Maintenance?
+        var webhooks: Webhooks?
     }
 
     /// Publishes committed room events (the transactional outbox) and queues their fan-out.
@@ -33,6 +34,9 @@ extension WorkerGraph {
         var fanoutJobs: any JobQueue
         /// How long the relay may lag before its probe says it is stalled.
         var stallLimit: Duration
+        /// Where the relay queues the events some webhook subscribes to: the webhooks role's
+        /// queue; nil queues none.
+        var webhookJobs: (any JobQueue)? = nil
         /// With the fan-out role in the same process, the relay publishes the copies of rooms
         /// whose readers it keeps itself (``InlineFanout``); off: every copy goes through the queue.
         var plansInline = true
@@ -59,6 +63,8 @@ extension WorkerGraph {
         var rateLimitNamespace = "parley"
         /// Who wrote lately, when reads may use PostgreSQL replicas; nil: no replicas.
         var recentWriters: (any RecentWriters)?
+        /// Asked about every batch before it is stored; nil: no hook.
+        var messageHook: MessageHookGate? = nil
     }
 
     /// Copies events to the members' notification topics and queues their pushes.
@@ -87,6 +93,13 @@ extension WorkerGraph {
         /// Where media tools write their work files.
         var workDirectory: String
         var orphanGrace: Duration
+    }
+
+    /// Sends the events webhooks subscribe to, lane by lane, with retries.
+    struct Webhooks: Sendable {
+        var queue: RedisJobQueue
+        var transport: any WebhookTransport
+        var policy = WebhookRetryPolicy()
     }
 
     /// Erasing deleted accounts and rooms, data exports, retention purges.

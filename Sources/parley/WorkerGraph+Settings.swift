@@ -1,6 +1,7 @@
 import Foundation
 import ParleyCore
 import ParleyMedia
+import ParleyOutbound
 import ParleyPush
 import ParleyRedis
 
@@ -17,7 +18,7 @@ extension WorkerGraph.Parts {
         if roles.contains(.outbox) {
             outbox = WorkerGraph.Outbox(
                 publisher: connections.relayPublisher, fanoutJobs: try queues.fanout(),
-                stallLimit: try settings.outboxStallLimit())
+                stallLimit: try settings.outboxStallLimit(), webhookJobs: try queues.webhooks())
         }
         if roles.contains(.ingest) {
             guard let input = connections.ingestInput else {
@@ -31,7 +32,7 @@ extension WorkerGraph.Parts {
                 // EMQX has no Parley plugin to report to.
                 progressEvery: connections.emqx == nil ? .milliseconds(100) : nil,
                 payloadLimit: try settings.ingestPayloadLimit(), abuseLimits: try settings.abuseLimits(),
-                recentWriters: connections.recentWriters)
+                recentWriters: connections.recentWriters, messageHook: try settings.messageHook())
         }
         if roles.contains(.fanout) {
             fanout = WorkerGraph.Fanout(
@@ -49,6 +50,13 @@ extension WorkerGraph.Parts {
                 queue: try queues.media(), store: try blobStore(settings),
                 processor: ToolMediaProcessor(runner: try settings.toolRunner()),
                 workDirectory: try Self.workDirectory(settings), orphanGrace: try settings.orphanGrace())
+        }
+        if roles.contains(.webhooks) {
+            webhooks = WorkerGraph.Webhooks(
+                queue: try queues.webhooks(),
+                transport: OutboundHTTPClient(
+                    rule: try settings.outboundRule(), resolver: SystemAddressResolver(),
+                    caFile: settings.string(SettingKeys.Outbound.caFile)))
         }
         if roles.contains(.maintenance) {
             maintenance = WorkerGraph.Maintenance(
@@ -97,6 +105,10 @@ extension WorkerGraph.Parts {
             var configuration = try settings.jobQueue()
             configuration.visibilityTimeout = max(configuration.visibilityTimeout, .seconds(300))
             return RedisJobQueue(name: QueueName.media, pool: redis, configuration: configuration)
+        }
+
+        func webhooks() throws -> RedisJobQueue {
+            RedisJobQueue(name: QueueName.webhooks, pool: redis, configuration: try settings.jobQueue())
         }
 
         func maintenance() throws -> RedisJobQueue {

@@ -30,6 +30,7 @@ struct WorkerGraph {
         if let push = parts.push { addPush(push) }
         if let media = parts.media { addMedia(media) }
         if let maintenance = parts.maintenance { addMaintenance(maintenance) }
+        if let webhooks = parts.webhooks { addWebhooks(webhooks) }
     }
 
     init(
@@ -45,7 +46,12 @@ struct WorkerGraph {
         services.append(
             OutboxRelay(
                 database: parts.postgres, publisher: outbox.publisher, fanout: outbox.fanoutJobs,
-                planner: fanout.map { InlineFanout(sharing: $0) }, fileLinks: parts.fileLinks, logger: logger))
+                planner: fanout.map { InlineFanout(sharing: $0) },
+                webhooks: outbox.webhookJobs.map {
+                    WebhookFeed(
+                        queue: $0, store: PostgresWebhookRepository(database: parts.postgres, logger: logger),
+                        logger: logger)
+                }, fileLinks: parts.fileLinks, logger: logger))
         services.append(OutboxMonitor(database: parts.postgres, logger: logger))
         probes.append(OutboxRelayProbe(database: parts.postgres, stallLimit: outbox.stallLimit, logger: logger))
     }
@@ -57,7 +63,8 @@ struct WorkerGraph {
             rooms: RoomService(
                 rooms: rooms, messages: parts.messages(logger), batching: nil, limits: ingest.abuseLimits,
                 buckets: LeasedTokenBuckets(
-                    store: RedisTokenBuckets(pool: parts.redis, namespace: ingest.rateLimitNamespace))),
+                    store: RedisTokenBuckets(pool: parts.redis, namespace: ingest.rateLimitNamespace)),
+                hook: ingest.messageHook),
             repository: rooms, publisher: ingest.publisher,
             limiter: RedisRateLimiter(pool: parts.redis, namespace: ingest.rateLimitNamespace),
             payloadLimit: ingest.payloadLimit, senders: ingest.senders, writers: ingest.recentWriters, logger: logger)
@@ -116,6 +123,19 @@ struct WorkerGraph {
         services.append(OrphanSweeper(files: files, store: media.store, grace: media.orphanGrace, logger: logger))
     }
 
+    private mutating func addWebhooks(_ webhooks: Webhooks) {
+        let logger = parts.logger("webhooks")
+        let dispatcher = WebhookDispatcher(
+            store: PostgresWebhookRepository(database: parts.postgres, logger: logger),
+            transport: webhooks.transport, policy: webhooks.policy, logger: logger)
+        probes.append(JobQueueProbe(queue: webhooks.queue))
+        services.append(
+            JobConsumer(
+                queue: webhooks.queue, consumer: "\(parts.process)-webhooks", logger: logger,
+                handler: dispatcher.record(job:)))
+        services.append(dispatcher)
+    }
+
     private mutating func addMaintenance(_ maintenance: Maintenance) {
         let logger = parts.logger("maintenance")
         let work = Self.maintenanceWork(parts, maintenance.work, jobs: maintenance.queue)
@@ -162,4 +182,6 @@ enum QueueName {
     static let media = "media"
     /// Filled by `serve` (deletions, exports) and the sweeper, drained by the maintenance role.
     static let maintenance = "maintenance"
+    /// Filled by the outbox relay (events some webhook subscribes to), drained by the webhooks role.
+    static let webhooks = "webhooks"
 }

@@ -45,6 +45,10 @@ struct APIHarness: Sendable {
     var issuers: [TrustedIssuer] = []
     var issuerKeys: IssuerKeys?
     var linkVerifiedEmail = false
+    /// Where webhooks may go: https only, no loopback, unless a test opens it.
+    var outboundRule = OutboundRule()
+    /// The message hook, when a test sets one.
+    var messageHook: MessageHookGate?
 
     static func make(
         policy: AccountPolicy = AccountPolicy(rateLimitWindow: .seconds(60)), store: Store = .filesystem,
@@ -75,7 +79,8 @@ struct APIHarness: Sendable {
                 accountPolicy: policy, bcryptCost: 4, rateLimitNamespace: namespace, fileLinks: Self.fileLinks,
                 abuseLimits: abuseLimits, store: blobStore, mediaJobs: mediaJobs, maintenanceJobs: maintenanceJobs,
                 uploadLimit: uploadLimit, issuers: issuers, issuerKeys: issuerKeys,
-                linkVerifiedEmail: linkVerifiedEmail, logger: { _ in .quiet }),
+                linkVerifiedEmail: linkVerifiedEmail, outboundRule: outboundRule, messageHook: messageHook,
+                logger: { _ in .quiet }),
             cache: cache)
     }
 

@@ -23,6 +23,26 @@ struct OpenAPIDocumentTests {
         try Self.expectDescribed(router, in: document)
     }
 
+    /// Every event a webhook may subscribe to is in the document's `webhooks`, with its
+    /// payload, and the subscription's enum names exactly those.
+    @Test func theDocumentListsEveryWebhookEvent() async throws {
+        let harness = try await APIHarness.make()
+        let document = try await fetchDocument(harness.publicRouter())
+        let start = try #require(document.range(of: "\nwebhooks:\n"))
+        let end = try #require(document.range(of: "\ncomponents:\n"))
+        let section = document[start.upperBound..<end.lowerBound]
+        let listed = section.split(separator: "\n").filter { $0.hasPrefix("  ") && !$0.hasPrefix("   ") }.map {
+            $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: ":"))
+        }
+        #expect(listed == WebhookEvent.Kind.allCases.map(\.rawValue))
+        for kind in WebhookEvent.Kind.allCases {
+            #expect(section.contains("type: { const: \(kind.rawValue) }"), "\(kind.rawValue)")
+        }
+        let enumLine = try #require(
+            document.split(separator: "\n").first { $0.contains("enum: [message.created, message.edited") })
+        #expect(enumLine.contains(WebhookEvent.Kind.allCases.map(\.rawValue).joined(separator: ", ")))
+    }
+
     /// The internal listener's routes (health, metrics, the brokers' authorisation) too.
     @Test func theDocumentDescribesEveryInternalRoute() async throws {
         let harness = try await APIHarness.make()

@@ -74,9 +74,15 @@ struct WorkerGraphTests {
             #expect(graph.services.last is MaintenanceSweeper)
             #expect(graph.probes.count == 1)
         }
+        // Webhooks: the queue's consumer (events to deliveries) and the sender.
+        try await withGraph([.webhooks]) { graph in
+            #expect(graph.services.count == 2)
+            #expect(graph.services.first is JobConsumer && graph.services.last is WebhookDispatcher)
+            #expect(graph.probes.count == 1 && graph.probes.first is JobQueueProbe)
+        }
         try await withGraph(Set(WorkerCommand.Role.allCases)) { graph in
-            #expect(graph.services.count == 2 + 3 + 1 + 1 + 2 + 2)
-            #expect(graph.probes.count == 5)
+            #expect(graph.services.count == 2 + 3 + 1 + 1 + 2 + 2 + 2)
+            #expect(graph.probes.count == 6)
         }
     }
 

@@ -40,7 +40,7 @@ check_processes() {
 # moment it was over (the process started again, the service back, the partition healed).
 inject() {
     case $1 in
-        kill-serve | kill-outbox | kill-fanout | kill-ingest | kill-push | kill-media | kill-maintenance)
+        kill-serve | kill-outbox | kill-fanout | kill-ingest | kill-push | kill-media | kill-maintenance | kill-webhooks)
             local name=${1#kill-}
             [ "$name" = serve ] || name="worker-$name"
             fault_start=$(now_ms)

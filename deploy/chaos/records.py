@@ -8,7 +8,7 @@ import time
 GOAL_SECONDS = 10
 # How long /health/ready waits for each dependency (PARLEY_HTTP_READINESS_TIMEOUT's default).
 READINESS_WAIT = 2.0
-QUEUES = ("fanout", "push", "media", "maintenance")
+QUEUES = ("fanout", "push", "media", "maintenance", "webhooks")
 
 
 def read_jsonl(path):

@@ -28,6 +28,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections import Counter, defaultdict
 
 from checks import Checks
@@ -258,6 +259,44 @@ class Verification(Checks):
                 w.recover_via = max(delays, key=delays.get)
                 w.recover_ack = delays[w.recover_via]
 
+    # Webhooks
+
+    def check_webhooks(self):
+        """Every stored message of the load's rooms reached the webhook receiver (hooks.py), in seq
+        order per room, signed: waits up to --jobs-wait for the deliveries to catch up."""
+        rooms = {r["id"] for r in read_json(os.path.join(self.dir, "load", "rooms.json"), [])}
+        if not rooms:
+            return
+        ids = ",".join(str(int(r)) for r in rooms)
+        stored = {int(m): (int(room), int(seq)) for m, room, seq in self.store.query(
+            f"SELECT id, chat_room_id, seq FROM messenger.message WHERE chat_room_id IN ({ids})")}
+        deadline = time.time() + self.args.jobs_wait
+        while True:
+            records = [r for r in read_jsonl(self.args.webhooks) if r.get("type") == "message.created"]
+            received = {r["message"] for r in records}
+            if set(stored) <= received or time.time() > deadline:
+                break
+            time.sleep(1)
+        lost = sorted(set(stored) - received)
+        order = defaultdict(list)
+        seen = set()
+        for r in records:
+            if r["message"] in stored and r["message"] not in seen:
+                seen.add(r["message"])
+                order[stored[r["message"]][0]].append(stored[r["message"]][1])
+        out_of_order = sum(1 for seqs in order.values() for a, b in zip(seqs, seqs[1:]) if b < a)
+        unverified = sum(1 for r in read_jsonl(self.args.webhooks) if not r.get("verified"))
+        duplicates = len(records) - len(seen)
+        self.webhooks = (f"webhooks: {len(stored)} stored, {len(seen)} delivered, {len(lost)} lost, "
+                         f"{out_of_order} out of order, {duplicates} delivered again (at least once), "
+                         f"{unverified} not verified")
+        if lost:
+            self.fail(f"{len(lost)} stored message(s) never reached the webhook, e.g. {lost[:5]}")
+        if out_of_order:
+            self.fail(f"{out_of_order} webhook delivery(ies) out of their room's order")
+        if unverified:
+            self.fail(f"{unverified} webhook request(s) whose signature did not verify")
+
     # Report
 
     def goals_per_window(self):
@@ -303,6 +342,8 @@ class Verification(Checks):
     def run(self):
         if not self.args.no_load:
             self.check_messages()
+            if self.args.webhooks:
+                self.check_webhooks()
         self.check_readiness()
         self.check_jobs()
         self.check_processes()
@@ -324,6 +365,8 @@ class Verification(Checks):
               "reads: history and room-list reads made, and those not answered 200 (not retried).")
         if getattr(self, "summary", None):
             print(f"\nload summary: {json.dumps(self.summary)}")
+        if getattr(self, "webhooks", None):
+            print(f"\n{self.webhooks}")
         print("\njob queues at the end: " + "; ".join(
             f"{q} " + ", ".join(f"{n} {what}" for what, n in s.items()) for q, s in self.jobs.items()))
         for w in self.windows:
@@ -359,6 +402,7 @@ def main():
     parser.add_argument("--load-stopped", type=int, help="unix ms the load was told to stop")
     parser.add_argument("--jobs-wait", type=float, default=60, help="seconds to wait for the queues to empty")
     parser.add_argument("--no-load", action="store_true", help="no load ran: skip the message checks")
+    parser.add_argument("--webhooks", help="hooks.py's records: check that every stored message reached them")
     parser.add_argument("--strict", action="store_true", help="goals not met are failures")
     parser.add_argument("--incomplete", action="store_true", help="some faults were skipped")
     args = parser.parse_args()

@@ -10,6 +10,8 @@ public struct MessageActionService: Sendable {
     let actions: any MessageActionRepository
     /// How long after sending a message may be edited; zero: always.
     let editWindow: Duration
+    /// Asked about every edit before it is stored; nil: no hook.
+    let hook: MessageHookGate?
     let now: @Sendable () -> Date
 
     /// Distinct reaction keys one message may carry.
@@ -17,11 +19,12 @@ public struct MessageActionService: Sendable {
 
     public init(
         rooms: any RoomRepository, actions: any MessageActionRepository, editWindow: Duration = .zero,
-        now: @escaping @Sendable () -> Date = Date.init
+        hook: MessageHookGate? = nil, now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.rooms = rooms
         self.actions = actions
         self.editWindow = editWindow
+        self.hook = hook
         self.now = now
     }
 
@@ -43,6 +46,16 @@ public struct MessageActionService: Sendable {
                 .editWindowPassed, "Messages may be edited for \(editWindow.components.seconds) seconds after sending.")
         }
         try MessageText.check(content, hasFile: facts.fileID != nil, field: "content")
+        var (content, metadata) = (content, metadata)
+        if let hook {
+            let current = try await message(messageID, roomID: roomID, viewer: userID)
+            (content, metadata) = try await hook.review(edit: content, metadata: metadata, of: current, by: userID)
+            do {
+                try MessageText.check(content, hasFile: facts.fileID != nil, field: "content")
+            } catch {
+                throw MessageHookGate.rejection("The message hook's replacement is not a valid message.")
+            }
+        }
         var named: [Int64]?
         if let mentions {
             named = try await readers(named: mentions, roomID: roomID)

@@ -79,8 +79,9 @@ extension RoomService {
     /// role, block or user budget applies. The same uid again answers the stored notice.
     public func postNotice(roomID: Int64, message: NewMessage) async throws -> (message: Message, created: Bool) {
         precondition(message.type == .system, "a notice is a system message")
-        let submission = MessageSubmission.notice(
+        var submission = MessageSubmission.notice(
             roomID: roomID, message: message, traceparent: PipelineTrace.current())
+        if let hook { submission = try await hook.review([submission])[0].get() }
         let sent = try await messages.send(batch: [submission])[0].get()
         return (sent.message, sent.created)
     }

@@ -19,19 +19,24 @@ public struct RoomService: Sendable {
     public let limits: AbuseLimits
     let buckets: (any TokenBuckets)?
     let bucketStore = BucketStoreGuard()
+    /// Asked about every batch of new messages before it is stored; nil: no hook.
+    let hook: MessageHookGate?
 
     public init(
         rooms: any RoomRepository, messages: any MessageRepository, batching: SendBatching? = SendBatching(),
-        addPolicy: RoomAddPolicy = .anyone, limits: AbuseLimits = AbuseLimits(), buckets: (any TokenBuckets)? = nil
+        addPolicy: RoomAddPolicy = .anyone, limits: AbuseLimits = AbuseLimits(), buckets: (any TokenBuckets)? = nil,
+        hook: MessageHookGate? = nil
     ) {
         self.rooms = rooms
         self.messages = messages
         self.addPolicy = addPolicy
         self.limits = limits
         self.buckets = buckets
+        self.hook = hook
         self.sends = batching.map { batching in
             GroupCommit(lanes: batching.lanes, maxBatch: batching.maxBatch, window: batching.window) {
-                [rooms, messages] batch in try await Self.send(batch, rooms: rooms, messages: messages)
+                [rooms, messages, hook] batch in
+                try await Self.send(batch, rooms: rooms, messages: messages, hook: hook)
             }
         }
     }
@@ -98,6 +103,14 @@ public struct RoomService: Sendable {
             throw ParleyError.invalidRequest("a new room has no message to reply to", field: "firstMessage.replyToId")
         }
         try await refuseBlocks(between: creatorID, and: Array(roles.keys))
+        // The hook sees a new room's first message as of room 0: the room does not exist yet.
+        var firstMessage = firstMessage
+        if let hook, let message = firstMessage {
+            firstMessage = try await hook.review([MessageSubmission(roomID: 0, senderID: creatorID, message: message)])[
+                0
+            ]
+            .get().message
+        }
         try await spend("rooms", 1, of: .perHour(limits.roomsPerHour), by: creatorID)
         try await spend("members", roles.count, of: .perHour(limits.membersPerHour), by: creatorID)
         var invited: [Int64: RoomRole] = [:]
@@ -193,7 +206,7 @@ public struct RoomService: Sendable {
             if let sends {
                 try await sends.submit(submission, key: roomID)
             } else {
-                try await Self.send([submission], rooms: rooms, messages: messages)[0].get()
+                try await Self.send([submission], rooms: rooms, messages: messages, hook: hook)[0].get()
             }
         return (sent.message, sent.created)
     }
@@ -202,7 +215,7 @@ public struct RoomService: Sendable {
     /// (``MessageRepository/send(batch:)``). One outcome per send, in order; a send refused
     /// alone fails alone.
     public func send(_ batch: [MessageSubmission]) async throws -> [SendOutcome] {
-        guard buckets != nil else { return try await Self.send(batch, rooms: rooms, messages: messages) }
+        guard buckets != nil else { return try await Self.send(batch, rooms: rooms, messages: messages, hook: hook) }
         // Each sender's first messages in the batch take their budget; the rest are refused.
         let counts = Dictionary(batch.map { (Self.bucketKey("messages", $0.senderID), 1) }, uniquingKeysWith: +)
         let allowances = await allowances(counts, of: limits.messages)
@@ -224,7 +237,7 @@ public struct RoomService: Sendable {
         let allowed = batch.indices.filter { outcomes[$0] == nil }
         if !allowed.isEmpty {
             for (index, outcome) in zip(
-                allowed, try await Self.send(allowed.map { batch[$0] }, rooms: rooms, messages: messages))
+                allowed, try await Self.send(allowed.map { batch[$0] }, rooms: rooms, messages: messages, hook: hook))
             {
                 outcomes[index] = outcome
             }

@@ -26,6 +26,8 @@ struct WorkerCommand: AsyncParsableCommand {
         /// The `maintenance` queue and its sweep: account and room erasure, data exports,
         /// retention purges.
         case maintenance
+        /// Sends the events webhooks subscribe to, signed, in order per room, with retries.
+        case webhooks
     }
 
     /// Roles in one argument, separated by commas or hyphens (`outbox,fanout`; a systemd

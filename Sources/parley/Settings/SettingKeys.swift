@@ -372,7 +372,7 @@ enum SettingKeys {
     static let all =
         General.all + Traces.all + Postgres.all + Redis.all + MQTT.all + MQTTClients.all + HTTP.all + Accounts.all
         + Auth.all + Jobs.all
-        + Push.all + Files.all + Messages.all + Limits.all
+        + Push.all + Outbound.all + MessageHook.all + Files.all + Messages.all + Limits.all
 
     /// The key table for `--help`.
     static var helpText: String {

@@ -1,0 +1,117 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOSSL
+import ParleyCore
+import ParleyRuntime
+import Synchronization
+
+/// Sends Parley's own requests (webhooks) as the outbound rule allows (ParleyCore's article OutboundRequests):
+/// before each request the URL's host is resolved and every address checked
+/// (``ParleyCore/OutboundRule``), and the connection goes to the checked address while the
+/// request, its TLS name and the certificate check keep the host's name, so a name that
+/// resolves anew to a refused address (DNS rebinding) reaches nothing. Redirects are not
+/// followed; an answer's body is read up to 64 KiB and dropped.
+///
+/// One HTTP client is kept per host and address (connections are reused between requests);
+/// a host that moves to another address gets a new one, and the oldest clients are shut down
+/// beyond ``maximumClients``.
+public final class OutboundHTTPClient: WebhookTransport, Sendable {
+    let rule: OutboundRule
+    let resolver: any AddressResolver
+    let caFile: String?
+    let connectTimeout: Duration
+    static let maximumClients = 64
+    private let clients = Mutex<[(key: String, client: HTTPClient)]>([])
+    private let targets = Mutex<[String: (target: OutboundTarget, until: ContinuousClock.Instant)]>([:])
+
+    public init(
+        rule: OutboundRule, resolver: any AddressResolver, caFile: String? = nil,
+        connectTimeout: Duration = .seconds(5)
+    ) {
+        self.rule = rule
+        self.resolver = resolver
+        self.caFile = caFile
+        self.connectTimeout = connectTimeout
+    }
+
+    public func post(_ url: String, headers: [(String, String)], body: Data, timeout: Duration) async throws -> Int {
+        try await exchange(url, headers: headers, body: body, timeout: timeout).status
+    }
+
+    /// Sends a POST and reads its answer (at most 64 KiB of it), all within `timeout`.
+    public func exchange(_ url: String, headers: [(String, String)], body: Data, timeout: Duration) async throws
+        -> (status: Int, body: Data)
+    {
+        try await withTimeout(timeout) {
+            let target = try await self.target(url)
+            var request = HTTPClientRequest(url: target.endpoint.url.absoluteString)
+            request.method = .POST
+            for (name, value) in headers { request.headers.add(name: name, value: value) }
+            request.headers.replaceOrAdd(name: "content-length", value: "\(body.count)")
+            request.body = .bytes(ByteBuffer(bytes: Array(body)))
+            let (seconds, attoseconds) = timeout.components
+            let response = try await self.client(for: target).execute(
+                request, timeout: .milliseconds(seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1))
+            var answer = Data()
+            for try await chunk in response.body {
+                answer.append(contentsOf: chunk.readableBytesView.prefix(Self.answerLimit - answer.count))
+                if answer.count >= Self.answerLimit { break }
+            }
+            return (Int(response.status.code), answer)
+        }
+    }
+
+    static let answerLimit = 64 * 1024
+    /// How long a checked address is used for its host before the host is resolved and
+    /// checked again: the request goes to the checked address, so keeping it is safe, and
+    /// a hook called for every batch of messages does not wait for a lookup each time.
+    static let targetLifetime: Duration = .seconds(30)
+
+    private func target(_ url: String) async throws -> OutboundTarget {
+        let endpoint = try rule.endpoint(url)
+        let now = ContinuousClock.now
+        if let kept = targets.withLock({ $0[url] }), now < kept.until { return kept.target }
+        let target = try await rule.target(endpoint, resolver: resolver)
+        targets.withLock { targets in
+            if targets.count >= Self.maximumClients { targets.removeAll() }
+            targets[url] = (target, now + Self.targetLifetime)
+        }
+        return target
+    }
+
+    private func client(for target: OutboundTarget) -> HTTPClient {
+        let key = "\(target.endpoint.host)|\(target.address)"
+        let (client, evicted): (HTTPClient, HTTPClient?) = clients.withLock { clients in
+            if let index = clients.firstIndex(where: { $0.key == key }) { return (clients[index].client, nil) }
+            let made = makeClient(for: target)
+            clients.append((key, made))
+            let evicted = clients.count > Self.maximumClients ? clients.removeFirst().client : nil
+            return (made, evicted)
+        }
+        if let evicted { Task { try? await evicted.shutdown() } }
+        return client
+    }
+
+    private func makeClient(for target: OutboundTarget) -> HTTPClient {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let caFile { tls.additionalTrustRoots = [.file(caFile)] }
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+        configuration.redirectConfiguration = .disallow
+        configuration.timeout.connect = .seconds(connectTimeout.components.seconds)
+        // The request names the host; the connection goes to the address checked for it.
+        if IPAddress(target.endpoint.host) == nil {
+            configuration.dnsOverride = [target.endpoint.host: target.address.description]
+        }
+        configuration.tracing.tracer = nil
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }
+
+    public func shutdown() async throws {
+        let all = clients.withLock { clients in
+            defer { clients.removeAll() }
+            return clients.map(\.client)
+        }
+        for client in all { try await client.shutdown() }
+    }
+}

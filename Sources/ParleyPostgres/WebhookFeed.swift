@@ -1,0 +1,56 @@
+import Foundation
+import Logging
+import ParleyCore
+import Synchronization
+
+/// What the outbox relay hands the webhooks: each batch's events that some enabled webhook
+/// subscribes to, as one job of their queue. Which types are subscribed is read at most every
+/// two seconds, so a relay without webhooks pays a lock per batch, not a query.
+public final class WebhookFeed: Sendable {
+    let queue: any JobQueue
+    let store: any WebhookDeliveryStore
+    let logger: Logger
+    private let subscribed = Mutex<(kinds: Set<WebhookEvent.Kind>, readAt: ContinuousClock.Instant?)>(([], nil))
+    static let refresh: Duration = .seconds(2)
+
+    public init(queue: any JobQueue, store: any WebhookDeliveryStore, logger: Logger) {
+        self.queue = queue
+        self.store = store
+        self.logger = logger
+    }
+
+    /// The job of the rows' subscribed events; nil when there are none. Each event's id is its
+    /// outbox row's (and its place among the row's events), so a batch relayed twice is
+    /// delivered once.
+    func job(of rows: [OutboxBatchStatement.Row], at now: Date = Date()) async -> String? {
+        let kinds = await subscribedKinds()
+        guard !kinds.isEmpty else { return nil }
+        var events: [QueuedWebhookEvent] = []
+        for row in rows {
+            guard let event = row.event else { continue }
+            for (index, told) in WebhookEvent.of(event).enumerated() where kinds.contains(told.kind) {
+                events.append(
+                    QueuedWebhookEvent(
+                        id: "\(row.id)-\(index)", type: told.kind, roomId: told.roomID, timestamp: now, data: told.data)
+                )
+            }
+        }
+        return events.isEmpty ? nil : QueuedWebhookEvent.job(events)
+    }
+
+    private func subscribedKinds() async -> Set<WebhookEvent.Kind> {
+        let now = ContinuousClock.now
+        let (kinds, readAt) = subscribed.withLock { $0 }
+        if let readAt, now - readAt < Self.refresh { return kinds }
+        do {
+            let fresh = try await store.subscribedKinds()
+            subscribed.withLock { $0 = (fresh, now) }
+            return fresh
+        } catch {
+            // The relay's own statements fail too when PostgreSQL is away; meanwhile the last
+            // answer holds.
+            logger.warning("webhook subscriptions not read", metadata: ["error": "\(error)"])
+            return kinds
+        }
+    }
+}

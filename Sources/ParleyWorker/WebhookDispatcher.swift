@@ -1,0 +1,151 @@
+import Foundation
+import Logging
+import Metrics
+import ParleyCore
+import ParleyRuntime
+import ServiceLifecycle
+
+/// The `webhooks` role: records the events the relay queued as deliveries to each subscribed
+/// webhook (``record(job:)``, the queue's handler), and sends them, lane by lane: the oldest
+/// pending delivery of each webhook and room, signed (``ParleyCore/WebhookSignature``), 5 s at
+/// most, a body of 256 KiB at most. A failure is retried as ``ParleyCore/WebhookRetryPolicy``
+/// says, later events of the room waiting behind it; a delivery still failing after 24 hours
+/// is dead, and a webhook failing for three days is disabled (told to the other webhooks as
+/// `webhook.disabled`). A slow receiver holds only its own lanes: messages are published by
+/// the relay, never wait for a webhook.
+public struct WebhookDispatcher: Service {
+    let store: any WebhookDeliveryStore
+    let transport: any WebhookTransport
+    let policy: WebhookRetryPolicy
+    let logger: Logger
+    /// Lanes sent to at once.
+    let concurrency: Int
+    let attemptLimit: Duration
+    static let bodyLimit = 256 * 1024
+    private let wake = WakeSignal()
+
+    public init(
+        store: any WebhookDeliveryStore, transport: any WebhookTransport, policy: WebhookRetryPolicy = .init(),
+        concurrency: Int = 16, attemptLimit: Duration = .seconds(5), logger: Logger
+    ) {
+        self.store = store
+        self.transport = transport
+        self.policy = policy
+        self.concurrency = concurrency
+        self.attemptLimit = attemptLimit
+        self.logger = logger
+    }
+
+    /// The handler of the webhooks' queue: a relay batch's events become deliveries (an
+    /// event queued twice, once), and the sending loop wakes.
+    public func record(job: String) async throws {
+        let events: [QueuedWebhookEvent]
+        do {
+            events = try QueuedWebhookEvent.events(ofJob: job)
+        } catch {
+            throw PermanentJobFailure(reason: "malformed webhook job")
+        }
+        try await store.record(events)
+        wake.signal()
+    }
+
+    public func run() async throws {
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            let due: [DueWebhookDelivery]
+            do {
+                // A lease outlasts an attempt's limit, so a crashed worker's lanes resume soon.
+                due = try await store.claimDue(limit: concurrency, lease: attemptLimit * 6)
+            } catch {
+                logger.warning("webhook deliveries not read", metadata: ["error": "\(error)"])
+                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(1)) }
+                continue
+            }
+            if due.isEmpty {
+                // Retries fall due without a signal: look again within half a second.
+                await wake.wait(upTo: .milliseconds(500))
+                continue
+            }
+            await withTaskGroup(of: Void.self) { group in
+                for delivery in due { group.addTask { await attempt(delivery) } }
+            }
+        }
+        try? await transport.shutdown()
+    }
+
+    /// One attempt of one delivery, recorded with what follows it.
+    func attempt(_ delivery: DueWebhookDelivery) async {
+        let started = Date()
+        let clock = ContinuousClock.now
+        var status: Int?
+        var failure: String?
+        let body = Data(delivery.body.utf8)
+        if body.count > Self.bodyLimit {
+            failure = "the body is over 256 KiB"
+        } else {
+            do {
+                let headers =
+                    WebhookSignature(key: delivery.key).headers(
+                        id: delivery.id, timestamp: Int(started.timeIntervalSince1970), body: body)
+                    + [("content-type", "application/json"), ("user-agent", "Parley-Webhooks/1")]
+                status = try await transport.post(delivery.url, headers: headers, body: body, timeout: attemptLimit)
+            } catch let refused as ParleyError {
+                failure = refused.detail
+            } catch {
+                failure = Self.reason(error)
+            }
+        }
+        let elapsed = ContinuousClock.now - clock
+        let attempt = WebhookDelivery.Attempt(
+            at: started, statusCode: status, error: failure,
+            durationMs: Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000))
+        let succeeded = status.map { (200..<300).contains($0) } ?? false
+        let next: WebhookDeliveryOutcome =
+            if succeeded {
+                .succeeded
+            } else if body.count > Self.bodyLimit {
+                .failed(disable: false)
+            } else {
+                policy.afterFailure(
+                    attempt: delivery.attempts + 1, firstAttemptAt: delivery.firstAttemptAt ?? started,
+                    failingSince: delivery.failingSince ?? started, now: Date())
+            }
+        Counter(label: "parley_webhook_attempts_total", dimensions: [("outcome", succeeded ? "succeeded" : "failed")])
+            .increment()
+        do {
+            if let disabled = try await store.finish(delivery, attempt: attempt, next: next) {
+                try await announce(disabled)
+            }
+        } catch {
+            logger.warning("webhook attempt not recorded", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// A webhook disabled after three days of failures: counted, logged, and told to the
+    /// other webhooks that subscribe to `webhook.disabled`.
+    private func announce(_ webhook: Webhook) async throws {
+        Counter(label: "parley_webhooks_disabled_total").increment()
+        logger.error(
+            "webhook disabled after failing for three days", metadata: ["webhook_id": "\(webhook.id)"])
+        let data = WebhookEvent.json(WebhookEvent.WebhookState(webhookId: webhook.id, url: webhook.url))
+        try await store.record([
+            QueuedWebhookEvent(
+                id: "disabled-\(webhook.id)-\(Int(Date().timeIntervalSince1970))", type: .webhookDisabled, roomId: nil,
+                timestamp: Date(), data: data)
+        ])
+    }
+
+    /// Why a request failed, in a few words (no addresses or internals of this server).
+    static func reason(_ error: any Error) -> String {
+        let text = String(describing: error)
+        if text.localizedCaseInsensitiveContains("timeout") || text.localizedCaseInsensitiveContains("deadline") {
+            return "timed out"
+        }
+        if text.localizedCaseInsensitiveContains("refused") { return "connection refused" }
+        if text.localizedCaseInsensitiveContains("tls") || text.localizedCaseInsensitiveContains("certificate")
+            || text.localizedCaseInsensitiveContains("handshake")
+        {
+            return "TLS failed"
+        }
+        return "request failed"
+    }
+}

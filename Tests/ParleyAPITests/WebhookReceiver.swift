@@ -1,0 +1,71 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import ParleyTestSupport
+import Synchronization
+
+/// An app's backend on loopback that receives webhooks: each request as it came, verified the
+/// way the README shows (HMAC-SHA256 of `id.timestamp.body` with the secret's bytes), and
+/// answered as the test says (a status, after a delay).
+final class WebhookReceiver: Sendable {
+    struct Received: Sendable {
+        let id: String
+        let timestamp: String
+        let signature: String
+        let body: String
+
+        /// `type` and `data` of the body.
+        var type: String { (json["type"] as? String) ?? "" }
+        var data: [String: Any] { (json["data"] as? [String: Any]) ?? [:] }
+        var json: [String: Any] {
+            (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]) ?? [:]
+        }
+    }
+
+    let status = Mutex(200)
+    let delay = Mutex(Duration.zero)
+    private let requests = Mutex<[Received]>([])
+    private let server = Mutex<LoopbackHTTPServer?>(nil)
+
+    var url: String { server.withLock { "\($0?.baseURL ?? "")/hook" } }
+    var received: [Received] { requests.withLock { $0 } }
+    /// The requests answered 2xx, in the order they came.
+    private let accepted = Mutex<[Received]>([])
+    var delivered: [Received] { accepted.withLock { $0 } }
+
+    static func start() async throws -> WebhookReceiver {
+        let receiver = WebhookReceiver()
+        let router = Router()
+        router.post("hook") { [receiver] request, _ in try await receiver.answer(request) }
+        let server = try await LoopbackHTTPServer.start(router)
+        receiver.server.withLock { $0 = server }
+        return receiver
+    }
+
+    func stop() async { await server.withLock { $0 }?.stop() }
+
+    private func answer(_ request: Hummingbird.Request) async throws -> Response {
+        let body = try await request.body.collect(upTo: 1 << 20)
+        let received = Received(
+            id: request.headers[HTTPField.Name("webhook-id")!] ?? "",
+            timestamp: request.headers[HTTPField.Name("webhook-timestamp")!] ?? "",
+            signature: request.headers[HTTPField.Name("webhook-signature")!] ?? "", body: String(buffer: body))
+        requests.withLock { $0.append(received) }
+        let (status, delay) = (self.status.withLock { $0 }, self.delay.withLock { $0 })
+        if delay > .zero { try await Task.sleep(for: delay) }
+        if (200..<300).contains(status) { accepted.withLock { $0.append(received) } }
+        return Response(status: .init(code: status))
+    }
+
+    /// Waits until `done` holds of what was delivered, up to `limit`.
+    func wait(within limit: Duration = .seconds(20), until done: ([Received]) -> Bool) async -> [Received] {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            let now = delivered
+            if done(now) { return now }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        return delivered
+    }
+}
