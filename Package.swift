@@ -167,7 +167,7 @@ let package = Package(
         .target(
             name: "ParleyIdentity",
             dependencies: [
-                "ParleyCore", "ParleyRuntime",
+                "ParleyCore", "ParleyRuntime", "ParleyOutbound",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -184,6 +184,7 @@ let package = Package(
                 "ParleyCore", "ParleyRuntime",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings

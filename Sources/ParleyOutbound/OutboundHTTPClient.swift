@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOHTTP1
 import NIOSSL
 import ParleyCore
 import ParleyRuntime
@@ -43,22 +44,48 @@ public final class OutboundHTTPClient: WebhookTransport, Sendable {
     public func exchange(_ url: String, headers: [(String, String)], body: Data, timeout: Duration) async throws
         -> (status: Int, body: Data)
     {
+        let answer = try await send(
+            .POST, url, headers: headers, body: body, limit: Self.answerLimit, cut: true, timeout: timeout)
+        return (answer.status, answer.body)
+    }
+
+    /// A GET whose answer is at most `limit` bytes (``AnswerTooLarge`` beyond), all within
+    /// `timeout`: its status, headers and body.
+    public func get(_ url: String, headers: [(String, String)], limit: Int, timeout: Duration) async throws
+        -> (status: Int, headers: [(String, String)], body: Data)
+    {
+        try await send(.GET, url, headers: headers, body: nil, limit: limit, cut: false, timeout: timeout)
+    }
+
+    /// An answer longer than the reader takes.
+    public struct AnswerTooLarge: Error {}
+
+    private func send(
+        _ method: HTTPMethod, _ url: String, headers: [(String, String)], body: Data?, limit: Int, cut: Bool,
+        timeout: Duration
+    ) async throws -> (status: Int, headers: [(String, String)], body: Data) {
         try await withTimeout(timeout) {
             let target = try await self.target(url)
             var request = HTTPClientRequest(url: target.endpoint.url.absoluteString)
-            request.method = .POST
+            request.method = method
             for (name, value) in headers { request.headers.add(name: name, value: value) }
-            request.headers.replaceOrAdd(name: "content-length", value: "\(body.count)")
-            request.body = .bytes(ByteBuffer(bytes: Array(body)))
+            if let body {
+                request.headers.replaceOrAdd(name: "content-length", value: "\(body.count)")
+                request.body = .bytes(ByteBuffer(bytes: Array(body)))
+            }
             let (seconds, attoseconds) = timeout.components
             let response = try await self.client(for: target).execute(
                 request, timeout: .milliseconds(seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1))
             var answer = Data()
             for try await chunk in response.body {
-                answer.append(contentsOf: chunk.readableBytesView.prefix(Self.answerLimit - answer.count))
-                if answer.count >= Self.answerLimit { break }
+                guard answer.count + chunk.readableBytes <= limit else {
+                    if !cut { throw AnswerTooLarge() }
+                    answer.append(contentsOf: chunk.readableBytesView.prefix(limit - answer.count))
+                    break
+                }
+                answer.append(contentsOf: chunk.readableBytesView)
             }
-            return (Int(response.status.code), answer)
+            return (Int(response.status.code), response.headers.map { ($0.name, $0.value) }, answer)
         }
     }
 

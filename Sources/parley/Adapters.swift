@@ -26,11 +26,13 @@ enum Adapters {
 
     /// The HTTPS reader of the issuers' keys, when one of them has a `jwksUrl`; a CA file
     /// that holds no certificate stops the start.
-    static func issuerKeyFetcher(for issuers: [TrustedIssuer], caFile: String?) throws -> HTTPSKeyFetcher? {
+    static func issuerKeyFetcher(for issuers: [TrustedIssuer], caFile: String?, rule: OutboundRule) throws
+        -> HTTPSKeyFetcher?
+    {
         let byURL = issuers.contains { if case .url = $0.keys { true } else { false } }
         guard byURL else { return nil }
         do {
-            return try HTTPSKeyFetcher(caFile: caFile)
+            return try HTTPSKeyFetcher(caFile: caFile, rule: rule)
         } catch let error as IssuerKeyReadError {
             throw SettingsError.invalid(SettingKeys.Auth.caFile, expected: "a PEM bundle of certificates (\(error))")
         }

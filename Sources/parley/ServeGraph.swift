@@ -82,7 +82,8 @@ struct ServeGraph {
         let (readinessTimeout, trustedProxies) = (try settings.http().readinessTimeout, try settings.trustedProxies())
         let redis = try settings.redis()
         // Last of what may throw: an HTTP client must be shut down once it exists.
-        issuerKeyFetcher = try Adapters.issuerKeyFetcher(for: parts.issuers, caFile: settings.issuersCAFile)
+        issuerKeyFetcher = try Adapters.issuerKeyFetcher(
+            for: parts.issuers, caFile: settings.issuersCAFile, rule: parts.outboundRule)
         parts.issuerKeys = IssuerKeys(fetcher: IssuerKeySources(https: issuerKeyFetcher))
 
         // The broker's questions (may this client connect, publish, subscribe) are answered

@@ -22,7 +22,7 @@ struct IssuerFixture: Sendable {
         _ body: @escaping @Sendable (any TestClientProtocol, IssuerFixture) async throws -> Void
     ) async throws {
         let issuer = try await TestIssuer.start(keys, maxAge: maxAge)
-        let fetcher = try HTTPSKeyFetcher(caFile: try issuer.authority.writeCertificate())
+        let fetcher = try HTTPSKeyFetcher(caFile: try issuer.authority.writeCertificate(), rule: TestIssuer.loopback)
         let clock = TestClock()
         var harness = try await APIHarness.make(policy: policy)
         let text = entry?(issuer) ?? issuer.entry(algorithms: algorithms)

@@ -71,11 +71,11 @@ struct AuthSettingsTests {
         ]
         let notPEM = try file("not a certificate")
         let error = #expect(throws: SettingsError.self) {
-            try Adapters.issuerKeyFetcher(for: byURL, caFile: notPEM)
+            try Adapters.issuerKeyFetcher(for: byURL, caFile: notPEM, rule: OutboundRule())
         }
         #expect(error.map(String.init(describing:))?.hasPrefix("PARLEY_AUTH_CA_FILE must be") == true)
         // No issuer's keys at a URL: no HTTPS client at all.
         let byFile = [TrustedIssuer(issuer: "i", audience: "a", keys: .file("/k"), algorithms: [.rs256])]
-        #expect(try Adapters.issuerKeyFetcher(for: byFile, caFile: notPEM) == nil)
+        #expect(try Adapters.issuerKeyFetcher(for: byFile, caFile: notPEM, rule: OutboundRule()) == nil)
     }
 }

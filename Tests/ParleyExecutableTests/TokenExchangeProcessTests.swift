@@ -5,8 +5,8 @@ import Testing
 @testable import ParleyAPI
 
 /// `parley serve` as deployed: issuers from `PARLEY_AUTH_ISSUERS_FILE`, an issuer under a
-/// private authority trusted through `PARLEY_AUTH_CA_FILE`, passwords off, and the README's
-/// curl exchange.
+/// private authority trusted through `PARLEY_AUTH_CA_FILE` and reached on loopback through
+/// `PARLEY_OUTBOUND_ALLOW`, passwords off, and the README's curl exchange.
 struct TokenExchangeProcessTests {
     @Test func serveExchangesAnIssuersTokenAndStopsCleanly() async throws {
         let key = try TestIssuer.Key.rsa("k1")
@@ -18,7 +18,7 @@ struct TokenExchangeProcessTests {
         let parley = ParleyCommand(
             environment: ParleyCommand(database: database, services: services).environment.merging([
                 "PARLEY_AUTH_ISSUERS_FILE": issuersFile, "PARLEY_AUTH_CA_FILE": try issuer.authority.writeCertificate(),
-                "PARLEY_AUTH_PASSWORD": "off",
+                "PARLEY_AUTH_PASSWORD": "off", "PARLEY_OUTBOUND_ALLOW": "127.0.0.0/8, ::1/128",
             ]) { $1 })
         let stack = try await LiveStack.start(parley, worker: false)
         let statuses: [String: Int32]

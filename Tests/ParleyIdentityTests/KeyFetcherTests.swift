@@ -28,8 +28,8 @@ struct KeyFetcherTests {
     @Test func anIssuerUnderAPrivateAuthorityIsTrustedOnlyWithItsCAFile() async throws {
         let key = TestIssuer.Key.ed25519("d1")
         let issuer = try await TestIssuer.start([key], maxAge: 900)
-        let trusting = try HTTPSKeyFetcher(caFile: try issuer.authority.writeCertificate())
-        let systemOnly = try HTTPSKeyFetcher()
+        let trusting = try HTTPSKeyFetcher(caFile: try issuer.authority.writeCertificate(), rule: TestIssuer.loopback)
+        let systemOnly = try HTTPSKeyFetcher(rule: TestIssuer.loopback)
         let url = try #require(URL(string: issuer.jwksURL))
         let read = await Result { try await trusting.fetch(url) }
         let refused = await Result { try await systemOnly.fetch(url) }
@@ -41,6 +41,22 @@ struct KeyFetcherTests {
         #expect(maxAge == .seconds(900))
         #expect(throws: (any Error).self) { try refused.get() }
         #expect(issuer.reads == 1)
+    }
+}
+
+/// An issuer's keys are read only where Parley's outbound rule allows: a loopback issuer
+/// (the test's) only once its range is opened.
+struct KeyFetcherOutboundTests {
+    @Test func anIssuerAtARefusedAddressIsNotRead() async throws {
+        let key = TestIssuer.Key.p256("o1")
+        let issuer = try await TestIssuer.start([key], maxAge: 60)
+        let closed = try HTTPSKeyFetcher(caFile: try issuer.authority.writeCertificate())
+        let url = try #require(URL(string: issuer.jwksURL))
+        let refused = await Result { try await closed.fetch(url) }
+        try await closed.shutdown()
+        await issuer.stop()
+        #expect(throws: IssuerKeyReadError.self) { try refused.get() }
+        #expect(issuer.reads == 0)
     }
 }
 

@@ -12,6 +12,10 @@ import _CryptoExtras
 /// of a test authority, serving a JWKS (with `Cache-Control`) of keys the test publishes, and
 /// signing tokens with them (RSA, P-256, Ed25519).
 public final class TestIssuer: Sendable {
+    /// Parley's outbound rule opened to the issuer's loopback addresses (`localhost` may resolve
+    /// to both families).
+    public static let loopback = OutboundRule(allowed: [AddressRange("127.0.0.0/8")!, AddressRange("::1/128")!])
+
     /// A signing key under its key id.
     public struct Key: Sendable {
         public enum Material: Sendable {

@@ -8,8 +8,9 @@ extension SettingKeys {
             "Whether webhook URLs may be http (on) as well as https (off: https only).")
         static let allow = SettingKey(
             "outbound.allow",
-            "Comma-separated address ranges (CIDR, e.g. 127.0.0.0/8) webhooks may reach although they are "
-                + "loopback, private, link-local or otherwise refused. Unset: none.")
+            "Comma-separated address ranges (CIDR, e.g. 127.0.0.0/8) that webhooks, the message hook and issuers' "
+                + "jwksUrl may reach although they are loopback, private, link-local or otherwise refused. Unset: none."
+        )
         static let caFile = SettingKey(
             "outbound.caFile", "Extra CA certificates (PEM bundle) trusted for webhook URLs, besides the system's.")
         static let all = [allowHTTP, allow, caFile]
