@@ -1,0 +1,63 @@
+import Foundation
+import Logging
+import ParleyCore
+import Synchronization
+import Testing
+
+@testable import ParleyPostgres
+
+/// What the relay hands the webhooks: only subscribed events, read at most every two seconds,
+/// and everything while the subscriptions cannot be read (none a webhook wants is skipped).
+struct WebhookFeedTests {
+    final class Store: WebhookDeliveryStore {
+        let kinds = Mutex<Result<Set<WebhookEvent.Kind>, any Error>>(.success([]))
+        let reads = Mutex(0)
+
+        func subscribedKinds() async throws -> Set<WebhookEvent.Kind> {
+            reads.withLock { $0 += 1 }
+            return try kinds.withLock { $0 }.get()
+        }
+        func record(_ events: [QueuedWebhookEvent]) async throws {}
+        func claimDue(limit: Int, lease: Duration) async throws -> [DueWebhookDelivery] { [] }
+        func finish(_ delivery: DueWebhookDelivery, attempt: WebhookDelivery.Attempt, next: WebhookDeliveryOutcome)
+            async throws -> Webhook?
+        { nil }
+    }
+
+    struct Unreachable: Error {}
+
+    struct NoQueue: JobQueue {
+        func enqueue(_ job: String) async throws {}
+    }
+
+    static func row(_ id: Int64, _ event: DomainEvent) -> OutboxBatchStatement.Row {
+        OutboxBatchStatement.Row(id: id, events: [], fanout: [], traceparent: nil, unreadable: nil, event: event)
+    }
+
+    let rows = [
+        row(1, .userBlocked(Blocking(blockerId: 1, blockedId: 2))),
+        row(2, .membersChanged(MembersChanged(roomId: 5, byId: 1, serial: 1, addedIds: [3], removedIds: [4]))),
+    ]
+
+    @Test func onlySubscribedEventsAreQueuedEachUnderItsRowsID() async throws {
+        let store = Store()
+        store.kinds.withLock { $0 = .success([.memberRemoved]) }
+        let feed = WebhookFeed(queue: NoQueue(), store: store, logger: Logger(label: "test"))
+        let job = try #require(await feed.job(of: rows))
+        let events = try QueuedWebhookEvent.events(ofJob: job)
+        #expect(events.map(\.type) == [.memberRemoved] && events.map(\.id) == ["2-1"] && events[0].roomId == 5)
+        // Read again only after two seconds.
+        _ = await feed.job(of: rows)
+        #expect(store.reads.withLock { $0 } == 1)
+    }
+
+    @Test func noSubscriptionQueuesNothingAndUnreadableSubscriptionsQueueAll() async throws {
+        let store = Store()
+        let feed = WebhookFeed(queue: NoQueue(), store: store, logger: Logger(label: "test"))
+        #expect(await feed.job(of: rows) == nil)
+        store.kinds.withLock { $0 = .failure(Unreachable()) }
+        let failing = WebhookFeed(queue: NoQueue(), store: store, logger: Logger(label: "test"))
+        let job = try #require(await failing.job(of: rows))
+        #expect(try QueuedWebhookEvent.events(ofJob: job).map(\.type) == [.userBlocked, .memberAdded, .memberRemoved])
+    }
+}
