@@ -11,6 +11,12 @@ import Testing
 /// app's backend makes rooms and memberships by its own user ids, as the app's authority on who
 /// belongs where.
 struct ServerRoomTests {
+    /// `POST /v1/server/rooms`'s answer, as the backend reads it.
+    struct Made: Decodable {
+        let id: Int64
+        let members: [ServerController.ServerMember]
+    }
+
     /// Users the backend made by `externalId`, each signed in by token exchange.
     private func backendUsers(
         _ names: [String], key: IssuedAPIKey, signing: TestIssuer.Key, client: any TestClientProtocol,
@@ -50,10 +56,9 @@ struct ServerRoomTests {
             #expect(created.status == .created, "\(created.text)")
             #expect(created.json["name"] as? String == "Project X" && created.json["type"] as? String == "multiparty")
             #expect(created.json["description"] as? String == "All of X")
-            let members = try #require(created.json["members"] as? [[String: Any]])
-            #expect(members.map { $0["externalId"] as? String } == ["ann", "bob"])
-            #expect(
-                members.map { $0["userId"] as? Int } == [users["ann"], users["bob"]].map { $0.map { Int($0.user.id) } })
+            let members = try decode(Made.self, from: created.text).members
+            #expect(members.map(\.externalId) == ["ann", "bob"])
+            #expect(members.map(\.userId) == [users["ann"]?.user.id, users["bob"]?.user.id])
             let roomID = try #require(created.json["id"] as? Int)
             // Each member sees the room in their role; nobody else is in it (no creator).
             for (name, role) in [("ann", "admin"), ("bob", "reader")] {

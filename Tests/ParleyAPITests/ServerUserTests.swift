@@ -22,20 +22,20 @@ struct ServerUserTests {
                 .put, "/v1/server/users/app-42", token: issued.secret,
                 body: #"{"email":"grace@example.com","firstName":"Grace","lastName":"Hopper"}"#)
             #expect(created.status == .created, "\(created.text)")
-            #expect(created.json["externalId"] as? String == "app-42")
-            let user = try #require(created.json["user"] as? [String: Any])
-            let userID = try #require(user["id"] as? Int)
+            let made = try decode(ServerController.ServerUserResponse.self, from: created.text)
+            #expect(made.externalId == "app-42")
+            let userID = made.user.id
             let updated = try await client.json(
                 .put, "/v1/server/users/app-42", token: issued.secret, body: #"{"firstName":"Amazing Grace"}"#)
             #expect(updated.status == .ok)
-            let now = try #require(updated.json["user"] as? [String: Any])
-            #expect(now["id"] as? Int == userID && now["firstName"] as? String == "Amazing Grace")
-            #expect(now["lastName"] as? String == "Hopper" && now["email"] as? String == "grace@example.com")
+            let now = try decode(ServerController.ServerUserResponse.self, from: updated.text).user
+            #expect(now.id == userID && now.firstName == "Amazing Grace")
+            #expect(now.lastName == "Hopper" && now.email == "grace@example.com")
             // The same subject signs in by token exchange as that user.
             let token = try fixture.issuer.token(
                 key, subject: "app-42", claims: profileClaims(email: "grace@example.com"))
             let signedIn = try decode(LoginResponse.self, from: try await client.exchange(token).text)
-            #expect(signedIn.user.id == Int64(userID))
+            #expect(signedIn.user.id == userID)
             // A new user needs an e-mail; a bad one names its field.
             let missing = try await client.json(
                 .put, "/v1/server/users/app-43", token: issued.secret, body: #"{"firstName":"X"}"#)

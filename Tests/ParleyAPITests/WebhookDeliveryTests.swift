@@ -16,6 +16,18 @@ import Testing
 /// Event webhooks with real receivers on loopback: signed as the README says, in order per
 /// room, retried until a receiver comes back, never in the way of message delivery.
 struct WebhookDeliveryTests {
+    /// `GET /v1/admin/webhooks/{id}/deliveries`, as an administrator's tool reads it.
+    struct Deliveries: Decodable {
+        struct Delivery: Decodable {
+            let id: String
+            let status: String
+            let attempts: [WebhookDelivery.Attempt]
+        }
+
+        let deliveries: [Delivery]
+        let nextCursor: String?
+    }
+
     static let loopback = OutboundRule(allowHTTP: true, allowed: [AddressRange("127.0.0.0/8")!])
 
     /// The API, an outbox relay and the webhooks role (retries after 0.2 s, at most 1 s
@@ -65,6 +77,21 @@ struct WebhookDeliveryTests {
         await subscriber.shutdown()
     }
 
+    /// A webhook's deliveries once `done` holds of them (within 5 s): a delivery is marked
+    /// succeeded just after its receiver answered.
+    static func deliveries(
+        _ client: any TestClientProtocol, admin: String, hook: Int, query: String,
+        until done: (Deliveries) -> Bool
+    ) async throws -> Deliveries {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while true {
+            let page = try await client.json(.get, "/v1/admin/webhooks/\(hook)/deliveries?\(query)", token: admin)
+            let listed = try decode(Deliveries.self, from: page.text)
+            if done(listed) || ContinuousClock.now > deadline { return listed }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
     static func register(
         _ client: any TestClientProtocol, admin: String, url: String, events: [String]
     ) async throws -> (id: Int, secret: String) {
@@ -85,9 +112,7 @@ struct WebhookDeliveryTests {
     }
 
     static func contents(_ received: [WebhookReceiver.Received], room: Int) -> [String] {
-        received.filter { $0.type == "message.created" && $0.data["chatRoomId"] as? Int == room }.compactMap {
-            $0.data["content"] as? String
-        }
+        received.filter { $0.type == "message.created" && $0.data.chatRoomId == room }.compactMap(\.data.content)
     }
 
     @Test func signedEventsArriveInOrderPerRoomAndAreListed() async throws {
@@ -122,23 +147,25 @@ struct WebhookDeliveryTests {
             #expect(Set(got.map(\.id)).count == got.count)
             #expect(got.filter { $0.type == "room.created" }.count == 2)
             let member = try #require(got.first { $0.type == "member.added" })
-            #expect(
-                member.data["userIds"] as? [Int] == [Int(users[3].user.id)]
-                    && member.data["chatRoomId"] as? Int == roomA.id)
-            #expect(got.allSatisfy { ($0.json["timestamp"] as? String)?.hasSuffix("Z") == true })
+            #expect(member.data.userIds == [Int(users[3].user.id)] && member.data.chatRoomId == roomA.id)
+            #expect(got.allSatisfy { $0.event?.timestamp.hasSuffix("Z") == true })
             // Listed newest first with each attempt, paged.
-            let page = try await client.json(
-                .get, "/v1/admin/webhooks/\(hookID)/deliveries?status=succeeded&limit=5", token: admin)
-            let deliveries = try #require(page.json["deliveries"] as? [[String: Any]])
-            #expect(deliveries.count == 5 && page.json["nextCursor"] is String)
-            let attempts = try #require(deliveries.first?["attempts"] as? [[String: Any]])
-            #expect(attempts.count == 1 && attempts.first?["statusCode"] as? Int == 200)
-            #expect(deliveries.first?["id"] as? String == got.last?.id)
+            let listed = try await Self.deliveries(
+                client, admin: admin, hook: hookID, query: "status=succeeded&limit=5"
+            ) { $0.deliveries.first?.id == got.last?.id }
+            #expect(listed.deliveries.count == 5 && listed.nextCursor != nil)
+            let attempts = try #require(listed.deliveries.first?.attempts)
+            #expect(attempts.count == 1 && attempts.first?.statusCode == 200)
+            #expect(listed.deliveries.first?.id == got.last?.id)
             // A ping, and a retry of a delivered event under its own id.
             let ping = try await client.json(.post, "/v1/admin/webhooks/\(hookID)/ping", token: admin)
             #expect(ping.status == .accepted)
             let pingID = try #require(ping.json["deliveryId"] as? String)
             let retried = try #require(got.first { $0.type == "member.added" }?.id)
+            // Marked succeeded (just after its answer) before it may be retried.
+            _ = try await Self.deliveries(client, admin: admin, hook: hookID, query: "status=succeeded&limit=200") {
+                $0.deliveries.contains { $0.id == retried }
+            }
             let retry = try await client.json(
                 .post, "/v1/admin/webhooks/\(hookID)/deliveries/\(retried)/retry", token: admin)
             #expect(retry.status == .accepted)
@@ -186,12 +213,11 @@ struct WebhookDeliveryTests {
                     "room \(index)")
             }
             #expect(Set(got.map(\.id)).count == got.count)
-            let failed = try await client.json(
-                .get, "/v1/admin/webhooks/\(hookID)/deliveries?limit=200", token: admin)
-            let deliveries = try #require(failed.json["deliveries"] as? [[String: Any]])
-            #expect(deliveries.count == 33 && deliveries.allSatisfy { $0["status"] as? String == "succeeded" })
-            let firsts = deliveries.compactMap { ($0["attempts"] as? [[String: Any]])?.first?["statusCode"] as? Int }
-            #expect(firsts.contains(503))
+            let deliveries = try await Self.deliveries(client, admin: admin, hook: hookID, query: "limit=200") {
+                $0.deliveries.allSatisfy { $0.status == "succeeded" }
+            }.deliveries
+            #expect(deliveries.count == 33 && deliveries.allSatisfy { $0.status == "succeeded" })
+            #expect(deliveries.contains { $0.attempts.first?.statusCode == 503 })
         }
         await receiver.stop()
     }

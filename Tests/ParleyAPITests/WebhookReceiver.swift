@@ -15,12 +15,24 @@ final class WebhookReceiver: Sendable {
         let signature: String
         let body: String
 
-        /// `type` and `data` of the body.
-        var type: String { (json["type"] as? String) ?? "" }
-        var data: [String: Any] { (json["data"] as? [String: Any]) ?? [:] }
-        var json: [String: Any] {
-            (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]) ?? [:]
+        /// The body as the receiver reads it: `{type, timestamp, data}`.
+        var event: Event? { try? JSONDecoder().decode(Event.self, from: Data(body.utf8)) }
+        var type: String { event?.type ?? "" }
+        var data: Event.Payload { event?.data ?? Event.Payload() }
+    }
+
+    /// What the tests read of an event: its type and time, and the payload fields they check.
+    struct Event: Decodable {
+        struct Payload: Decodable {
+            var id: Int?
+            var chatRoomId: Int?
+            var content: String?
+            var userIds: [Int]?
         }
+
+        let type: String
+        let timestamp: String
+        let data: Payload
     }
 
     let status = Mutex(200)

@@ -59,7 +59,7 @@ struct WebhookRoutesTests {
             let id = try #require(created.json["id"] as? Int)
             let listed = try await client.json(.get, "/v1/admin/webhooks", token: admin)
             #expect(listed.status == .ok && !listed.text.contains(secret) && !listed.text.contains("secret"))
-            #expect((listed.json["webhooks"] as? [[String: Any]])?.map { $0["id"] as? Int } == [id])
+            #expect(try decode(ListPage<Webhook>.self, from: listed.text).items.map(\.id) == [Int64(id)])
             let changed = try await client.json(
                 .patch, "/v1/admin/webhooks/\(id)", token: admin,
                 body: #"{"description":"orders","enabled":false,"events":["member.added"]}"#)

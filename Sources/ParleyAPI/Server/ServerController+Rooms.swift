@@ -20,7 +20,7 @@ extension ServerController {
     }
 
     /// A member as the app's server names them: its id and Parley's, and the room role.
-    struct ServerMember: Encodable {
+    struct ServerMember: Codable, Equatable {
         let externalId: String
         let userId: Int64
         let role: RoomRole

@@ -23,7 +23,7 @@ struct ServerController: Sendable {
     }
 
     /// The user, by the app's id and Parley's.
-    struct ServerUserResponse: Encodable {
+    struct ServerUserResponse: Codable {
         let externalId: String
         let user: UserResponse
     }
