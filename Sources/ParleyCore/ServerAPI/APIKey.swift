@@ -42,29 +42,12 @@ public struct APIKey: Sendable, Equatable, Codable {
     public func allows(_ scope: APIKeyScope) -> Bool { scopes.contains(scope) || scopes.contains(.admin) }
 }
 
-/// A key with its secret: the only answer that carries it.
-public struct IssuedAPIKey: Sendable, Codable {
-    public let key: APIKey
-    public let secret: String
+/// A key with its secret: the only answer that carries it (`POST /v1/admin/api-keys`, a rotation).
+public typealias IssuedAPIKey = WithSecret<APIKey>
 
-    public init(key: APIKey, secret: String) {
-        self.key = key
-        self.secret = secret
-    }
-
-    /// The key's fields and `secret` side by side, as `POST /v1/admin/api-keys` answers.
-    public func encode(to encoder: any Encoder) throws {
-        try key.encode(to: encoder)
-        var container = encoder.container(keyedBy: SecretKey.self)
-        try container.encode(secret, forKey: .secret)
-    }
-
-    public init(from decoder: any Decoder) throws {
-        key = try APIKey(from: decoder)
-        secret = try decoder.container(keyedBy: SecretKey.self).decode(String.self, forKey: .secret)
-    }
-
-    private enum SecretKey: String, CodingKey { case secret }
+extension WithSecret where Value == APIKey {
+    public init(key: APIKey, secret: String) { self.init(key, secret: secret) }
+    public var key: APIKey { value }
 }
 
 /// Who called the server API or an admin route: a key, or a signed-in administrator.

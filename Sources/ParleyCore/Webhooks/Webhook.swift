@@ -29,24 +29,8 @@ public struct Webhook: Sendable, Equatable, Codable {
     }
 }
 
-/// A webhook with its secret: the only answer that carries it.
-public struct CreatedWebhook: Sendable, Encodable {
-    public let webhook: Webhook
-    public let secret: String
-
-    public init(webhook: Webhook, secret: String) {
-        self.webhook = webhook
-        self.secret = secret
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        try webhook.encode(to: encoder)
-        var container = encoder.container(keyedBy: SecretKey.self)
-        try container.encode(secret, forKey: .secret)
-    }
-
-    private enum SecretKey: String, CodingKey { case secret }
-}
+/// A webhook with its secret: the only answer that carries it (`POST /v1/admin/webhooks`).
+public typealias CreatedWebhook = WithSecret<Webhook>
 
 /// One event on its way to one webhook: its id is the `webhook-id` header, kept by retries.
 public struct WebhookDelivery: Sendable, Equatable, Encodable {

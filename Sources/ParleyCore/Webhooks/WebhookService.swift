@@ -22,7 +22,7 @@ public struct WebhookService: Sendable {
         let description = try description.flatMap(Self.description)
         let (key, secret) = WebhookSignature.generate()
         let webhook = try await webhooks.create(url: url, events: events, description: description, key: key)
-        return CreatedWebhook(webhook: webhook, secret: secret)
+        return CreatedWebhook(webhook, secret: secret)
     }
 
     public func list(afterID: Int64?, limit: Int) async throws -> [Webhook] {
