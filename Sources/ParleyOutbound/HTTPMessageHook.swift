@@ -24,10 +24,11 @@ public struct HTTPMessageHook: MessageHook {
     }
 
     struct Answer: Decodable {
-        let results: [Result]
+        let results: [Verdict]
     }
 
-    struct Result: Decodable {
+    /// One message's answer.
+    struct Verdict: Decodable {
         let verdict: MessageVerdict
 
         init(from decoder: any Decoder) throws {

@@ -73,9 +73,8 @@ public final class OutboundHTTPClient: WebhookTransport, Sendable {
                 request.headers.replaceOrAdd(name: "content-length", value: "\(body.count)")
                 request.body = .bytes(ByteBuffer(bytes: Array(body)))
             }
-            let (seconds, attoseconds) = timeout.components
             let response = try await self.client(for: target).execute(
-                request, timeout: .milliseconds(seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1))
+                request, timeout: .milliseconds(Int64(timeout.seconds * 1000) + 1))
             var answer = Data()
             for try await chunk in response.body {
                 guard answer.count + chunk.readableBytes <= limit else {

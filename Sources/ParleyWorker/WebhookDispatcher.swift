@@ -97,7 +97,7 @@ public struct WebhookDispatcher: Service {
         let elapsed = ContinuousClock.now - clock
         let attempt = WebhookDelivery.Attempt(
             at: started, statusCode: status, error: failure,
-            durationMs: Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000))
+            durationMs: Int(elapsed.seconds * 1000))
         let succeeded = status.map { (200..<300).contains($0) } ?? false
         let next: WebhookDeliveryOutcome =
             if succeeded {

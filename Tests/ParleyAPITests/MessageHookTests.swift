@@ -43,11 +43,7 @@ struct MessageHookTests {
             let body = try await request.body.collect(upTo: 1 << 20)
             let asked = try JSONDecoder().decode(Asked.self, from: Data(body.readableBytesView))
             self.asked.withLock { $0.append(String(buffer: body)) }
-            let received = WebhookReceiver.Received(
-                id: request.headers[HTTPField.Name("webhook-id")!] ?? "",
-                timestamp: request.headers[HTTPField.Name("webhook-timestamp")!] ?? "",
-                signature: request.headers[HTTPField.Name("webhook-signature")!] ?? "", body: String(buffer: body))
-            signed.withLock { $0.append(received) }
+            signed.withLock { $0.append(WebhookReceiver.Received(request, body: body)) }
             let delay = self.delay.withLock { $0 }
             if delay > .zero { try await Task.sleep(for: delay) }
             let results = asked.messages.map { message in

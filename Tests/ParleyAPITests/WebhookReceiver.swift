@@ -15,6 +15,21 @@ final class WebhookReceiver: Sendable {
         let signature: String
         let body: String
 
+        init(id: String, timestamp: String, signature: String, body: String) {
+            self.id = id
+            self.timestamp = timestamp
+            self.signature = signature
+            self.body = body
+        }
+
+        /// A signed request as it came: its three Standard Webhooks headers and its body.
+        init(_ request: Request, body: ByteBuffer) {
+            self.init(
+                id: request.headers[HTTPField.Name("webhook-id")!] ?? "",
+                timestamp: request.headers[HTTPField.Name("webhook-timestamp")!] ?? "",
+                signature: request.headers[HTTPField.Name("webhook-signature")!] ?? "", body: String(buffer: body))
+        }
+
         /// The body as the receiver reads it: `{type, timestamp, data}`.
         var event: Event? { try? JSONDecoder().decode(Event.self, from: Data(body.utf8)) }
         var type: String { event?.type ?? "" }
@@ -59,10 +74,7 @@ final class WebhookReceiver: Sendable {
 
     private func answer(_ request: Hummingbird.Request) async throws -> Response {
         let body = try await request.body.collect(upTo: 1 << 20)
-        let received = Received(
-            id: request.headers[HTTPField.Name("webhook-id")!] ?? "",
-            timestamp: request.headers[HTTPField.Name("webhook-timestamp")!] ?? "",
-            signature: request.headers[HTTPField.Name("webhook-signature")!] ?? "", body: String(buffer: body))
+        let received = Received(request, body: body)
         requests.withLock { $0.append(received) }
         let (status, delay) = (self.status.withLock { $0 }, self.delay.withLock { $0 })
         if delay > .zero { try await Task.sleep(for: delay) }

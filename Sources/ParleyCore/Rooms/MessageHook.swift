@@ -94,6 +94,11 @@ public struct MessageHookGate: Sendable {
         }
     }
 
+    /// One send as the hook leaves it; its refusal throws.
+    func reviewed(_ submission: MessageSubmission) async throws -> MessageSubmission {
+        try await review([submission])[0].get()
+    }
+
     /// An edit's content and metadata as the hook leaves them, or its refusal.
     func review(edit content: String, metadata: MessageMetadata??, of message: Message, by editorID: Int64)
         async throws -> (content: String, metadata: MessageMetadata??)

@@ -81,7 +81,7 @@ extension RoomService {
         precondition(message.type == .system, "a notice is a system message")
         var submission = MessageSubmission.notice(
             roomID: roomID, message: message, traceparent: PipelineTrace.current())
-        if let hook { submission = try await hook.review([submission])[0].get() }
+        if let hook { submission = try await hook.reviewed(submission) }
         let sent = try await messages.send(batch: [submission])[0].get()
         return (sent.message, sent.created)
     }

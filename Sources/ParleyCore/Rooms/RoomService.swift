@@ -106,10 +106,9 @@ public struct RoomService: Sendable {
         // The hook sees a new room's first message as of room 0: the room does not exist yet.
         var firstMessage = firstMessage
         if let hook, let message = firstMessage {
-            firstMessage = try await hook.review([MessageSubmission(roomID: 0, senderID: creatorID, message: message)])[
-                0
-            ]
-            .get().message
+            firstMessage = try await hook.reviewed(
+                MessageSubmission(roomID: 0, senderID: creatorID, message: message)
+            ).message
         }
         try await spend("rooms", 1, of: .perHour(limits.roomsPerHour), by: creatorID)
         try await spend("members", roles.count, of: .perHour(limits.membersPerHour), by: creatorID)

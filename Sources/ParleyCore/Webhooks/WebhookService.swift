@@ -105,16 +105,12 @@ public struct WebhookRetryPolicy: Sendable {
         attempt: Int, firstAttemptAt: Date, failingSince: Date, now: Date,
         jitter: Double = Double.random(in: -0.2...0.2)
     ) -> WebhookDeliveryOutcome {
-        let disable = now.timeIntervalSince(failingSince) >= seconds(webhookFailureLimit)
-        guard now.timeIntervalSince(firstAttemptAt) < seconds(deliveryLifetime), !disable else {
+        let disable = now.timeIntervalSince(failingSince) >= webhookFailureLimit.seconds
+        guard now.timeIntervalSince(firstAttemptAt) < deliveryLifetime.seconds, !disable else {
             return .failed(disable: disable)
         }
-        let doubled = seconds(firstDelay) * pow(2, Double(min(max(attempt - 1, 0), 20)))
-        let delay = min(doubled, seconds(maximumDelay)) * (1 + jitter)
+        let doubled = firstDelay.seconds * pow(2, Double(min(max(attempt - 1, 0), 20)))
+        let delay = min(doubled, maximumDelay.seconds) * (1 + jitter)
         return .retry(at: now.addingTimeInterval(delay))
-    }
-
-    private func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
