@@ -78,6 +78,7 @@ public struct ParleyRoutes: Sendable {
         features.erasure.addAdminRoutes(to: admin)
         features.apiKeys.addRoutes(to: admin)
         features.webhooks.addRoutes(to: admin)
+        features.bots.addRoutes(to: admin)
 
         // `/v1/server/*`: the app's backend, with a server key (never a user's token).
         let server = v1.group("server").add(middleware: features.serverKeys).group(context: ServerRequestContext.self)
@@ -130,6 +131,7 @@ extension ParleyRoutes {
         let serverKeys: ServerKeyMiddleware
         let server: ServerController
         let webhooks: WebhooksController
+        let bots: BotsController
         let keys: APIKeyService
         let audit: any AuditLog
         let sessions: any SessionRepository
@@ -148,7 +150,7 @@ extension ParleyRoutes {
             notificationSettings: any NotificationSettingsRepository, files: any FileRepository, store: any BlobStore,
             links: FileLinks, mediaJobs: (any JobQueue)?, uploadLimit: Int64, erasure: ErasureService,
             avatars: AvatarService, search: SearchService, keys: APIKeyService, audit: any AuditLog,
-            provisioning: IdentityProvisioning, webhooks: WebhookService,
+            provisioning: IdentityProvisioning, webhooks: WebhookService, bots: BotService,
             recentWriters: (any RecentWriters)? = nil
         ) {
             self.recentWriters = recentWriters
@@ -169,8 +171,9 @@ extension ParleyRoutes {
             webClient = WebClientController(endpoint: endpoint, fileBaseURL: links.baseURL)
             apiKeys = APIKeysController(keys: keys, audit: audit)
             serverKeys = ServerKeyMiddleware(keys: keys, audit: audit)
-            server = ServerController(rooms: rooms, provisioning: provisioning)
+            server = ServerController(rooms: rooms, provisioning: provisioning, bots: bots, endpoint: endpoint)
             self.webhooks = WebhooksController(service: webhooks)
+            self.bots = BotsController(service: bots, endpoint: endpoint)
             self.keys = keys
             self.audit = audit
             self.sessions = sessions

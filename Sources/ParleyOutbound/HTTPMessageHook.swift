@@ -62,7 +62,7 @@ public struct HTTPMessageHook: MessageHook {
             signature.headers(
                 id: "hook_\(UUID().uuidString.lowercased())", timestamp: Int(Date().timeIntervalSince1970), body: body)
             + [("content-type", "application/json"), ("user-agent", "Parley-MessageHook/1")]
-        let (status, answer) = try await client.exchange(url, headers: headers, body: body, timeout: timeout)
+        let (status, answer) = try await client.post(url, headers: headers, body: body, timeout: timeout)
         guard (200..<300).contains(status) else { throw RefusedAnswer(status: status) }
         return try JSONCoding.decoder.decode(Answer.self, from: answer).results.map(\.verdict)
     }

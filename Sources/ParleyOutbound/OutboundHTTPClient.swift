@@ -12,7 +12,7 @@ import Synchronization
 /// (``ParleyCore/OutboundRule``), and the connection goes to the checked address while the
 /// request, its TLS name and the certificate check keep the host's name, so a name that
 /// resolves anew to a refused address (DNS rebinding) reaches nothing. Redirects are not
-/// followed; an answer's body is read up to 64 KiB and dropped.
+/// followed; an answer's body is read up to 64 KiB.
 ///
 /// One HTTP client is kept per host and address (connections are reused between requests);
 /// a host that moves to another address gets a new one, and the oldest clients are shut down
@@ -36,12 +36,8 @@ public final class OutboundHTTPClient: WebhookTransport, Sendable {
         self.connectTimeout = connectTimeout
     }
 
-    public func post(_ url: String, headers: [(String, String)], body: Data, timeout: Duration) async throws -> Int {
-        try await exchange(url, headers: headers, body: body, timeout: timeout).status
-    }
-
     /// Sends a POST and reads its answer (at most 64 KiB of it), all within `timeout`.
-    public func exchange(_ url: String, headers: [(String, String)], body: Data, timeout: Duration) async throws
+    public func post(_ url: String, headers: [(String, String)], body: Data, timeout: Duration) async throws
         -> (status: Int, body: Data)
     {
         let answer = try await send(

@@ -13,13 +13,13 @@ public struct PostgresAPIKeyRepository: APIKeyRepository, AuditLog {
         self.logger = logger
     }
 
-    private static let columns = "id, name, scopes, issuer, created_by_id, created_at, expires_at, last_used_at"
-    private typealias Row = (Int64, String, [String], String, Int64?, Date, Date?, Date?)
+    static let columns = "id, name, scopes, issuer, created_by_id, bot_id, created_at, expires_at, last_used_at"
+    typealias Row = (Int64, String, [String], String, Int64?, Int64?, Date, Date?, Date?)
 
-    private static func key(_ row: Row) -> APIKey {
+    static func key(_ row: Row) -> APIKey {
         APIKey(
             id: row.0, name: row.1, scopes: row.2.compactMap(APIKeyScope.init(rawValue:)), issuer: row.3,
-            createdById: row.4, createdAt: row.5, expiresAt: row.6, lastUsedAt: row.7)
+            createdById: row.4, botId: row.5, createdAt: row.6, expiresAt: row.7, lastUsedAt: row.8)
     }
 
     public func activeAdministrator(issuing keyID: Int64) async throws -> Int64? {

@@ -40,14 +40,14 @@ public struct PostgresWebhookRepository: WebhookRepository, WebhookDeliveryStore
         try await database.client.query(
             """
             SELECT \(unescaped: Self.columns) FROM cloud.webhook
-            WHERE id > coalesce(\(afterID)::bigint, 0) ORDER BY id LIMIT \(limit)
+            WHERE id > coalesce(\(afterID)::bigint, 0) AND bot_id IS NULL ORDER BY id LIMIT \(limit)
             """, logger: logger
         ).all(Row.self).map(Self.webhook)
     }
 
     public func webhook(id: Int64) async throws -> Webhook? {
         try await database.client.query(
-            "SELECT \(unescaped: Self.columns) FROM cloud.webhook WHERE id = \(id)", logger: logger
+            "SELECT \(unescaped: Self.columns) FROM cloud.webhook WHERE id = \(id) AND bot_id IS NULL", logger: logger
         ).first(Row.self).map(Self.webhook)
     }
 
@@ -61,7 +61,7 @@ public struct PostgresWebhookRepository: WebhookRepository, WebhookDeliveryStore
                 description = CASE WHEN \(change.description != nil) THEN \(description) ELSE description END,
                 enabled = coalesce(\(change.enabled), enabled),
                 failing_since = CASE WHEN \(change.enabled == true) THEN NULL ELSE failing_since END
-            WHERE id = \(id)
+            WHERE id = \(id) AND bot_id IS NULL
             RETURNING \(unescaped: Self.columns)
             """, logger: logger
         ).first(Row.self).map(Self.webhook)
@@ -69,7 +69,7 @@ public struct PostgresWebhookRepository: WebhookRepository, WebhookDeliveryStore
 
     public func delete(id: Int64) async throws -> Bool {
         try await database.client.query(
-            "DELETE FROM cloud.webhook WHERE id = \(id) RETURNING id", logger: logger
+            "DELETE FROM cloud.webhook WHERE id = \(id) AND bot_id IS NULL RETURNING id", logger: logger
         ).first(Int64.self) != nil
     }
 
@@ -94,7 +94,7 @@ public struct PostgresWebhookRepository: WebhookRepository, WebhookDeliveryStore
         ).all((String, Int64, String, String, Date, Date?, String).self)
         return try rows.map { id, seq, type, status, created, next, attempts in
             WebhookDelivery(
-                id: id, webhookId: webhookID, type: WebhookEvent.Kind(rawValue: type) ?? .webhookPing,
+                id: id, webhookId: webhookID, type: type,
                 status: WebhookDelivery.Status(rawValue: status) ?? .pending, createdAt: created, nextAttemptAt: next,
                 attempts: try JSONCoding.decoder.decode([WebhookDelivery.Attempt].self, from: Data(attempts.utf8)),
                 cursor: String(seq))
@@ -121,7 +121,7 @@ public struct PostgresWebhookRepository: WebhookRepository, WebhookDeliveryStore
             """
             INSERT INTO cloud.webhook_delivery (id, webhook_id, lane, type, body)
             SELECT \(Self.deliveryID(event.id, webhookID)), id, 0, \(event.type.rawValue), \(event.body)
-            FROM cloud.webhook WHERE id = \(webhookID)
+            FROM cloud.webhook WHERE id = \(webhookID) AND bot_id IS NULL
             RETURNING id
             """, logger: logger
         ).first(String.self)
@@ -131,11 +131,41 @@ public struct PostgresWebhookRepository: WebhookRepository, WebhookDeliveryStore
 
     // MARK: Deliveries
 
-    public func subscribedKinds() async throws -> Set<WebhookEvent.Kind> {
-        Set(
-            try await database.client.query(
-                "SELECT DISTINCT unnest(events) FROM cloud.webhook WHERE enabled", logger: logger
-            ).all(String.self).compactMap(WebhookEvent.Kind.init(rawValue:)))
+    public func subscriptions() async throws -> WebhookSubscriptions {
+        let (kinds, bots) = try await database.client.query(
+            """
+            SELECT coalesce(array_agg(DISTINCT e) FILTER (WHERE w.bot_id IS NULL), '{}'),
+                   count(*) FILTER (WHERE w.bot_id IS NOT NULL) > 0
+            FROM cloud.webhook w LEFT JOIN LATERAL unnest(w.events) e ON true
+            WHERE w.enabled
+            """, logger: logger
+        ).single(([String], Bool).self)
+        return WebhookSubscriptions(kinds: Set(kinds.compactMap(WebhookEvent.Kind.init(rawValue:))), botCommands: bots)
+    }
+
+    /// The body is `{type: "command", timestamp, data: {command, args, message, room}}`.
+    public func record(commands: [BotCommand], at timestamp: Date) async throws {
+        guard !commands.isEmpty else { return }
+        let stamp = JSONCoding.timestamp(timestamp)
+        try await database.client.query(
+            """
+            INSERT INTO cloud.webhook_delivery (id, webhook_id, lane, type, body)
+            SELECT 'cmd_' || c.id || '_' || w.id, w.id, c.room, 'command',
+                   json_build_object('type', 'command', 'timestamp', \(stamp)::text, 'data', json_build_object(
+                       'command', '/' || b.name, 'args', c.args, 'message', c.message::json,
+                       'room', json_build_object('id', r.id, 'type', r.type, 'name', r.name)))::text
+            FROM unnest(\(commands.map(\.eventID)), \(commands.map(\.roomID)), \(commands.map(\.senderID)),
+                        \(commands.map(\.botName)), \(commands.map(\.args)), \(commands.map(\.message)))
+                 WITH ORDINALITY AS c(id, room, sender, name, args, message, n)
+            JOIN cloud.bot b ON b.name = c.name AND b.deleted_at IS NULL AND b.user_account_id <> c.sender
+            JOIN cloud.webhook w ON w.id = b.webhook_id AND w.enabled
+            JOIN messenger.chat_room r ON r.id = c.room
+            WHERE EXISTS (
+                SELECT 1 FROM messenger.room_membership m
+                WHERE m.chat_room_id = c.room AND m.user_account_id = b.user_account_id)
+            ORDER BY c.n
+            ON CONFLICT (id) DO NOTHING
+            """, logger: logger)
     }
 
     public func record(_ events: [QueuedWebhookEvent]) async throws {
@@ -171,13 +201,17 @@ public struct PostgresWebhookRepository: WebhookRepository, WebhookDeliveryStore
             FROM due, cloud.webhook w
             WHERE d.id = due.id AND w.id = d.webhook_id AND d.status = 'pending'
               AND (d.leased_until IS NULL OR d.leased_until < clock_timestamp())
-            RETURNING d.id, d.webhook_id, w.url, w.signing_key, d.body, d.first_attempt_at, d.attempts, w.failing_since
+            RETURNING d.id, d.webhook_id, w.url, w.signing_key, d.body, d.first_attempt_at, d.attempts, w.failing_since,
+                      w.bot_id, d.lane
             """, logger: logger
-        ).all((String, Int64, String, Data, String, Date?, Int32, Date?).self)
-        return rows.map { id, webhook, url, key, body, first, attempts, failing in
-            DueWebhookDelivery(
+        ).all((String, Int64, String, Data, String, Date?, Int32, Date?, Int64?, Int64).self)
+        return rows.map { id, webhook, url, key, body, first, attempts, failing, bot, lane in
+            var due = DueWebhookDelivery(
                 id: id, webhookID: webhook, url: url, key: Array(key), body: body, firstAttemptAt: first,
                 attempts: Int(attempts), failingSince: failing)
+            due.botID = bot
+            due.roomID = lane
+            return due
         }
     }
 

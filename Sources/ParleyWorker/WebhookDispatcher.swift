@@ -12,10 +12,14 @@ import ServiceLifecycle
 /// says, later events of the room waiting behind it; a delivery still failing after 24 hours
 /// is dead, and a webhook failing for three days is disabled (told to the other webhooks as
 /// `webhook.disabled`). A slow receiver holds only its own lanes: messages are published by
-/// the relay, never wait for a webhook.
+/// the relay, never wait for a webhook. Commands addressed to bots (``ParleyCore/BotCommand``)
+/// are deliveries too, to each bot's webhook, tried once: a JSON answer `{content, metadata?}`
+/// within the attempt's 5 s is said in the room as the bot.
 public struct WebhookDispatcher: Service {
     let store: any WebhookDeliveryStore
     let transport: any WebhookTransport
+    /// Where bots' answers to commands are said.
+    let replies: (any BotReplies)?
     let policy: WebhookRetryPolicy
     let logger: Logger
     /// Lanes sent to at once.
@@ -25,11 +29,13 @@ public struct WebhookDispatcher: Service {
     private let wake = WakeSignal()
 
     public init(
-        store: any WebhookDeliveryStore, transport: any WebhookTransport, policy: WebhookRetryPolicy = .init(),
-        concurrency: Int = 16, attemptLimit: Duration = .seconds(5), logger: Logger
+        store: any WebhookDeliveryStore, transport: any WebhookTransport, replies: (any BotReplies)?,
+        policy: WebhookRetryPolicy = .init(), concurrency: Int = 16, attemptLimit: Duration = .seconds(5),
+        logger: Logger
     ) {
         self.store = store
         self.transport = transport
+        self.replies = replies
         self.policy = policy
         self.concurrency = concurrency
         self.attemptLimit = attemptLimit
@@ -46,6 +52,7 @@ public struct WebhookDispatcher: Service {
             throw PermanentJobFailure(reason: "malformed webhook job")
         }
         try await store.record(events)
+        try await store.record(commands: events.compactMap(BotCommand.of), at: Date())
         wake.signal()
     }
 
@@ -76,7 +83,7 @@ public struct WebhookDispatcher: Service {
     func attempt(_ delivery: DueWebhookDelivery) async {
         let started = Date()
         let clock = ContinuousClock.now
-        var status: Int?
+        var answer: (status: Int, body: Data)?
         var failure: String?
         let body = Data(delivery.body.utf8)
         if body.count > Self.bodyLimit {
@@ -87,7 +94,7 @@ public struct WebhookDispatcher: Service {
                     WebhookSignature(key: delivery.key).headers(
                         id: delivery.id, timestamp: Int(started.timeIntervalSince1970), body: body)
                     + [("content-type", "application/json"), ("user-agent", "Parley-Webhooks/1")]
-                status = try await transport.post(delivery.url, headers: headers, body: body, timeout: attemptLimit)
+                answer = try await transport.post(delivery.url, headers: headers, body: body, timeout: attemptLimit)
             } catch let refused as ParleyError {
                 failure = refused.detail
             } catch {
@@ -95,22 +102,44 @@ public struct WebhookDispatcher: Service {
             }
         }
         let elapsed = ContinuousClock.now - clock
-        let attempt = WebhookDelivery.Attempt(
-            at: started, statusCode: status, error: failure,
-            durationMs: Int(elapsed.seconds * 1000))
-        let succeeded = status.map { (200..<300).contains($0) } ?? false
-        let next: WebhookDeliveryOutcome =
+        var succeeded = answer.map { (200..<300).contains($0.status) } ?? false
+        var next: WebhookDeliveryOutcome =
             if succeeded {
                 .succeeded
-            } else if body.count > Self.bodyLimit {
+            } else if body.count > Self.bodyLimit || delivery.botID != nil {
+                // A command answered late is answered to no one: it is not tried again.
                 .failed(disable: false)
             } else {
                 policy.afterFailure(
                     attempt: delivery.attempts + 1, firstAttemptAt: delivery.firstAttemptAt ?? started,
                     failingSince: delivery.failingSince ?? started, now: Date())
             }
-        Counter(label: "parley_webhook_attempts_total", dimensions: [("outcome", succeeded ? "succeeded" : "failed")])
-            .increment()
+        if succeeded, let botID = delivery.botID, let answer {
+            do {
+                try await say(answer.body, of: delivery, as: botID)
+            } catch let refused as ParleyError {
+                (succeeded, next, failure) = (false, .failed(disable: false), refused.detail)
+            } catch {
+                // Not stored (PostgreSQL away): asked again later; the answer's uid is the
+                // delivery's, so a second answer is stored once.
+                (succeeded, failure) = (false, "the answer was not stored")
+                next = policy.afterFailure(
+                    attempt: delivery.attempts + 1, firstAttemptAt: delivery.firstAttemptAt ?? started,
+                    failingSince: delivery.failingSince ?? started, now: Date())
+            }
+        }
+        let attempt = WebhookDelivery.Attempt(
+            at: started, statusCode: answer?.status, error: failure, durationMs: Int(elapsed.seconds * 1000))
+        Counter(
+            label: "parley_webhook_attempts_total",
+            dimensions: [
+                ("outcome", succeeded ? "succeeded" : "failed"), ("kind", delivery.botID == nil ? "event" : "command"),
+            ]
+        ).increment()
+        if !succeeded, delivery.botID != nil {
+            logger.warning(
+                "bot command not answered", metadata: ["delivery_id": "\(delivery.id)", "error": "\(failure ?? "")"])
+        }
         do {
             if let disabled = try await store.finish(delivery, attempt: attempt, next: next) {
                 try await announce(disabled)
@@ -118,6 +147,13 @@ public struct WebhookDispatcher: Service {
         } catch {
             logger.warning("webhook attempt not recorded", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// A bot's answer to a command, said in the room as the bot (nothing for an empty answer).
+    private func say(_ answer: Data, of delivery: DueWebhookDelivery, as botID: Int64) async throws {
+        guard let message = try BotAnswer.message(of: answer, uid: delivery.id) else { return }
+        guard let replies else { throw ParleyError(.unavailable, "bots' answers are not said here") }
+        try await replies.post(message, as: botID, in: delivery.roomID)
     }
 
     /// A webhook disabled after three days of failures: counted, logged, and told to the
@@ -136,6 +172,7 @@ public struct WebhookDispatcher: Service {
 
     /// Why a request failed, in a few words (no addresses or internals of this server).
     static func reason(_ error: any Error) -> String {
+        if error is TimeoutError { return "timed out" }
         let text = String(describing: error)
         if text.localizedCaseInsensitiveContains("timeout") || text.localizedCaseInsensitiveContains("deadline") {
             return "timed out"

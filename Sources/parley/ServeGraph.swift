@@ -144,6 +144,10 @@ struct ServeGraph {
         let files = PostgresFileRepository(database: postgres, logger: logger("files"))
         // The server API's keys and the audit log of it and the admin routes.
         let keys = PostgresAPIKeyRepository(database: postgres, logger: logger("api-keys"))
+        let keyIssuer = parts.issuers.first?.issuer ?? "parley"
+        let webhooks = WebhookService(
+            webhooks: PostgresWebhookRepository(database: postgres, logger: logger("webhooks")),
+            rule: parts.outboundRule, resolver: parts.addressResolver)
 
         return ParleyRoutes.Features(
             accounts: accounts, users: users, sessions: sessions, cache: cache, endpoint: parts.endpoint,
@@ -165,12 +169,12 @@ struct ServeGraph {
                 rooms: rooms, jobs: parts.maintenanceJobs),
             avatars: AvatarService(avatars: roomRepository, files: files, rooms: rooms),
             search: SearchService(search: roomRepository, rooms: rooms),
-            keys: APIKeyService(
-                keys: keys, buckets: buckets, defaultIssuer: parts.issuers.first?.issuer ?? "parley"),
+            keys: APIKeyService(keys: keys, buckets: buckets, defaultIssuer: keyIssuer),
             audit: keys, provisioning: provisioning,
-            webhooks: WebhookService(
-                webhooks: PostgresWebhookRepository(database: postgres, logger: logger("webhooks")),
-                rule: parts.outboundRule, resolver: parts.addressResolver),
+            webhooks: webhooks,
+            bots: BotService(
+                bots: PostgresBotRepository(database: postgres, logger: logger("bots")), accounts: accounts,
+                webhooks: webhooks, keyIssuer: keyIssuer),
             recentWriters: parts.recentWriters)
     }
 }

@@ -100,6 +100,8 @@ extension WorkerGraph {
         var queue: RedisJobQueue
         var transport: any WebhookTransport
         var policy = WebhookRetryPolicy()
+        /// Reviews bots' answers before they are said, as every new message is.
+        var messageHook: MessageHookGate? = nil
     }
 
     /// Erasing deleted accounts and rooms, data exports, retention purges.

@@ -56,7 +56,8 @@ extension WorkerGraph.Parts {
                 queue: try queues.webhooks(),
                 transport: OutboundHTTPClient(
                     rule: try settings.outboundRule(), resolver: SystemAddressResolver(),
-                    caFile: settings.string(SettingKeys.Outbound.caFile)))
+                    caFile: settings.string(SettingKeys.Outbound.caFile)),
+                messageHook: try settings.messageHook())
         }
         if roles.contains(.maintenance) {
             maintenance = WorkerGraph.Maintenance(

@@ -127,7 +127,12 @@ struct WorkerGraph {
         let logger = parts.logger("webhooks")
         let dispatcher = WebhookDispatcher(
             store: PostgresWebhookRepository(database: parts.postgres, logger: logger),
-            transport: webhooks.transport, policy: webhooks.policy, logger: logger)
+            transport: webhooks.transport,
+            replies: BotReplyPoster(
+                rooms: RoomService(
+                    rooms: parts.rooms(logger), messages: parts.messages(logger), batching: nil,
+                    hook: webhooks.messageHook)),
+            policy: webhooks.policy, logger: logger)
         probes.append(JobQueueProbe(queue: webhooks.queue))
         services.append(
             JobConsumer(

@@ -31,7 +31,8 @@ import Testing
             #expect(issued.key.scopes == [.admin, .messagesRead] && issued.key.issuer == "parley")
             #expect(
                 Set(created.json.keys) == [
-                    "id", "name", "scopes", "issuer", "createdById", "createdAt", "expiresAt", "lastUsedAt", "secret",
+                    "id", "name", "scopes", "issuer", "createdById", "botId", "createdAt", "expiresAt", "lastUsedAt",
+                    "secret",
                 ])
             #expect(created.json["createdById"] as? Int != nil)
             let listed = try await client.json(.get, "/v1/admin/api-keys", token: admin)

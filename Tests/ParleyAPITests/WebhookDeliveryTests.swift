@@ -20,6 +20,7 @@ struct WebhookDeliveryTests {
     struct Deliveries: Decodable {
         struct Delivery: Decodable {
             let id: String
+            let type: String
             let status: String
             let attempts: [WebhookDelivery.Attempt]
         }

@@ -52,6 +52,8 @@ final class WebhookReceiver: Sendable {
 
     let status = Mutex(200)
     let delay = Mutex(Duration.zero)
+    /// The body of each answer (a bot's answer to a command); none when nil.
+    let answerBody = Mutex<String?>(nil)
     private let requests = Mutex<[Received]>([])
     private let server = Mutex<LoopbackHTTPServer?>(nil)
 
@@ -79,7 +81,10 @@ final class WebhookReceiver: Sendable {
         let (status, delay) = (self.status.withLock { $0 }, self.delay.withLock { $0 })
         if delay > .zero { try await Task.sleep(for: delay) }
         if (200..<300).contains(status) { accepted.withLock { $0.append(received) } }
-        return Response(status: .init(code: status))
+        guard let answer = answerBody.withLock({ $0 }) else { return Response(status: .init(code: status)) }
+        return Response(
+            status: .init(code: status), headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: answer)))
     }
 
     /// Waits until `done` holds of what was delivered, up to `limit`.

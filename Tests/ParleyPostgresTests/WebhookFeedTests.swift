@@ -11,13 +11,16 @@ import Testing
 struct WebhookFeedTests {
     final class Store: WebhookDeliveryStore {
         let kinds = Mutex<Result<Set<WebhookEvent.Kind>, any Error>>(.success([]))
+        let botCommands = Mutex(false)
         let reads = Mutex(0)
 
-        func subscribedKinds() async throws -> Set<WebhookEvent.Kind> {
+        func subscriptions() async throws -> WebhookSubscriptions {
             reads.withLock { $0 += 1 }
-            return try kinds.withLock { $0 }.get()
+            return WebhookSubscriptions(
+                kinds: try kinds.withLock { $0 }.get(), botCommands: botCommands.withLock { $0 })
         }
         func record(_ events: [QueuedWebhookEvent]) async throws {}
+        func record(commands: [BotCommand], at timestamp: Date) async throws {}
         func claimDue(limit: Int, lease: Duration) async throws -> [DueWebhookDelivery] { [] }
         func finish(_ delivery: DueWebhookDelivery, attempt: WebhookDelivery.Attempt, next: WebhookDeliveryOutcome)
             async throws -> Webhook?
@@ -59,5 +62,29 @@ struct WebhookFeedTests {
         let failing = WebhookFeed(queue: NoQueue(), store: store, logger: Logger(label: "test"))
         let job = try #require(await failing.job(of: rows))
         #expect(try QueuedWebhookEvent.events(ofJob: job).map(\.type) == [.userBlocked, .memberAdded, .memberRemoved])
+    }
+
+    static func message(_ id: Int64, _ content: String) -> DomainEvent {
+        .messageCreated(
+            Message(
+                id: id, seq: id, chatRoomId: 5, chatRoomUid: "room-uid-0000000001", sentById: 1, content: content,
+                uid: "u\(id)", fileId: nil, createdAt: Date()))
+    }
+
+    @Test func whileABotHearsCommandsNewMessagesStartingWithASlashAreQueuedAndNoOthers() async throws {
+        let store = Store()
+        store.botCommands.withLock { $0 = true }
+        let feed = WebhookFeed(queue: NoQueue(), store: store, logger: Logger(label: "test"))
+        let job = try #require(
+            await feed.job(of: [
+                Self.row(1, Self.message(1, "hello")), Self.row(2, Self.message(2, "/echo hi")),
+                Self.row(3, .userBlocked(Blocking(blockerId: 1, blockedId: 2))),
+            ]))
+        let events = try QueuedWebhookEvent.events(ofJob: job)
+        #expect(events.map(\.id) == ["2-0"] && events.map(\.type) == [.messageCreated])
+        #expect(
+            BotCommand.of(events[0])
+                == BotCommand(
+                    eventID: "2-0", roomID: 5, senderID: 1, botName: "echo", args: "hi", message: events[0].data))
     }
 }

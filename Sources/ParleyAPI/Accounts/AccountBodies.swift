@@ -99,6 +99,17 @@ struct LoginResponse: Codable, Sendable {
         let username: String
         let password: String
         let expiresAt: Date
+
+        init(endpoint: MQTTEndpoint, clientID: String, userID: Int64, password: String, expiresAt: Date) {
+            (host, port, tls, websocketPort) = (endpoint.host, endpoint.port, endpoint.tls, endpoint.websocketPort)
+            (clientId, username, self.password, self.expiresAt) = (clientID, String(userID), password, expiresAt)
+        }
+
+        init(endpoint: MQTTEndpoint, _ bot: BotMQTTCredentials) {
+            self.init(
+                endpoint: endpoint, clientID: bot.clientID, userID: bot.userID, password: bot.password,
+                expiresAt: bot.expiresAt)
+        }
     }
 
     let accessToken: String
@@ -115,9 +126,8 @@ struct LoginResponse: Codable, Sendable {
         user = UserResponse(own: signedIn.user)
         deviceId = signedIn.deviceID
         mqtt = MQTT(
-            host: endpoint.host, port: endpoint.port, tls: endpoint.tls, websocketPort: endpoint.websocketPort,
-            clientId: signedIn.clientID, username: String(signedIn.user.id), password: signedIn.mqttPassword,
-            expiresAt: signedIn.mqttExpiresAt)
+            endpoint: endpoint, clientID: signedIn.clientID, userID: signedIn.user.id,
+            password: signedIn.mqttPassword, expiresAt: signedIn.mqttExpiresAt)
     }
 }
 

@@ -6,6 +6,8 @@ import ParleyCore
 struct ServerController: Sendable {
     let rooms: RoomService
     let provisioning: IdentityProvisioning
+    let bots: BotService
+    let endpoint: MQTTEndpoint
 
     /// `PUT /v1/server/users/{externalId}`: what the app's backend says of its user.
     struct UserRequest: Decodable {
@@ -36,15 +38,29 @@ struct ServerController: Sendable {
                 ServerMessageRequest.self, from: request, context: context, limit: JSONBody.messageLimit)
             let roomID = try context.parameters.id("id")
             let (message, created) =
-                switch body.sentBy {
-                case .system:
+                switch (body.sentBy, context.key.botId) {
+                case (nil, let botID?):
+                    // A member's send: the bot's role in the room, its budget, the hook.
+                    try await rooms.send(roomID: roomID, message: body.message, by: botID)
+                case (_, .some):
+                    throw ParleyError(.forbidden, "A bot's key speaks only as the bot: leave sentBy out.")
+                case (nil, nil):
+                    throw ParleyError.invalidRequest(#"sentBy is {"externalId": "…"} or "system""#, field: "sentBy")
+                case (.system?, nil):
                     try await rooms.postNotice(roomID: roomID, message: body.message)
-                case .user(let externalID):
+                case (.user(let externalID)?, nil):
                     try await rooms.send(
                         asServerFor: try await user(externalID, of: context.key).id, roomID: roomID,
                         message: body.message)
                 }
             return JSONResponse(created ? .created : .ok, message)
+        }
+        server.post("mqtt-credentials") { _, context in
+            guard let botID = context.key.botId else {
+                throw ParleyError(.forbidden, "Only a bot's key has MQTT credentials.")
+            }
+            return JSONResponse(
+                .ok, LoginResponse.MQTT(endpoint: endpoint, try await bots.mqttCredentials(botID: botID)))
         }
         server.put("users/:externalId") { request, context in
             try context.require(.usersWrite)
@@ -63,8 +79,14 @@ struct ServerController: Sendable {
         server.get("rooms/:id/messages") { request, context in
             try context.require(.messagesRead)
             let query = try RoomsController.historyQuery(request)
-            let (messages, hasMore) = try await rooms.serverHistory(
-                roomID: try context.parameters.id("id"), query: query)
+            let roomID = try context.parameters.id("id")
+            // A bot reads as the member it is: its rooms only.
+            let (messages, hasMore) =
+                if let botID = context.key.botId {
+                    try await rooms.history(roomID: roomID, query: query, for: botID)
+                } else {
+                    try await rooms.serverHistory(roomID: roomID, query: query)
+                }
             return JSONResponse(
                 .ok,
                 MessagesResponse(

@@ -3,19 +3,23 @@ import ParleyCore
 
 /// `POST /v1/server/rooms/{id}/messages`: a message's fields (``NewMessage``) and who says
 /// it: one of the app's users by `{"externalId"}`, or `"system"` for a room notice, whose type
-/// is `system` and which carries text and metadata only.
+/// is `system` and which carries text and metadata only; a bot's key names no one (nil): the
+/// bot says it.
 struct ServerMessageRequest: Decodable {
     enum Sender: Equatable {
         case system
         case user(externalId: String)
     }
 
-    let sentBy: Sender
+    let sentBy: Sender?
     let message: NewMessage
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Keys.self)
-        if let word = try? container.decode(String.self, forKey: .sentBy) {
+        if !container.contains(.sentBy) {
+            sentBy = nil
+            message = try NewMessage(from: decoder)
+        } else if let word = try? container.decode(String.self, forKey: .sentBy) {
             guard word == "system" else {
                 throw ParleyError.invalidRequest(#"sentBy is {"externalId": "…"} or "system""#, field: "sentBy")
             }

@@ -75,26 +75,36 @@ struct WebhooksController: Sendable {
                 .accepted, PingResponse(deliveryId: try await service.ping(id: try context.parameters.id("id"))))
         }
         admin.get("webhooks/:id/deliveries") { request, context in
-            let paging = try Paging(request, defaultLimit: 50, maximum: 200)
-            let status = try request.uri.queryParameters["status"].map { text in
-                guard let status = WebhookDelivery.Status(rawValue: String(text)) else {
-                    throw ParleyError.invalidRequest("status is pending, succeeded or failed", field: "status")
-                }
-                return status
+            let webhookID = try context.parameters.id("id")
+            return try await Self.deliveries(request) { status, before, limit in
+                try await service.deliveries(webhookID: webhookID, status: status, before: before, limit: limit)
             }
-            let found = try await service.deliveries(
-                webhookID: try context.parameters.id("id"), status: status, before: paging.cursor,
-                limit: paging.readLimit)
-            let page = Array(found.prefix(paging.limit))
-            return JSONResponse(
-                .ok,
-                DeliveriesPage(deliveries: page, nextCursor: found.count > paging.limit ? page.last?.cursor : nil))
         }
         admin.post("webhooks/:id/deliveries/:deliveryId/retry") { _, context in
             try await service.retry(
                 deliveryID: context.parameters.get("deliveryId") ?? "", webhookID: try context.parameters.id("id"))
             return Response(status: .accepted)
         }
+    }
+}
+
+extension WebhooksController {
+    /// A page of deliveries (`?status&cursor&limit`), newest first, as `list` reads them.
+    static func deliveries(
+        _ request: Request,
+        list: (WebhookDelivery.Status?, String?, Int) async throws -> [WebhookDelivery]
+    ) async throws -> JSONResponse<DeliveriesPage> {
+        let paging = try Paging(request, defaultLimit: 50, maximum: 200)
+        let status = try request.uri.queryParameters["status"].map { text in
+            guard let status = WebhookDelivery.Status(rawValue: String(text)) else {
+                throw ParleyError.invalidRequest("status is pending, succeeded or failed", field: "status")
+            }
+            return status
+        }
+        let found = try await list(status, paging.cursor, paging.readLimit)
+        let page = Array(found.prefix(paging.limit))
+        return JSONResponse(
+            .ok, DeliveriesPage(deliveries: page, nextCursor: found.count > paging.limit ? page.last?.cursor : nil))
     }
 }
 

@@ -40,6 +40,7 @@ public struct AccountService: Sendable {
     public struct SignedIn: Sendable {
         public let tokens: IssuedTokens
         public let user: User
+        public let sessionID: Int64
         public let deviceID: Int64?
         public let clientID: String
         public let mqttPassword: String
@@ -174,13 +175,20 @@ public struct AccountService: Sendable {
     private func signedIn(
         tokens: IssuedTokens, user: User, sessionID: Int64, deviceID: Int64?, clientID: String, now: Date
     ) -> SignedIn {
+        let mqtt = mqttPassword(userID: user.id, sessionID: sessionID, clientID: clientID, now: now)
+        return SignedIn(
+            tokens: tokens, user: user, sessionID: sessionID, deviceID: deviceID, clientID: clientID,
+            mqttPassword: mqtt.password, mqttExpiresAt: mqtt.expiresAt)
+    }
+
+    /// An MQTT password for the session's client id, valid for the policy's MQTT lifetime.
+    func mqttPassword(userID: Int64, sessionID: Int64, clientID: String, now: Date = Date()) -> (
+        password: String, expiresAt: Date
+    ) {
         let expiresAt = now.addingTimeInterval(policy.mqttTokenLifetime.seconds)
         let token = MQTTToken(
-            userID: user.id, clientID: clientID, sessionID: sessionID,
-            expiresAt: Int64(expiresAt.timeIntervalSince1970))
-        return SignedIn(
-            tokens: tokens, user: user, deviceID: deviceID, clientID: clientID,
-            mqttPassword: token.signed(with: mqttKey), mqttExpiresAt: expiresAt)
+            userID: userID, clientID: clientID, sessionID: sessionID, expiresAt: Int64(expiresAt.timeIntervalSince1970))
+        return (token.signed(with: mqttKey), expiresAt)
     }
 
     /// An administrator deactivates an account — its sessions end at once (API instances and

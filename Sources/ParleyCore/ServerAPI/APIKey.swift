@@ -20,14 +20,18 @@ public struct APIKey: Sendable, Equatable, Codable {
     /// The administrator who issued it (an `admin` key acts as them on the admin routes); null
     /// once their account is gone.
     @NullEncoded public var createdById: Int64?
+    /// The bot this key is (``Bot``): it acts only as the bot, in the bot's rooms; null for a
+    /// key of the app's server.
+    @NullEncoded public var botId: Int64?
     public let createdAt: Date
     @NullEncoded public var expiresAt: Date?
     @NullEncoded public var lastUsedAt: Date?
 
     public init(
-        id: Int64, name: String, scopes: [APIKeyScope], issuer: String, createdById: Int64?, createdAt: Date,
-        expiresAt: Date?, lastUsedAt: Date?
+        id: Int64, name: String, scopes: [APIKeyScope], issuer: String, createdById: Int64?, botId: Int64? = nil,
+        createdAt: Date, expiresAt: Date?, lastUsedAt: Date?
     ) {
+        self.botId = botId
         self.id = id
         self.name = name
         self.scopes = scopes

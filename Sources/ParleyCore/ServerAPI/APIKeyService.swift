@@ -94,7 +94,7 @@ public struct APIKeyService: Sendable {
             userID: userID, sessionID: 0, deviceID: nil, isAdmin: true, expiresAt: key.expiresAt ?? .distantFuture)
     }
 
-    private static func newSecret() -> OpaqueToken {
+    static func newSecret() -> OpaqueToken {
         OpaqueToken(value: secretPrefix + OpaqueToken.generate().value)
     }
 }

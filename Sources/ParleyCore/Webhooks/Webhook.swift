@@ -59,7 +59,8 @@ public struct WebhookDelivery: Sendable, Equatable, Encodable {
 
     public let id: String
     public let webhookId: Int64
-    public let type: WebhookEvent.Kind
+    /// The event's type (`message.created`, …), or `command` for a command sent to a bot.
+    public let type: String
     public let status: Status
     public let createdAt: Date
     @NullEncoded public var nextAttemptAt: Date?
@@ -68,7 +69,7 @@ public struct WebhookDelivery: Sendable, Equatable, Encodable {
     public let cursor: String
 
     public init(
-        id: String, webhookId: Int64, type: WebhookEvent.Kind, status: Status, createdAt: Date, nextAttemptAt: Date?,
+        id: String, webhookId: Int64, type: String, status: Status, createdAt: Date, nextAttemptAt: Date?,
         attempts: [Attempt], cursor: String
     ) {
         self.id = id

@@ -75,11 +75,16 @@ public struct QueuedWebhookEvent: Sendable, Equatable, Codable {
 
 /// The delivery side: deliveries recorded from queued events, claimed lane by lane, finished.
 public protocol WebhookDeliveryStore: Sendable {
-    /// The event types some enabled webhook subscribes to.
-    func subscribedKinds() async throws -> Set<WebhookEvent.Kind>
+    /// What the relay queues: the event types some enabled webhook subscribes to, and whether
+    /// some bot hears commands.
+    func subscriptions() async throws -> WebhookSubscriptions
     /// Records a delivery of each event to every enabled webhook that subscribes to it; an
     /// event recorded before is not recorded again.
     func record(_ events: [QueuedWebhookEvent]) async throws
+    /// Records a delivery of each command to the bot it names, where that bot has a webhook and
+    /// is a member of the room (and did not send it); a command recorded before is not
+    /// recorded again.
+    func record(commands: [BotCommand], at timestamp: Date) async throws
     /// Leases the oldest pending delivery of each lane (a webhook and a room: later events of
     /// the room wait behind it) that is due, up to `limit`, for `lease`.
     func claimDue(limit: Int, lease: Duration) async throws -> [DueWebhookDelivery]
@@ -89,10 +94,30 @@ public protocol WebhookDeliveryStore: Sendable {
         async throws -> Webhook?
 }
 
+/// What the relay hands the webhooks role.
+public struct WebhookSubscriptions: Sendable, Equatable {
+    public var kinds: Set<WebhookEvent.Kind>
+    /// Some bot has a webhook: new messages that start with `/` are queued for it.
+    public var botCommands: Bool
+
+    public init(kinds: Set<WebhookEvent.Kind>, botCommands: Bool) {
+        self.kinds = kinds
+        self.botCommands = botCommands
+    }
+
+    /// While the subscriptions cannot be read: everything.
+    public static let all = WebhookSubscriptions(kinds: Set(WebhookEvent.Kind.allCases), botCommands: true)
+    public var isEmpty: Bool { kinds.isEmpty && !botCommands }
+}
+
 /// A delivery leased for an attempt, with what the attempt needs.
 public struct DueWebhookDelivery: Sendable, Equatable {
     public let id: String
     public let webhookID: Int64
+    /// A command's delivery: the bot whose answer is said in ``roomID``.
+    public var botID: Int64?
+    /// The room of its event; 0 for none.
+    public var roomID: Int64 = 0
     public let url: String
     public let key: [UInt8]
     public let body: String
@@ -126,9 +151,11 @@ public enum WebhookDeliveryOutcome: Sendable, Equatable {
 }
 
 /// Sends one signed request to a checked address (``OutboundRule``), without following a
-/// redirect, within a time limit; its answer's status.
+/// redirect, within a time limit; its answer's status and body (up to 64 KiB of it: a bot's
+/// answer to a command).
 public protocol WebhookTransport: Sendable {
-    func post(_ url: String, headers: [(String, String)], body: Data, timeout: Duration) async throws -> Int
+    func post(_ url: String, headers: [(String, String)], body: Data, timeout: Duration) async throws
+        -> (status: Int, body: Data)
     /// Closes its connections; called once, when its user stops.
     func shutdown() async throws
 }

@@ -68,7 +68,7 @@ public struct WebhookService: Sendable {
         }
     }
 
-    private func checked(_ url: String) async throws -> String {
+    func checked(_ url: String) async throws -> String {
         let endpoint = try rule.endpoint(url)
         _ = try await rule.target(endpoint, resolver: resolver)
         return endpoint.url.absoluteString
