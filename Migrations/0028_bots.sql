@@ -23,3 +23,9 @@ ALTER TABLE cloud.webhook ADD COLUMN bot_id bigint REFERENCES cloud.user_account
 -- A bot's webhook hears commands, not event types.
 ALTER TABLE cloud.webhook DROP CONSTRAINT webhook_events_check;
 ALTER TABLE cloud.webhook ADD CONSTRAINT webhook_events_check CHECK (cardinality(events) > 0 OR bot_id IS NOT NULL);
+
+CREATE INDEX bot_webhook_idx ON cloud.bot (webhook_id) WHERE webhook_id IS NOT NULL;
+CREATE INDEX bot_api_key_idx ON cloud.bot (api_key_id);
+CREATE INDEX bot_session_idx ON cloud.bot (session_id) WHERE session_id IS NOT NULL;
+CREATE INDEX api_key_bot_idx ON cloud.api_key (bot_id) WHERE bot_id IS NOT NULL;
+CREATE INDEX webhook_bot_idx ON cloud.webhook (bot_id) WHERE bot_id IS NOT NULL;

@@ -65,14 +65,27 @@ final class WebhookReceiver: Sendable {
 
     static func start() async throws -> WebhookReceiver {
         let receiver = WebhookReceiver()
-        let router = Router()
-        router.post("hook") { [receiver] request, _ in try await receiver.answer(request) }
-        let server = try await LoopbackHTTPServer.start(router)
-        receiver.server.withLock { $0 = server }
+        try await receiver.listen(port: 0)
         return receiver
     }
 
+    private func listen(port: Int) async throws {
+        let router = Router()
+        router.post("hook") { [self] request, _ in try await answer(request) }
+        let server = try await LoopbackHTTPServer.start(router, port: port)
+        self.server.withLock { $0 = server }
+    }
+
     func stop() async { await server.withLock { $0 }?.stop() }
+
+    /// Down: nothing listens (connections are refused) until ``comeBack()``.
+    func goDown() async { await stop() }
+
+    /// Listens again on the same port (so at the same URL).
+    func comeBack() async throws {
+        guard let port = server.withLock({ $0?.port }) else { return }
+        try await listen(port: port)
+    }
 
     private func answer(_ request: Hummingbird.Request) async throws -> Response {
         let body = try await request.body.collect(upTo: 1 << 20)

@@ -12,11 +12,12 @@ public struct LoopbackHTTPServer: Sendable {
 
     public var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    public static func start(_ router: Router<BasicRequestContext>) async throws -> LoopbackHTTPServer {
+    /// - Parameter port: 0 for a free one; a port given again serves there again after ``stop()``.
+    public static func start(_ router: Router<BasicRequestContext>, port: Int = 0) async throws -> LoopbackHTTPServer {
         let logger = Logger(label: "loopback-http", factory: { _ in SwiftLogNoOpLogHandler() })
         let ready = AsyncStream<Int>.makeStream()
         let application = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
             onServerRunning: { ready.continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
         let group = ServiceGroup(
             configuration: .init(services: [.init(service: application)], gracefulShutdownSignals: [], logger: logger))
@@ -25,16 +26,16 @@ public struct LoopbackHTTPServer: Sendable {
             defer { ready.continuation.finish() }
             try await group.run()
         }
-        var port = 0
+        var bound = 0
         for await value in ready.stream {
-            port = value
+            bound = value
             break
         }
-        guard port != 0 else {
+        guard bound != 0 else {
             try await running.value
             throw TestEnvironmentError("the loopback HTTP server did not start")
         }
-        return LoopbackHTTPServer(group: group, running: running, port: port)
+        return LoopbackHTTPServer(group: group, running: running, port: bound)
     }
 
     public func stop() async {
