@@ -131,4 +131,11 @@ public struct PostgresBotRepository: BotRepository {
             logger: logger
         ).first(Int64?.self) ?? nil
     }
+
+    public func ids() async throws -> Set<Int64> {
+        Set(
+            try await database.client.query(
+                "SELECT user_account_id FROM cloud.bot WHERE deleted_at IS NULL", logger: logger
+            ).all(Int64.self))
+    }
 }

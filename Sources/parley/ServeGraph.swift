@@ -137,7 +137,8 @@ struct ServeGraph {
             store: RedisTokenBuckets(pool: parts.redis, namespace: parts.rateLimitNamespace))
         let rooms = RoomService(
             rooms: roomRepository, messages: messageRepository, batching: parts.sendBatching,
-            addPolicy: parts.roomAddPolicy, limits: parts.abuseLimits, buckets: buckets, hook: parts.messageHook)
+            addPolicy: parts.roomAddPolicy, limits: parts.abuseLimits, buckets: buckets, hook: parts.messageHook,
+            bots: BotRoster(load: PostgresBotRepository(database: postgres, logger: logger("bots")).ids))
         let messageActions = MessageActionService(
             rooms: roomRepository, actions: messageRepository, editWindow: parts.editWindow, hook: parts.messageHook)
 

@@ -64,7 +64,8 @@ struct WorkerGraph {
                 rooms: rooms, messages: parts.messages(logger), batching: nil, limits: ingest.abuseLimits,
                 buckets: LeasedTokenBuckets(
                     store: RedisTokenBuckets(pool: parts.redis, namespace: ingest.rateLimitNamespace)),
-                hook: ingest.messageHook),
+                hook: ingest.messageHook,
+                bots: BotRoster(load: PostgresBotRepository(database: parts.postgres, logger: logger).ids)),
             repository: rooms, publisher: ingest.publisher,
             limiter: RedisRateLimiter(pool: parts.redis, namespace: ingest.rateLimitNamespace),
             payloadLimit: ingest.payloadLimit, senders: ingest.senders, writers: ingest.recentWriters, logger: logger)

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 import Testing
 
 @testable import parley
@@ -73,5 +74,18 @@ struct SettingsTests {
         let tooLong = Settings(environment: ["PARLEY_INGEST_COMMIT_INTERVAL_MICROSECONDS": "2000000"])
         let interval = #expect(throws: SettingsError.self) { try tooLong.ingestCommitInterval() }
         #expect(interval?.description.hasPrefix("PARLEY_INGEST_COMMIT_INTERVAL_MICROSECONDS must be") == true)
+    }
+
+    /// A bot's message budget is its own: 50 a second after a burst of 100 unless set.
+    @Test func botsHaveAMessageBudgetOfTheirOwn() throws {
+        let defaults = try Settings(environment: [:]).abuseLimits()
+        #expect(defaults.botMessages == RateBucket(perSecond: 50, burst: 100) && defaults.messages.perSecond == 10)
+        let set = try Settings(
+            environment: ["PARLEY_LIMIT_BOT_MESSAGES_PER_SECOND": "5.5", "PARLEY_LIMIT_BOT_MESSAGES_BURST": "7"]
+        ).abuseLimits()
+        #expect(set.botMessages == RateBucket(perSecond: 5.5, burst: 7))
+        let zero = Settings(environment: ["PARLEY_LIMIT_BOT_MESSAGES_PER_SECOND": "0"])
+        let error = #expect(throws: SettingsError.self) { try zero.abuseLimits() }
+        #expect(error?.description.hasPrefix("PARLEY_LIMIT_BOT_MESSAGES_PER_SECOND must be") == true)
     }
 }

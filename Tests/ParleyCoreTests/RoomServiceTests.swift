@@ -125,6 +125,28 @@ struct RoomServiceTests {
         #expect(await rooms.messageCount(room) == 4)
     }
 
+    /// A bot (the roster says which senders are) spends a budget of its own, in a batch and
+    /// alone; a user beside it spends theirs.
+    @Test func aBotSpendsItsOwnMessageBudget() async throws {
+        let room = try await multiparty()
+        let limited = RoomService(
+            rooms: rooms, messages: rooms, batching: nil,
+            limits: AbuseLimits(
+                messages: RateBucket(perSecond: 1, burst: 1), botMessages: RateBucket(perSecond: 1, burst: 3)),
+            buckets: CountingBuckets(), bots: BotRoster { [Self.writer] })
+        let batch = try [Self.writer, Self.writer, Self.admin, Self.admin, Self.writer].enumerated().map {
+            index, sender in
+            MessageSubmission(
+                roomID: room, senderID: sender, message: try NewMessage(content: "m", uid: "bot-\(index)", fileId: nil))
+        }
+        let outcomes = try await limited.send(batch)
+        #expect(outcomes.map { $0.failureError == nil } == [true, true, true, false, true])
+        await #expect(throws: ParleyError.self) {
+            try await limited.send(
+                roomID: room, message: try NewMessage(content: "m", uid: "bot-5", fileId: nil), by: Self.writer)
+        }
+    }
+
     /// A client that sends again with the same uid (its PUBACK or answer was lost) gets the
     /// stored message, not a refusal for the budget its first send spent.
     @Test func aRetryOfAStoredMessageIsAnsweredAsStoredPastTheBudget() async throws {

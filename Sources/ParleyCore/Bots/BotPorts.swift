@@ -18,6 +18,8 @@ public protocol BotRepository: Sendable {
     func setMQTTSession(botID: Int64, sessionID: Int64, clientID: String) async throws
     /// The webhook its commands go to; nil without one.
     func webhookID(botID: Int64) async throws -> Int64?
+    /// The user ids of the bots not deleted (``BotRoster``'s).
+    func ids() async throws -> Set<Int64>
 }
 
 /// A bot as `POST /v1/admin/bots` asks for it, checked.

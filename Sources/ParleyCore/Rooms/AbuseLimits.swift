@@ -20,6 +20,8 @@ public struct RateBucket: Sendable, Equatable {
 public struct AbuseLimits: Sendable, Equatable {
     /// Messages, REST and `chat-in` together.
     public var messages: RateBucket
+    /// A bot's messages (its key's sends and its `chat-in`): bots answer many people at once.
+    public var botMessages: RateBucket
     /// Multiparty rooms created.
     public var roomsPerHour: Int
     /// Users one request may add (a new room's members); more is refused before any is looked up.
@@ -34,9 +36,10 @@ public struct AbuseLimits: Sendable, Equatable {
     public init(
         messages: RateBucket = RateBucket(perSecond: 10, burst: 30), roomsPerHour: Int = 20,
         membersPerRequest: Int = 1_000, membersPerHour: Int = 2_000, uploadsPerDay: Int = 500,
-        storageQuotaBytes: Int64 = 5 << 30
+        storageQuotaBytes: Int64 = 5 << 30, botMessages: RateBucket = RateBucket(perSecond: 50, burst: 100)
     ) {
         self.messages = messages
+        self.botMessages = botMessages
         self.roomsPerHour = roomsPerHour
         self.membersPerRequest = membersPerRequest
         self.membersPerHour = membersPerHour

@@ -21,12 +21,15 @@ public struct RoomService: Sendable {
     let bucketStore = BucketStoreGuard()
     /// Asked about every batch of new messages before it is stored; nil: no hook.
     let hook: MessageHookGate?
+    /// Which senders spend a bot's message budget; nil: none do.
+    let bots: BotRoster?
 
     public init(
         rooms: any RoomRepository, messages: any MessageRepository, batching: SendBatching? = SendBatching(),
         addPolicy: RoomAddPolicy = .anyone, limits: AbuseLimits = AbuseLimits(), buckets: (any TokenBuckets)? = nil,
-        hook: MessageHookGate? = nil
+        hook: MessageHookGate? = nil, bots: BotRoster? = nil
     ) {
+        self.bots = bots
         self.rooms = rooms
         self.messages = messages
         self.addPolicy = addPolicy
@@ -196,7 +199,10 @@ public struct RoomService: Sendable {
         let submission = MessageSubmission(
             roomID: roomID, senderID: userID, message: message, traceparent: PipelineTrace.current())
         do {
-            if budgeted { try await spend("messages", 1, of: limits.messages, by: userID) }
+            if budgeted {
+                let isBot = await bots?.bots(among: [userID]).isEmpty == false
+                try await spend("messages", 1, of: isBot ? limits.botMessages : limits.messages, by: userID)
+            }
         } catch {
             // A retry of a stored message is answered as stored, whatever the budget.
             guard try await messages.storedKeys([submission.key]).contains(submission.key) else { throw error }
@@ -216,8 +222,18 @@ public struct RoomService: Sendable {
     public func send(_ batch: [MessageSubmission]) async throws -> [SendOutcome] {
         guard buckets != nil else { return try await Self.send(batch, rooms: rooms, messages: messages, hook: hook) }
         // Each sender's first messages in the batch take their budget; the rest are refused.
-        let counts = Dictionary(batch.map { (Self.bucketKey("messages", $0.senderID), 1) }, uniquingKeysWith: +)
-        let allowances = await allowances(counts, of: limits.messages)
+        let botIDs = await bots?.bots(among: Set(batch.map(\.senderID))) ?? []
+        func counts(bots: Bool) -> [String: Int] {
+            Dictionary(
+                batch.filter { botIDs.contains($0.senderID) == bots }.map {
+                    (Self.bucketKey("messages", $0.senderID), 1)
+                },
+                uniquingKeysWith: +)
+        }
+        var allowances = await allowances(counts(bots: false), of: limits.messages)
+        if !botIDs.isEmpty {
+            allowances.merge(await self.allowances(counts(bots: true), of: limits.botMessages)) { user, _ in user }
+        }
         var taken: [Int64: Int] = [:]
         var outcomes: [SendOutcome?] = batch.map { submission in
             taken[submission.senderID, default: 0] += 1

@@ -351,6 +351,11 @@ enum SettingKeys {
                 + "(429 with Retry-After, or message-rejected rate-limited with retryAfter).")
         static let messagesBurst = SettingKey(
             "limit.messagesBurst", default: "30", "Messages a user may send at once before the rate applies.")
+        static let botMessagesPerSecond = SettingKey(
+            "limit.botMessagesPerSecond", default: "50",
+            "Messages a bot may send per second (its key's sends and its chat-in) once its burst is spent.")
+        static let botMessagesBurst = SettingKey(
+            "limit.botMessagesBurst", default: "100", "Messages a bot may send at once before its rate applies.")
         static let roomsPerHour = SettingKey(
             "limit.roomsPerHour", default: "20", "Multiparty rooms a user may create per hour.")
         static let membersPerRequest = SettingKey(
@@ -364,8 +369,8 @@ enum SettingKeys {
             "storage.quotaBytes", default: "5368709120",
             "Bytes of a user's uploads kept at once (5 GiB); an upload beyond gets 413 quota-exceeded.")
         static let all = [
-            messagesPerSecond, messagesBurst, roomsPerHour, membersPerRequest, membersPerHour, uploadsPerDay,
-            storageQuota,
+            messagesPerSecond, messagesBurst, botMessagesPerSecond, botMessagesBurst, roomsPerHour,
+            membersPerRequest, membersPerHour, uploadsPerDay, storageQuota,
         ]
     }
 

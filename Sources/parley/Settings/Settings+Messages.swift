@@ -31,17 +31,20 @@ extension Settings {
     /// The limits against abuse in rooms, per user.
     func abuseLimits() throws -> AbuseLimits {
         typealias K = SettingKeys.Limits
-        let perSecond = try required(string(K.messagesPerSecond), K.messagesPerSecond)
-        guard let rate = Double(perSecond), rate > 0, rate <= 1_000_000 else {
-            throw SettingsError.invalid(K.messagesPerSecond, expected: "a number of messages per second above 0")
+        func bucket(_ rateKey: SettingKey, _ burstKey: SettingKey) throws -> RateBucket {
+            let perSecond = try required(string(rateKey), rateKey)
+            guard let rate = Double(perSecond), rate > 0, rate <= 1_000_000 else {
+                throw SettingsError.invalid(rateKey, expected: "a number of messages per second above 0")
+            }
+            return RateBucket(perSecond: rate, burst: try required(int(burstKey, in: 1...1_000_000), burstKey))
         }
         return AbuseLimits(
-            messages: RateBucket(
-                perSecond: rate, burst: try required(int(K.messagesBurst, in: 1...1_000_000), K.messagesBurst)),
+            messages: try bucket(K.messagesPerSecond, K.messagesBurst),
             roomsPerHour: try required(int(K.roomsPerHour, in: 1...1_000_000), K.roomsPerHour),
             membersPerRequest: try required(int(K.membersPerRequest, in: 2...1_000_000), K.membersPerRequest),
             membersPerHour: try required(int(K.membersPerHour, in: 1...100_000_000), K.membersPerHour),
             uploadsPerDay: try required(int(K.uploadsPerDay, in: 1...100_000_000), K.uploadsPerDay),
-            storageQuotaBytes: Int64(try required(int(K.storageQuota, in: 1...Int.max), K.storageQuota)))
+            storageQuotaBytes: Int64(try required(int(K.storageQuota, in: 1...Int.max), K.storageQuota)),
+            botMessages: try bucket(K.botMessagesPerSecond, K.botMessagesBurst))
     }
 }
