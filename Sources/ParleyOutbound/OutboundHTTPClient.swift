@@ -56,7 +56,42 @@ public final class OutboundHTTPClient: WebhookTransport, Sendable {
     /// An answer longer than the reader takes.
     public struct AnswerTooLarge: Error {}
 
+    /// Failures other than the rule's refusal (a ``ParleyCore/ParleyError``) and an answer too
+    /// large are told as ``ParleyCore/OutboundRequestFailure``.
     private func send(
+        _ method: HTTPMethod, _ url: String, headers: [(String, String)], body: Data?, limit: Int, cut: Bool,
+        timeout: Duration
+    ) async throws -> (status: Int, headers: [(String, String)], body: Data) {
+        do {
+            return try await exchange(
+                method, url, headers: headers, body: body, limit: limit, cut: cut, timeout: timeout)
+        } catch let error where !(error is ParleyError || error is AnswerTooLarge) {
+            throw Self.failure(error)
+        }
+    }
+
+    static func failure(_ error: any Error) -> OutboundRequestFailure {
+        if error is TimeoutError { return OutboundRequestFailure("timed out") }
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .connectTimeout, .deadlineExceeded, .readTimeout, .writeTimeout:
+                return OutboundRequestFailure("timed out")
+            case .remoteConnectionClosed: return OutboundRequestFailure("connection closed")
+            default: return OutboundRequestFailure("request failed")
+            }
+        }
+        if error is NIOSSLError || error is BoringSSLError { return OutboundRequestFailure("TLS failed") }
+        if let error = error as? IOError, error.errnoCode == ECONNREFUSED {
+            return OutboundRequestFailure("connection refused")
+        }
+        // NIOPosix's NIOConnectionError (every address of the host failed) names its errors.
+        if String(describing: error).contains("errno: \(ECONNREFUSED)") {
+            return OutboundRequestFailure("connection refused")
+        }
+        return OutboundRequestFailure("request failed")
+    }
+
+    private func exchange(
         _ method: HTTPMethod, _ url: String, headers: [(String, String)], body: Data?, limit: Int, cut: Bool,
         timeout: Duration
     ) async throws -> (status: Int, headers: [(String, String)], body: Data) {
@@ -120,6 +155,9 @@ public final class OutboundHTTPClient: WebhookTransport, Sendable {
         if let caFile { tls.additionalTrustRoots = [.file(caFile)] }
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         configuration.redirectConfiguration = .disallow
+        // A failed connection is an attempt's failure, retried as the caller's policy says; the
+        // client's own retries would hold the attempt until its time is up and hide why.
+        configuration.connectionPool.retryConnectionEstablishment = false
         configuration.timeout.connect = .seconds(connectTimeout.components.seconds)
         // The request names the host; the connection goes to the address checked for it.
         if IPAddress(target.endpoint.host) == nil {

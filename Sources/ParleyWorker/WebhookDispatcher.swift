@@ -4,10 +4,11 @@ import Metrics
 import ParleyCore
 import ParleyRuntime
 import ServiceLifecycle
+import Synchronization
 
 /// The `webhooks` role: records the events the relay queued as deliveries to each subscribed
-/// webhook (``record(job:)``, the queue's handler), and sends them, lane by lane: the oldest
-/// pending delivery of each webhook and room, signed (``ParleyCore/WebhookSignature``), 5 s at
+/// webhook (``record(job:)``, the queue's handler), and sends them, lane by lane: each
+/// webhook's deliveries of a room in order, up to ten per lease, signed (``ParleyCore/WebhookSignature``), 5 s at
 /// most, a body of 256 KiB at most. A failure is retried as ``ParleyCore/WebhookRetryPolicy``
 /// says, later events of the room waiting behind it; a delivery still failing after 24 hours
 /// is dead, and a webhook failing for three days is disabled (told to the other webhooks as
@@ -27,6 +28,14 @@ public struct WebhookDispatcher: Service {
     let attemptLimit: Duration
     static let bodyLimit = 256 * 1024
     private let wake = WakeSignal()
+    private let inFlight = LaneCount()
+
+    /// The lanes being sent to.
+    private final class LaneCount: Sendable {
+        private let value = Mutex(0)
+        var count: Int { value.withLock { $0 } }
+        func add(_ change: Int) { value.withLock { $0 += change } }
+    }
 
     public init(
         store: any WebhookDeliveryStore, transport: any WebhookTransport, replies: (any BotReplies)?,
@@ -57,30 +66,60 @@ public struct WebhookDispatcher: Service {
     }
 
     public func run() async throws {
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            let due: [DueWebhookDelivery]
-            do {
-                // A lease outlasts an attempt's limit, so a crashed worker's lanes resume soon.
-                due = try await store.claimDue(limit: concurrency, lease: attemptLimit * 6)
-            } catch {
-                logger.warning("webhook deliveries not read", metadata: ["error": "\(error)"])
-                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(1)) }
-                continue
-            }
-            if due.isEmpty {
-                // Retries fall due without a signal: look again within half a second.
-                await wake.wait(upTo: .milliseconds(500))
-                continue
-            }
-            await withTaskGroup(of: Void.self) { group in
-                for delivery in due { group.addTask { await attempt(delivery) } }
+        await withDiscardingTaskGroup { group in
+            while !Task.isShuttingDownGracefully && !Task.isCancelled {
+                let free = concurrency - inFlight.count
+                var lanes: [[DueWebhookDelivery]] = []
+                if free > 0 {
+                    do {
+                        // A lease outlasts a lane's attempts, so a crashed worker's lanes resume soon.
+                        lanes = try await store.claimDue(
+                            lanes: free, perLane: Self.perLane, lease: attemptLimit * (Self.perLane + 2))
+                    } catch {
+                        logger.warning("webhook deliveries not read", metadata: ["error": "\(error)"])
+                        try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(1)) }
+                        continue
+                    }
+                }
+                for lane in lanes {
+                    inFlight.add(1)
+                    group.addTask {
+                        await send(lane)
+                        inFlight.add(-1)
+                        wake.signal()
+                    }
+                }
+                if lanes.isEmpty {
+                    // A lane done, a job recorded, or a retry falling due (looked for within
+                    // half a second) wakes the loop.
+                    await wake.wait(upTo: .milliseconds(500))
+                }
             }
         }
         try? await transport.shutdown()
     }
 
-    /// One attempt of one delivery, recorded with what follows it.
-    func attempt(_ delivery: DueWebhookDelivery) async {
+    /// Deliveries one lane is leased at once: its next events follow without a claim each.
+    static let perLane = 10
+
+    /// A lane's leased deliveries in order, until one is to be tried again later: the rest
+    /// wait behind it (their leases given back). A dead one does not hold the lane.
+    func send(_ lane: [DueWebhookDelivery]) async {
+        for (index, delivery) in lane.enumerated() {
+            if case .retry = await attempt(delivery) {
+                do {
+                    try await store.release(lane.dropFirst(index + 1).map(\.id))
+                } catch {
+                    logger.warning("webhook leases not given back", metadata: ["error": "\(error)"])
+                }
+                return
+            }
+        }
+    }
+
+    /// One attempt of one delivery, recorded with what follows it (returned).
+    @discardableResult
+    func attempt(_ delivery: DueWebhookDelivery) async -> WebhookDeliveryOutcome {
         let started = Date()
         let clock = ContinuousClock.now
         var answer: (status: Int, body: Data)?
@@ -97,8 +136,10 @@ public struct WebhookDispatcher: Service {
                 answer = try await transport.post(delivery.url, headers: headers, body: body, timeout: attemptLimit)
             } catch let refused as ParleyError {
                 failure = refused.detail
+            } catch let unanswered as OutboundRequestFailure {
+                failure = unanswered.reason
             } catch {
-                failure = Self.reason(error)
+                failure = "request failed"
             }
         }
         let elapsed = ContinuousClock.now - clock
@@ -147,6 +188,7 @@ public struct WebhookDispatcher: Service {
         } catch {
             logger.warning("webhook attempt not recorded", metadata: ["error": "\(error)"])
         }
+        return next
     }
 
     /// A bot's answer to a command, said in the room as the bot (nothing for an empty answer).
@@ -168,21 +210,5 @@ public struct WebhookDispatcher: Service {
                 id: "disabled-\(webhook.id)-\(Int(Date().timeIntervalSince1970))", type: .webhookDisabled, roomId: nil,
                 timestamp: Date(), data: data)
         ])
-    }
-
-    /// Why a request failed, in a few words (no addresses or internals of this server).
-    static func reason(_ error: any Error) -> String {
-        if error is TimeoutError { return "timed out" }
-        let text = String(describing: error)
-        if text.localizedCaseInsensitiveContains("timeout") || text.localizedCaseInsensitiveContains("deadline") {
-            return "timed out"
-        }
-        if text.localizedCaseInsensitiveContains("refused") { return "connection refused" }
-        if text.localizedCaseInsensitiveContains("tls") || text.localizedCaseInsensitiveContains("certificate")
-            || text.localizedCaseInsensitiveContains("handshake")
-        {
-            return "TLS failed"
-        }
-        return "request failed"
     }
 }

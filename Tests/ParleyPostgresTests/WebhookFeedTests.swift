@@ -21,7 +21,8 @@ struct WebhookFeedTests {
         }
         func record(_ events: [QueuedWebhookEvent]) async throws {}
         func record(commands: [BotCommand], at timestamp: Date) async throws {}
-        func claimDue(limit: Int, lease: Duration) async throws -> [DueWebhookDelivery] { [] }
+        func claimDue(lanes: Int, perLane: Int, lease: Duration) async throws -> [[DueWebhookDelivery]] { [] }
+        func release(_ deliveryIDs: [String]) async throws {}
         func finish(_ delivery: DueWebhookDelivery, attempt: WebhookDelivery.Attempt, next: WebhookDeliveryOutcome)
             async throws -> Webhook?
         { nil }

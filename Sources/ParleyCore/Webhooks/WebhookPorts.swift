@@ -85,9 +85,13 @@ public protocol WebhookDeliveryStore: Sendable {
     /// is a member of the room (and did not send it); a command recorded before is not
     /// recorded again.
     func record(commands: [BotCommand], at timestamp: Date) async throws
-    /// Leases the oldest pending delivery of each lane (a webhook and a room: later events of
-    /// the room wait behind it) that is due, up to `limit`, for `lease`.
-    func claimDue(limit: Int, lease: Duration) async throws -> [DueWebhookDelivery]
+    /// Leases, for `lease`, the first `perLane` pending deliveries (in order) of up to `lanes`
+    /// lanes (a webhook and a room: later events of the room wait behind the oldest) whose
+    /// oldest is due and not leased, the longest due first. Its cost follows the lanes with
+    /// pending deliveries, not the deliveries waiting in them.
+    func claimDue(lanes: Int, perLane: Int, lease: Duration) async throws -> [[DueWebhookDelivery]]
+    /// Gives leased deliveries back (a lane stopped at a failure before reaching them).
+    func release(_ deliveryIDs: [String]) async throws
     /// Records the attempt and what follows; when a webhook failing since three days is
     /// disabled by it, the webhook.
     func finish(_ delivery: DueWebhookDelivery, attempt: WebhookDelivery.Attempt, next: WebhookDeliveryOutcome)
@@ -158,4 +162,13 @@ public protocol WebhookTransport: Sendable {
         -> (status: Int, body: Data)
     /// Closes its connections; called once, when its user stops.
     func shutdown() async throws
+}
+
+/// Why a request to another server got no answer, in a few words for a delivery's log
+/// (`timed out`, `connection refused`, `TLS failed`): no address or internal of this server.
+public struct OutboundRequestFailure: Error, Equatable, CustomStringConvertible {
+    public let reason: String
+
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
 }
