@@ -4,7 +4,7 @@ import ParleyCore
 import PostgresNIO
 
 /// Server keys (`cloud.api_key`) and the audit log (`cloud.audit_entry`).
-public struct PostgresAPIKeyRepository: APIKeyRepository, AuditLog {
+public struct PostgresAPIKeyRepository: APIKeyRepository, AuditLog, ExpiringRecords {
     let database: PostgresPool
     let logger: Logger
 
@@ -111,5 +111,19 @@ public struct PostgresAPIKeyRepository: APIKeyRepository, AuditLog {
                 id: row.0, at: row.1, actor: AuditEntry.Actor(type: row.2, id: row.3),
                 action: row.4, target: row.5, address: row.6)
         }
+    }
+
+    /// Audit entries made before `cutoff`.
+    public func purge(before cutoff: Date, limit: Int) async throws -> Int {
+        Int(
+            try await database.client.query(
+                """
+                WITH gone AS (
+                DELETE FROM cloud.audit_entry WHERE id IN (
+                    SELECT id FROM cloud.audit_entry WHERE at < \(cutoff) ORDER BY at LIMIT \(limit))
+                RETURNING 1)
+            SELECT count(*)::bigint FROM gone
+            """, logger: logger
+            ).single(Int64.self))
     }
 }

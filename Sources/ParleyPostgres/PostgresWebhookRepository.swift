@@ -5,7 +5,7 @@ import PostgresNIO
 
 /// Webhooks (`cloud.webhook`), their deliveries and attempts: what administrators keep, and
 /// the queue of deliveries the webhooks role works through lane by lane.
-public struct PostgresWebhookRepository: WebhookRepository, WebhookDeliveryStore {
+public struct PostgresWebhookRepository: WebhookRepository, WebhookDeliveryStore, ExpiringRecords {
     let database: PostgresPool
     let logger: Logger
 
@@ -281,5 +281,21 @@ public struct PostgresWebhookRepository: WebhookRepository, WebhookDeliveryStore
             guard disable, let row else { return nil }
             return Self.webhook(row)
         }
+    }
+
+    /// Finished deliveries (succeeded or dead) made before `cutoff`, with their attempts.
+    public func purge(before cutoff: Date, limit: Int) async throws -> Int {
+        Int(
+            try await database.client.query(
+                """
+                WITH gone AS (
+                DELETE FROM cloud.webhook_delivery WHERE id IN (
+                    SELECT id FROM cloud.webhook_delivery
+                    WHERE status <> 'pending' AND created_at < \(cutoff)
+                    ORDER BY created_at LIMIT \(limit))
+                RETURNING 1)
+            SELECT count(*)::bigint FROM gone
+            """, logger: logger
+            ).single(Int64.self))
     }
 }

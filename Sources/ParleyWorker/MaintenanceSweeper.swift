@@ -4,8 +4,8 @@ import ParleyCore
 import ParleyRuntime
 import ServiceLifecycle
 
-/// The maintenance role's clock: purges messages past their room's retention, deletes
-/// expired exports, and queues again erasures and exports whose job was lost (a request
+/// The maintenance role's clock: purges messages past their room's retention and logs past
+/// theirs, deletes expired exports, and queues again erasures and exports whose job was lost (a request
 /// that could not reach Redis, a job buried after its attempts).
 public struct MaintenanceSweeper: Service {
     let erasure: any ErasureRepository
@@ -14,13 +14,16 @@ public struct MaintenanceSweeper: Service {
     let jobs: any JobQueue
     /// Days after which messages go where a room sets none; nil keeps them.
     let defaultRetentionDays: Int?
+    /// Logs kept for a number of days (webhook deliveries, the audit log).
+    let logs: [Retention]
     let interval: Duration
     let logger: Logger
 
     public init(
         erasure: any ErasureRepository, exports: any ExportRepository, files: FileEraser, jobs: any JobQueue,
-        defaultRetentionDays: Int?, interval: Duration = .seconds(300), logger: Logger
+        defaultRetentionDays: Int?, logs: [Retention] = [], interval: Duration = .seconds(300), logger: Logger
     ) {
+        self.logs = logs
         self.erasure = erasure
         self.exports = exports
         self.files = files
@@ -56,7 +59,23 @@ public struct MaintenanceSweeper: Service {
         }
         if !lost.isEmpty { try await jobs.enqueue(contentsOf: lost) }
         try await files.erase(try await exports.expire(now: now, limit: 1000))
+        try await purgeLogs(now: now)
         return try await purgeExpiredMessages(now: now)
+    }
+
+    /// Each log's records past its days, a thousand at a time (at most a million a pass, so a
+    /// first pass over a long-kept log does not hold the sweep).
+    func purgeLogs(now: Date) async throws {
+        for log in logs {
+            let cutoff = now.addingTimeInterval(-Double(log.days) * 86_400)
+            var purged = 0
+            for _ in 0..<1000 {
+                let count = try await log.records.purge(before: cutoff, limit: 1000)
+                purged += count
+                if count < 1000 { break }
+            }
+            if purged > 0 { logger.info("\(log.name) past retention purged", metadata: ["count": "\(purged)"]) }
+        }
     }
 
     /// Messages older than their room's retention, oldest first, a thousand at a time.

@@ -120,6 +120,8 @@ extension WorkerGraph {
         /// Where exports are built.
         var workDirectory: String
         var retentionDefaultDays: Int?
+        /// Days finished webhook deliveries and audit entries are kept.
+        var logRetentionDays = (deliveries: 30, audit: 365)
         /// How often the sweep looks for what the jobs missed.
         var interval: Duration
         /// Rows one erasure job removes before it queues its continuation.

@@ -66,6 +66,7 @@ extension WorkerGraph.Parts {
                     store: try blobStore(settings), runner: try settings.toolRunner(),
                     workDirectory: try Self.workDirectory(settings),
                     retentionDefaultDays: try settings.retentionDefaultDays(),
+                    logRetentionDays: try settings.logRetentionDays(),
                     interval: try settings.maintenanceInterval()))
         }
     }

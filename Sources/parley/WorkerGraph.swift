@@ -175,7 +175,15 @@ struct WorkerGraph {
             jobs: jobs, stepLimit: maintenance.stepLimit, logger: logger)
         let sweeper = MaintenanceSweeper(
             erasure: erasure, exports: exports, files: eraser, jobs: jobs,
-            defaultRetentionDays: maintenance.retentionDefaultDays, interval: maintenance.interval, logger: logger)
+            defaultRetentionDays: maintenance.retentionDefaultDays,
+            logs: [
+                Retention(
+                    "webhook deliveries", records: PostgresWebhookRepository(database: parts.postgres, logger: logger),
+                    days: maintenance.logRetentionDays.deliveries),
+                Retention(
+                    "audit entries", records: PostgresAPIKeyRepository(database: parts.postgres, logger: logger),
+                    days: maintenance.logRetentionDays.audit),
+            ], interval: maintenance.interval, logger: logger)
         return (handler, sweeper)
     }
 }

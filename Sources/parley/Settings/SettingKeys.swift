@@ -340,7 +340,15 @@ enum SettingKeys {
             "room.addPolicy", default: "anyone",
             "Whom an admin's add makes a member at once: anyone (but someone who left, who is invited) or invite "
                 + "(only people who share a room with the adder; anyone else is invited, 202).")
-        static let all = [editWindow, retentionDefaultDays, maintenanceInterval, roomAddPolicy]
+        static let deliveryRetentionDays = SettingKey(
+            "webhook.deliveryRetentionDays", default: "30",
+            "Days finished webhook deliveries (and bots' commands), with their attempts, are kept and listed.")
+        static let auditRetentionDays = SettingKey(
+            "audit.retentionDays", default: "365", "Days entries of the audit log (GET /v1/admin/audit) are kept.")
+        static let all = [
+            editWindow, retentionDefaultDays, maintenanceInterval, roomAddPolicy, deliveryRetentionDays,
+            auditRetentionDays,
+        ]
     }
 
     /// Limits against abuse, per user.

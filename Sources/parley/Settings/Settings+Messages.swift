@@ -22,6 +22,15 @@ extension Settings {
         try int(SettingKeys.Messages.retentionDefaultDays, in: ErasureService.retentionDays)
     }
 
+    /// How many days finished webhook deliveries and audit entries are kept.
+    func logRetentionDays() throws -> (deliveries: Int, audit: Int) {
+        typealias K = SettingKeys.Messages
+        return (
+            try required(int(K.deliveryRetentionDays, in: 1...36_500), K.deliveryRetentionDays),
+            try required(int(K.auditRetentionDays, in: 1...36_500), K.auditRetentionDays)
+        )
+    }
+
     func maintenanceInterval() throws -> Duration {
         try positiveSeconds(SettingKeys.Messages.maintenanceInterval)
     }
