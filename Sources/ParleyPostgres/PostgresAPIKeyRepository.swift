@@ -115,15 +115,15 @@ public struct PostgresAPIKeyRepository: APIKeyRepository, AuditLog, ExpiringReco
 
     /// Audit entries made before `cutoff`.
     public func purge(before cutoff: Date, limit: Int) async throws -> Int {
-        Int(
-            try await database.client.query(
-                """
-                WITH gone AS (
+        let purged = try await database.client.query(
+            """
+            WITH gone AS (
                 DELETE FROM cloud.audit_entry WHERE id IN (
                     SELECT id FROM cloud.audit_entry WHERE at < \(cutoff) ORDER BY at LIMIT \(limit))
                 RETURNING 1)
             SELECT count(*)::bigint FROM gone
             """, logger: logger
-            ).single(Int64.self))
+        ).single(Int64.self)
+        return Int(purged)
     }
 }

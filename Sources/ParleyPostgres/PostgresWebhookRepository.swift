@@ -285,10 +285,9 @@ public struct PostgresWebhookRepository: WebhookRepository, WebhookDeliveryStore
 
     /// Finished deliveries (succeeded or dead) made before `cutoff`, with their attempts.
     public func purge(before cutoff: Date, limit: Int) async throws -> Int {
-        Int(
-            try await database.client.query(
-                """
-                WITH gone AS (
+        let purged = try await database.client.query(
+            """
+            WITH gone AS (
                 DELETE FROM cloud.webhook_delivery WHERE id IN (
                     SELECT id FROM cloud.webhook_delivery
                     WHERE status <> 'pending' AND created_at < \(cutoff)
@@ -296,6 +295,7 @@ public struct PostgresWebhookRepository: WebhookRepository, WebhookDeliveryStore
                 RETURNING 1)
             SELECT count(*)::bigint FROM gone
             """, logger: logger
-            ).single(Int64.self))
+        ).single(Int64.self)
+        return Int(purged)
     }
 }
