@@ -25,6 +25,7 @@ struct ChatBenchmark: AsyncParsableCommand {
     @Option(help: "Extra processes whose CPU the baseline reports, NAME=PID.") var baselineWatch: [String] = []
     @Flag(help: "Only Parley's side (for profiling); no baseline, no ratio.") var skipBaseline = false
     @Option(help: "The scenario's name in results (default: chat-MEMBERS).") var scenario: String?
+    @Option(help: "What the title adds to the shape (the message hook on).") var variant: String?
 
     func validate() throws {
         guard members >= 2, rooms >= 1, stepSeconds >= 1 else {
@@ -92,7 +93,8 @@ struct ChatBenchmark: AsyncParsableCommand {
         await parleyClients.shutdown()
         let name = scenario ?? "chat-\(members)"
         let result = ScenarioResult(
-            scenario: name, title: "Chat pipeline, rooms of \(members) (\(rooms) rooms)",
+            scenario: name,
+            title: "Chat pipeline, rooms of \(members) (\(rooms) rooms)" + (variant.map { ", \($0)" } ?? ""),
             subject: subject, baseline: base,
             notes: [
                 "latency: intended send time to the canonical event at every other member (open loop)",

@@ -7,7 +7,7 @@ replaces its earlier entry; the others stay, each with the date and machine of i
 """
 import argparse, datetime, json, os
 
-ORDER = ["chat-2", "chat-100", "chat-many", "rest-rooms", "rest-messages", "connect-storm", "fanout", "memory-serve", "memory-broker", "search"]
+ORDER = ["chat-2", "chat-2-hook", "chat-100", "chat-many", "rest-rooms", "rest-messages", "connect-storm", "fanout", "memory-serve", "memory-broker", "search"]
 
 
 def figure(side):
