@@ -173,7 +173,7 @@ extension ParleyRoutes {
             serverKeys = ServerKeyMiddleware(keys: keys, audit: audit)
             server = ServerController(rooms: rooms, provisioning: provisioning, bots: bots, endpoint: endpoint)
             self.webhooks = WebhooksController(service: webhooks)
-            self.bots = BotsController(service: bots, endpoint: endpoint)
+            self.bots = BotsController(service: bots, endpoint: endpoint, audit: audit)
             self.keys = keys
             self.audit = audit
             self.sessions = sessions

@@ -184,6 +184,10 @@ struct BotTests {
             #expect(user.status == .forbidden)
             let deleted = try await client.json(.delete, "/v1/admin/bots/\(bot.user.id)", token: admin)
             #expect(deleted.status == .noContent)
+            // Making and deleting a bot (which holds a key) are in the audit log.
+            let audit = try await client.json(.get, "/v1/admin/audit", token: admin)
+            #expect(audit.text.contains(#""action":"POST /v1/admin/bots""#), "\(audit.text)")
+            #expect(audit.text.contains(#""action":"DELETE /v1/admin/bots/{id}""#), "\(audit.text)")
             let dead = try await client.json(.get, "/v1/server/rooms/\(roomID)/messages", token: key)
             #expect(dead.status == .unauthorized)
             #expect(try await Self.create(client, admin: admin, name: name).user.id != bot.user.id)

@@ -7,6 +7,7 @@ import ParleyCore
 struct BotsController: Sendable {
     let service: BotService
     let endpoint: MQTTEndpoint
+    let audit: any AuditLog
 
     struct NewBotRequest: Decodable {
         let name: String
@@ -37,6 +38,7 @@ struct BotsController: Sendable {
             let body = try await JSONBody.decode(NewBotRequest.self, from: request, context: context)
             let created = try await service.create(
                 name: body.name, webhookUrl: body.webhookUrl, by: context.identity.userID)
+            try await audit.recordAdministrator(request, context)
             return JSONResponse(
                 .created,
                 CreatedBotResponse(
@@ -54,8 +56,9 @@ struct BotsController: Sendable {
                 try await service.deliveries(botID: botID, status: status, before: before, limit: limit)
             }
         }
-        admin.delete("bots/:id") { _, context in
+        admin.delete("bots/:id") { request, context in
             try await service.delete(id: try context.parameters.id("id"))
+            try await audit.recordAdministrator(request, context)
             return Response(status: .noContent)
         }
     }

@@ -26,7 +26,7 @@ struct APIKeysController: Sendable {
             let issued = try await keys.issue(
                 name: body.name, scopes: body.scopes, issuer: body.issuer, expiresAt: body.expiresAt,
                 by: context.identity.userID)
-            try await record(request, context)
+            try await audit.recordAdministrator(request, context)
             return JSONResponse(.created, issued)
         }
         admin.get("api-keys") { request, context in
@@ -36,7 +36,7 @@ struct APIKeysController: Sendable {
         }
         admin.delete("api-keys/:id") { request, context in
             try await keys.revoke(id: try context.parameters.id("id"))
-            try await record(request, context)
+            try await audit.recordAdministrator(request, context)
             return Response(status: .noContent)
         }
         admin.post("api-keys/:id/rotate") { request, context in
@@ -46,7 +46,7 @@ struct APIKeysController: Sendable {
                 : try await JSONBody.decode(RotateRequest.self, from: request, context: context)
             let issued = try await keys.rotate(
                 id: try context.parameters.id("id"), graceSeconds: body.graceSeconds ?? 0)
-            try await record(request, context)
+            try await audit.recordAdministrator(request, context)
             return JSONResponse(.ok, issued)
         }
         admin.get("audit") { request, _ in
@@ -54,13 +54,6 @@ struct APIKeysController: Sendable {
             let found = try await audit.entries(beforeID: try paging.idCursor(), limit: paging.readLimit)
             return JSONResponse(.ok, paging.page(found) { String($0.id) })
         }
-    }
-
-    /// An administrator's change of keys; an admin key's calls are recorded by ``AdminKeyMiddleware``.
-    private func record(_ request: Request, _ context: AuthenticatedRequestContext) async throws {
-        guard context.serverKey == nil else { return }
-        try await audit.record(
-            .user(context.identity.userID), calling: request, context: context, address: context.clientAddress)
     }
 }
 

@@ -13,6 +13,14 @@ extension AuditLog {
             target: request.uri.path, address: address)
     }
 
+    /// A signed-in administrator's change of what acts on the server (keys, bots); an admin
+    /// key's calls are recorded by ``AdminKeyMiddleware``.
+    func recordAdministrator(_ request: Request, _ context: AuthenticatedRequestContext) async throws {
+        guard context.serverKey == nil else { return }
+        try await record(
+            .user(context.identity.userID), calling: request, context: context, address: context.clientAddress)
+    }
+
     /// Runs a call made with `key` and records it, refused (a missing scope, a bad body) or not:
     /// a refused use is a use too.
     func recordingCall(
