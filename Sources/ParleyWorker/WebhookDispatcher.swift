@@ -73,8 +73,7 @@ public struct WebhookDispatcher: Service {
                 if free > 0 {
                     do {
                         // A lease outlasts a lane's attempts, so a crashed worker's lanes resume soon.
-                        lanes = try await store.claimDue(
-                            lanes: free, perLane: Self.perLane, lease: attemptLimit * (Self.perLane + 2))
+                        lanes = try await store.claimDue(lanes: free, perLane: Self.perLane, lease: lease)
                     } catch {
                         logger.warning("webhook deliveries not read", metadata: ["error": "\(error)"])
                         try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(1)) }
@@ -83,8 +82,9 @@ public struct WebhookDispatcher: Service {
                 }
                 for lane in lanes {
                     inFlight.add(1)
+                    let leasedUntil = ContinuousClock.now + lease
                     group.addTask {
-                        await send(lane)
+                        await send(lane, leasedUntil: leasedUntil)
                         inFlight.add(-1)
                         wake.signal()
                     }
@@ -101,25 +101,45 @@ public struct WebhookDispatcher: Service {
 
     /// Deliveries one lane is leased at once: its next events follow without a claim each.
     static let perLane = 10
+    /// How long a lane's deliveries are leased: all its attempts and more.
+    var lease: Duration { attemptLimit * (Self.perLane + 2) }
 
     /// A lane's leased deliveries in order, until one is to be tried again later: the rest
-    /// wait behind it (their leases given back). A dead one does not hold the lane.
-    func send(_ lane: [DueWebhookDelivery]) async {
+    /// wait behind it (their leases given back). A dead one does not hold the lane. The lane
+    /// also stops where an attempt could not be recorded (the delivery stays leased, so nothing
+    /// after it goes before it is sent again) and before its lease could run out mid-attempt
+    /// (another worker may then take the lane).
+    func send(_ lane: [DueWebhookDelivery], leasedUntil: ContinuousClock.Instant = .now + .seconds(3600)) async {
         for (index, delivery) in lane.enumerated() {
-            if case .retry = await attempt(delivery) {
-                do {
-                    try await store.release(lane.dropFirst(index + 1).map(\.id))
-                } catch {
-                    logger.warning("webhook leases not given back", metadata: ["error": "\(error)"])
-                }
+            let rest = lane.dropFirst(index + 1).map(\.id)
+            if ContinuousClock.now + attemptLimit * 2 > leasedUntil {
+                await release(Array(lane.dropFirst(index).map(\.id)))
                 return
+            }
+            switch await attempt(delivery) {
+            case .retry?:
+                await release(rest)
+                return
+            case nil:
+                return
+            case .succeeded?, .failed?:
+                continue
             }
         }
     }
 
-    /// One attempt of one delivery, recorded with what follows it (returned).
+    private func release(_ ids: [String]) async {
+        do {
+            try await store.release(ids)
+        } catch {
+            logger.warning("webhook leases not given back", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// One attempt of one delivery, recorded with what follows it (returned); nil when it
+    /// could not be recorded.
     @discardableResult
-    func attempt(_ delivery: DueWebhookDelivery) async -> WebhookDeliveryOutcome {
+    func attempt(_ delivery: DueWebhookDelivery) async -> WebhookDeliveryOutcome? {
         let started = Date()
         let clock = ContinuousClock.now
         var answer: (status: Int, body: Data)?
@@ -181,12 +201,19 @@ public struct WebhookDispatcher: Service {
             logger.warning(
                 "bot command not answered", metadata: ["delivery_id": "\(delivery.id)", "error": "\(failure ?? "")"])
         }
+        let disabled: Webhook?
         do {
-            if let disabled = try await store.finish(delivery, attempt: attempt, next: next) {
-                try await announce(disabled)
-            }
+            disabled = try await store.finish(delivery, attempt: attempt, next: next)
         } catch {
             logger.warning("webhook attempt not recorded", metadata: ["error": "\(error)"])
+            return nil
+        }
+        if let disabled {
+            do {
+                try await announce(disabled)
+            } catch {
+                logger.warning("webhook's disabling not told", metadata: ["error": "\(error)"])
+            }
         }
         return next
     }

@@ -12,6 +12,8 @@ struct WebhookDispatcherTests {
     final class Store: WebhookDeliveryStore {
         let finished = Mutex<[(id: String, outcome: WebhookDeliveryOutcome, error: String?)]>([])
         let released = Mutex<[String]>([])
+        /// Deliveries whose attempt cannot be recorded (PostgreSQL away).
+        let unrecordable = Mutex<Set<String>>([])
 
         func subscriptions() async throws -> WebhookSubscriptions {
             WebhookSubscriptions(kinds: [], botCommands: false)
@@ -23,9 +25,12 @@ struct WebhookDispatcherTests {
         func finish(_ delivery: DueWebhookDelivery, attempt: WebhookDelivery.Attempt, next: WebhookDeliveryOutcome)
             async throws -> Webhook?
         {
+            if unrecordable.withLock({ $0.contains(delivery.id) }) { throw Unreachable() }
             finished.withLock { $0.append((delivery.id, next, attempt.error)) }
             return nil
         }
+
+        struct Unreachable: Error {}
     }
 
     /// Answers each URL's requests as the test says: a status and a body, or a failure.
@@ -112,5 +117,28 @@ struct WebhookDispatcherTests {
         let finished = store.finished.withLock { $0 }
         #expect(finished.map(\.outcome) == [.succeeded, .failed(disable: false), .succeeded, .failed(disable: false)])
         #expect(finished[3].error == "timed out")
+    }
+
+    /// An attempt that cannot be recorded stops its lane: the delivery stays leased, so what
+    /// follows it waits until it is sent again (a later event never overtakes it).
+    @Test func aLaneStopsWhereAnAttemptCannotBeRecorded() async {
+        let store = Store()
+        store.unrecordable.withLock { $0 = ["b"] }
+        await dispatcher(store, Transport([:])).send([
+            Self.delivery("a", url: "https://b.example/up"), Self.delivery("b", url: "https://b.example/up"),
+            Self.delivery("c", url: "https://b.example/up"),
+        ])
+        #expect(store.finished.withLock { $0 }.map(\.id) == ["a"])
+        #expect(store.released.withLock { $0 }.isEmpty)
+    }
+
+    /// A lane whose lease would run out before another attempt ends gives the rest back.
+    @Test func aLaneStopsBeforeItsLeaseRunsOut() async {
+        let store = Store()
+        await dispatcher(store, Transport([:])).send(
+            [Self.delivery("a", url: "https://b.example/up"), Self.delivery("b", url: "https://b.example/up")],
+            leasedUntil: .now + .seconds(3))
+        #expect(store.finished.withLock { $0 }.isEmpty)
+        #expect(store.released.withLock { $0 } == ["a", "b"])
     }
 }
