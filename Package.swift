@@ -115,6 +115,7 @@ let package = Package(
             name: "ParleyAPI",
             dependencies: [
                 "ParleyCore",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),

@@ -1,6 +1,7 @@
 import Hummingbird
 import ParleyCore
 import Prometheus
+import ServiceLifecycle
 
 /// Where every route of Parley is mounted, and behind which middleware, read top to bottom.
 /// `parley serve` and the tests build their routers here; a controller only adds its own
@@ -28,6 +29,9 @@ public struct ParleyRoutes: Sendable {
         self.broker = broker
         self.trustedProxies = trustedProxies
     }
+
+    /// What the features run beside the listeners (none without features).
+    public var background: [any Service] { features?.background ?? [] }
 
     /// The router clients reach, over TLS and cleartext.
     public func publicRouter() -> Router<ParleyRequestContext> {
@@ -64,6 +68,7 @@ public struct ParleyRoutes: Sendable {
         features.avatars.addRoutes(to: signedIn)
         features.search.addRoutes(to: signedIn)
         features.rooms.addRoutes(to: signedIn)
+        features.receipts.addRoutes(to: signedIn)
         features.messageActions.addRoutes(to: signedIn)
         features.notifications.addRoutes(to: signedIn)
         features.files.addSignedInRoutes(to: signedIn)
@@ -132,6 +137,9 @@ extension ParleyRoutes {
         let server: ServerController
         let webhooks: WebhooksController
         let bots: BotsController
+        let receipts: ReceiptsController
+        /// What runs beside the listeners (the receipts' coalescer), started and stopped with them.
+        public let background: [any Service]
         let keys: APIKeyService
         let audit: any AuditLog
         let sessions: any SessionRepository
@@ -151,7 +159,7 @@ extension ParleyRoutes {
             links: FileLinks, mediaJobs: (any JobQueue)?, uploadLimit: Int64, erasure: ErasureService,
             avatars: AvatarService, search: SearchService, keys: APIKeyService, audit: any AuditLog,
             provisioning: IdentityProvisioning, webhooks: WebhookService, bots: BotService,
-            recentWriters: (any RecentWriters)? = nil
+            receipts: ReceiptService, background: [any Service] = [], recentWriters: (any RecentWriters)? = nil
         ) {
             self.recentWriters = recentWriters
             auth = AuthController(accounts: accounts, endpoint: endpoint)
@@ -174,6 +182,8 @@ extension ParleyRoutes {
             server = ServerController(rooms: rooms, provisioning: provisioning, bots: bots, endpoint: endpoint)
             self.webhooks = WebhooksController(service: webhooks)
             self.bots = BotsController(service: bots, endpoint: endpoint, audit: audit)
+            self.receipts = ReceiptsController(service: receipts)
+            self.background = background
             self.keys = keys
             self.audit = audit
             self.sessions = sessions

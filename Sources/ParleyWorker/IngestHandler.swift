@@ -23,14 +23,17 @@ public struct IngestHandler: Sendable {
     /// Who wrote lately, when REST reads may use PostgreSQL replicas: a sender's own reads then
     /// go to the primary for a while. Nil: no replicas.
     let writers: (any RecentWriters)?
+    /// Where `delivered-message-notification`s go; nil: they are refused as unknown.
+    let receipts: ReceiptService?
     /// Room ids by uid: a uid never changes rooms, so every message need not look it up.
     let roomIDs = RoomIDCache(capacity: 10_000)
 
     public init(
         rooms: RoomService, repository: any RoomRepository, publisher: any EventPublisher, limiter: any RateLimiter,
         payloadLimit: Int = 64 * 1024, senders: ChatInSender = .plugin, writers: (any RecentWriters)? = nil,
-        logger: Logger
+        receipts: ReceiptService? = nil, logger: Logger
     ) {
+        self.receipts = receipts
         self.senders = senders
         self.writers = writers
         self.rooms = rooms
@@ -174,6 +177,9 @@ public struct IngestHandler: Sendable {
             let target = try ReadMarker.Target(messageId: envelope.data.messageId, seq: envelope.data.seq)
             await mark([sender])
             try await rooms.markRead(roomID: roomID, target: target, by: sender)
+        case "delivered-message-notification" where receipts != nil:
+            guard let seq = envelope.data.seq else { throw Rejection(.invalidRequest, "seq is required.") }
+            try await receipts?.delivered(roomID: roomID, seq: seq, by: sender)
         case "creating-message-info":
             try await rooms.requireWriter(roomID: roomID, userID: sender)
             if try await limiter.hit("typing:\(sender)", limit: 10, window: .seconds(10)) != nil {

@@ -6,6 +6,7 @@ import ParleyMQTT
 import ParleyOutbound
 import ParleyPostgres
 import ParleyRedis
+import ParleyRuntime
 
 /// `parley serve`'s object graph, read top to bottom: the adapters chosen from the settings
 /// and the connections the process holds, wired into the API by ``features(_:cache:)``, which
@@ -150,6 +151,13 @@ struct ServeGraph {
             webhooks: PostgresWebhookRepository(database: postgres, logger: logger("webhooks")),
             rule: parts.outboundRule, resolver: parts.addressResolver)
 
+        // Delivery receipts: coalesced per member and room, then stored.
+        let receiptStore = PostgresReceiptRepository(database: postgres, logger: logger("receipts"))
+        let deliveredMarks = Coalescer<MemberOfRoom>(
+            onFailure: { [logger] error in
+                logger("receipts").warning("delivery receipts not stored", metadata: ["error": "\(error)"])
+            }, write: ReceiptService.write(to: receiptStore))
+
         return ParleyRoutes.Features(
             accounts: accounts, users: users, sessions: sessions, cache: cache, endpoint: parts.endpoint,
             directory: DirectoryService(
@@ -176,6 +184,7 @@ struct ServeGraph {
             bots: BotService(
                 bots: PostgresBotRepository(database: postgres, logger: logger("bots")), accounts: accounts,
                 webhooks: webhooks, keyIssuer: keyIssuer),
-            recentWriters: parts.recentWriters)
+            receipts: ReceiptService(rooms: rooms, receipts: receiptStore, marks: deliveredMarks),
+            background: [deliveredMarks], recentWriters: parts.recentWriters)
     }
 }

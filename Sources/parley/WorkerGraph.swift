@@ -6,6 +6,7 @@ import ParleyMedia
 import ParleyPostgres
 import ParleyPush
 import ParleyRedis
+import ParleyRuntime
 import ParleyWorker
 import ServiceLifecycle
 
@@ -59,16 +60,24 @@ struct WorkerGraph {
     private mutating func addIngest(_ ingest: Ingest) {
         let logger = parts.logger("ingest")
         let rooms = parts.rooms(logger)
+        let service = RoomService(
+            rooms: rooms, messages: parts.messages(logger), batching: nil, limits: ingest.abuseLimits,
+            buckets: LeasedTokenBuckets(
+                store: RedisTokenBuckets(pool: parts.redis, namespace: ingest.rateLimitNamespace)),
+            hook: ingest.messageHook,
+            bots: BotRoster(load: PostgresBotRepository(database: parts.postgres, logger: logger).ids))
+        // Delivery receipts from chat-in: coalesced per member and room, then stored.
+        let receiptStore = PostgresReceiptRepository(database: parts.postgres, logger: logger)
+        let deliveredMarks = Coalescer<MemberOfRoom>(
+            onFailure: { error in
+                logger.warning("delivery receipts not stored", metadata: ["error": "\(error)"])
+            }, write: ReceiptService.write(to: receiptStore))
+        services.append(deliveredMarks)
         let handler = IngestHandler(
-            rooms: RoomService(
-                rooms: rooms, messages: parts.messages(logger), batching: nil, limits: ingest.abuseLimits,
-                buckets: LeasedTokenBuckets(
-                    store: RedisTokenBuckets(pool: parts.redis, namespace: ingest.rateLimitNamespace)),
-                hook: ingest.messageHook,
-                bots: BotRoster(load: PostgresBotRepository(database: parts.postgres, logger: logger).ids)),
-            repository: rooms, publisher: ingest.publisher,
+            rooms: service, repository: rooms, publisher: ingest.publisher,
             limiter: RedisRateLimiter(pool: parts.redis, namespace: ingest.rateLimitNamespace),
-            payloadLimit: ingest.payloadLimit, senders: ingest.senders, writers: ingest.recentWriters, logger: logger)
+            payloadLimit: ingest.payloadLimit, senders: ingest.senders, writers: ingest.recentWriters,
+            receipts: ReceiptService(rooms: service, receipts: receiptStore, marks: deliveredMarks), logger: logger)
         services.append(
             IngestConsumer(
                 client: ingest.input, logger: logger, lanes: ingest.lanes, batchLimit: ingest.batchLimit,

@@ -9,6 +9,7 @@ import ParleyMedia
 import ParleyPostgres
 import ParleyRedis
 import ParleyTestSupport
+import ServiceLifecycle
 
 @testable import ParleyAPI
 @testable import parley
@@ -102,9 +103,24 @@ struct APIHarness: Sendable {
         broker: any BrokerSessionControl = NoBroker(),
         _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
-        let application = Application(router: publicRouter(broker: broker), logger: .quiet)
+        let features = features(broker: broker)
+        let application = Application(
+            router: ParleyRoutes.forTesting(features: features).publicRouter(), logger: .quiet)
+        // What `parley serve` runs beside its listeners (the receipts' coalescer) runs too.
+        let background = ServiceGroup(
+            configuration: .init(
+                services: features.background.map { .init(service: $0) }, gracefulShutdownSignals: [], logger: .quiet))
         try await database.withRunningClient { _ in
-            try await application.test(.router, body)
+            let running = Task { try await background.run() }
+            do {
+                try await application.test(.router, body)
+            } catch {
+                await background.triggerGracefulShutdown()
+                _ = try? await running.value
+                throw error
+            }
+            await background.triggerGracefulShutdown()
+            try await running.value
         }
     }
 

@@ -115,6 +115,22 @@ extension BrokerPluginTests {
             print("plugin burst: \(burst.count) of 20 events, longest wait between two \(longestGap)")
             #expect(burst.map(\.uid) == (0..<20).map { "b-\($0)" })
             #expect(burst.map(\.seq) == Array(3..<23))
+
+            // A delivery receipt over chat-in, capped at the room's last message, reaches the room.
+            try await reader.publish(
+                topic: "chat-in/\(uid)",
+                string:
+                    #"{"type":"delivered-message-notification","data":{"chatRoomId":\#(roomID),"seq":100},"hash":"d1"}"#
+            )
+            let receipt = try #require(
+                await envelope(listener, "receipt-changed", of: RoomEvent.ReceiptChanged.self, within: .seconds(5)))
+            #expect(
+                receipt.data == .init(chatRoomId: Int64(roomID), userId: userID(users[2]), readSeq: 2, deliveredSeq: 22)
+            )
+            try await reader.publish(
+                topic: "chat-in/\(uid)",
+                string: #"{"type":"delivered-message-notification","data":{"chatRoomId":\#(roomID)},"hash":"d2"}"#)
+            #expect(await rejection(reader)?.code == .invalidRequest)
             for client in [writer, listener, reader] { await client.shutdown() }
         }
         await broker.stop()

@@ -146,7 +146,8 @@ struct WebhookEventTests {
 
     @Test func everyKindButTheWebhooksOwnComesOfADomainEvent() {
         let told: Set<WebhookEvent.Kind> = [
-            .messageCreated, .messageEdited, .messageDeleted, .reactionChanged, .readMarkerMoved, .roomCreated,
+            .messageCreated, .messageEdited, .messageDeleted, .reactionChanged, .readMarkerMoved, .receiptChanged,
+            .roomCreated,
             .roomChanged, .roomDeleted, .memberAdded, .memberRemoved, .invitationCreated, .userBlocked,
             .userUnblocked, .reportFiled,
         ]

@@ -25,6 +25,8 @@ public enum DomainEventSamples {
         case .readMarkerMoved:
             return .readMarkerMoved(
                 RoomEvent.Read(marker: ReadMarker(messageId: 7, seq: 3), userID: 2, roomID: 5, at: at))
+        case .receiptChanged:
+            return .receiptChanged(RoomEvent.ReceiptChanged(chatRoomId: 5, userId: 2, readSeq: 2, deliveredSeq: 3))
         case .roomCreated: return .roomCreated(RoomCreated(roomId: 5, byId: 1, notifiedIds: [1, 2], pushed: true))
         case .roomChanged: return .roomChanged(RoomChanged(roomId: 5, byId: 1, change: .renamed, serial: 9))
         case .roomDeleted: return .roomDeleted(RoomDeleted(roomId: 5, byId: 1, serial: 9, memberIds: [1, 2]))

@@ -13,6 +13,8 @@ public enum DomainEvent: Sendable, Equatable {
     case messageDeleted(RoomEvent.Deleted)
     case reactionChanged(ReactionChange)
     case readMarkerMoved(RoomEvent.Read)
+    /// A member's devices received more of the room (delivery receipts).
+    case receiptChanged(RoomEvent.ReceiptChanged)
     case roomCreated(RoomCreated)
     /// Renamed, described, archived, unarchived, or a new avatar.
     case roomChanged(RoomChanged)
@@ -34,6 +36,7 @@ public enum DomainEvent: Sendable, Equatable {
         case messageDeleted = "message.deleted"
         case reactionChanged = "reaction.changed"
         case readMarkerMoved = "read-marker.moved"
+        case receiptChanged = "receipt.changed"
         case roomCreated = "room.created"
         case roomChanged = "room.changed"
         case roomDeleted = "room.deleted"
@@ -52,6 +55,7 @@ public enum DomainEvent: Sendable, Equatable {
         case .messageDeleted: .messageDeleted
         case .reactionChanged: .reactionChanged
         case .readMarkerMoved: .readMarkerMoved
+        case .receiptChanged: .receiptChanged
         case .roomCreated: .roomCreated
         case .roomChanged: .roomChanged
         case .roomDeleted: .roomDeleted
@@ -71,6 +75,7 @@ public enum DomainEvent: Sendable, Equatable {
         case .messageDeleted(let deleted): deleted.chatRoomId
         case .reactionChanged(let change): change.change.chatRoomId
         case .readMarkerMoved(let read): read.chatRoomId
+        case .receiptChanged(let changed): changed.chatRoomId
         case .roomCreated(let created): created.roomId
         case .roomChanged(let changed): changed.roomId
         case .roomDeleted(let deleted): deleted.roomId
@@ -90,6 +95,7 @@ extension DomainEvent {
         case .messageDeleted(let deleted): Self.json(deleted)
         case .reactionChanged(let change): Self.json(change)
         case .readMarkerMoved(let read): Self.json(read)
+        case .receiptChanged(let changed): Self.json(changed)
         case .roomCreated(let created): Self.json(created)
         case .roomChanged(let changed): Self.json(changed)
         case .roomDeleted(let deleted): Self.json(deleted)
@@ -111,6 +117,7 @@ extension DomainEvent {
         case .messageDeleted: self = .messageDeleted(try read(RoomEvent.Deleted.self))
         case .reactionChanged: self = .reactionChanged(try read(ReactionChange.self))
         case .readMarkerMoved: self = .readMarkerMoved(try read(RoomEvent.Read.self))
+        case .receiptChanged: self = .receiptChanged(try read(RoomEvent.ReceiptChanged.self))
         case .roomCreated: self = .roomCreated(try read(RoomCreated.self))
         case .roomChanged: self = .roomChanged(try read(RoomChanged.self))
         case .roomDeleted: self = .roomDeleted(try read(RoomDeleted.self))

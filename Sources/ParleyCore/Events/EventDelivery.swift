@@ -50,6 +50,8 @@ extension DomainEvent {
             return EventDelivery(roomEvents: [RoomEvent.reactionChanged(change.change, at: change.at).json()])
         case .readMarkerMoved(let read):
             return EventDelivery(roomEvents: [RoomEvent.read(read).json()])
+        case .receiptChanged(let changed):
+            return EventDelivery(roomEvents: [RoomEvent.receiptChanged(changed).json()])
         case .roomCreated(let created):
             let room = created.roomId
             let added = RoomEvent.change(.added, roomID: room, by: created.byId, serial: 0).json()

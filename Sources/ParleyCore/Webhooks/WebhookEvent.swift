@@ -12,6 +12,7 @@ public struct WebhookEvent: Sendable, Equatable {
         case messageDeleted = "message.deleted"
         case reactionChanged = "reaction.changed"
         case readMarkerMoved = "read-marker.moved"
+        case receiptChanged = "receipt.changed"
         case roomCreated = "room.created"
         case roomChanged = "room.changed"
         case roomDeleted = "room.deleted"
@@ -71,6 +72,7 @@ public struct WebhookEvent: Sendable, Equatable {
         case .messageDeleted(let deleted): return one(.messageDeleted, deleted.chatRoomId, deleted)
         case .reactionChanged(let change): return one(.reactionChanged, change.change.chatRoomId, change.change)
         case .readMarkerMoved(let read): return one(.readMarkerMoved, read.chatRoomId, read)
+        case .receiptChanged(let changed): return one(.receiptChanged, changed.chatRoomId, changed)
         case .roomCreated(let created):
             return one(.roomCreated, created.roomId, RoomAction(chatRoomId: created.roomId, byId: created.byId))
         case .roomChanged(let changed):

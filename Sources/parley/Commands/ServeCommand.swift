@@ -28,7 +28,8 @@ struct ServeCommand: AsyncParsableCommand {
         // What a burst of requests freed goes back to the system (see MemoryTrimmer). systemd
         // hears of the stop first (the last service is the first to be told).
         try await connections.run(
-            with: [graph.revocationListener, MemoryTrimmer()] + (graph.issuerKeyFetcher.map { [$0] } ?? []) + listeners
+            with: [graph.revocationListener, MemoryTrimmer()] + (graph.issuerKeyFetcher.map { [$0] } ?? [])
+                + graph.routes.background + listeners
                 + [serviceManager], traces: traces,
             logger: logger)
     }

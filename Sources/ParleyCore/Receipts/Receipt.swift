@@ -1,0 +1,52 @@
+import Foundation
+
+/// How far a member has received and read a room (`GET /v1/rooms/{id}/receipts`): `seq`s,
+/// 0 for nothing yet. Reading implies receiving: `deliveredSeq` is never below `readSeq`.
+public struct Receipt: Sendable, Equatable, Codable {
+    public let userId: Int64
+    public let readSeq: Int64
+    public let deliveredSeq: Int64
+    /// When either moved last; null before either did.
+    @NullEncoded public var updatedAt: Date?
+
+    public init(userId: Int64, readSeq: Int64, deliveredSeq: Int64, updatedAt: Date?) {
+        self.userId = userId
+        self.readSeq = readSeq
+        self.deliveredSeq = deliveredSeq
+        self.updatedAt = updatedAt
+    }
+}
+
+/// A member of a room, as receipts are kept per member and room.
+public struct MemberOfRoom: Hashable, Sendable {
+    public let roomID: Int64
+    public let userID: Int64
+
+    public init(roomID: Int64, userID: Int64) {
+        self.roomID = roomID
+        self.userID = userID
+    }
+}
+
+extension RoomEvent {
+    /// `receipt-changed` on the room's topic: a member's devices received more of the room.
+    public struct ReceiptChanged: Codable, Sendable, Equatable {
+        public let chatRoomId: Int64
+        public let userId: Int64
+        public let readSeq: Int64
+        public let deliveredSeq: Int64
+
+        public init(chatRoomId: Int64, userId: Int64, readSeq: Int64, deliveredSeq: Int64) {
+            self.chatRoomId = chatRoomId
+            self.userId = userId
+            self.readSeq = readSeq
+            self.deliveredSeq = deliveredSeq
+        }
+    }
+
+    public static func receiptChanged(_ changed: ReceiptChanged) -> Envelope<ReceiptChanged> {
+        Envelope(
+            type: "receipt-changed", data: changed,
+            identity: "\(changed.chatRoomId):\(changed.userId):\(changed.deliveredSeq)")
+    }
+}
