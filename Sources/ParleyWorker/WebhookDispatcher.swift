@@ -101,8 +101,9 @@ public struct WebhookDispatcher: Service {
 
     /// Deliveries one lane is leased at once: its next events follow without a claim each.
     static let perLane = 10
-    /// How long a lane's deliveries are leased: all its attempts and more.
-    var lease: Duration { attemptLimit * (Self.perLane + 2) }
+    /// How long a lane's deliveries are leased: a lane whose receiver is slow stops before it
+    /// runs out and gives the rest back; a crashed worker's lanes resume after it.
+    var lease: Duration { attemptLimit * 6 }
 
     /// A lane's leased deliveries in order, until one is to be tried again later: the rest
     /// wait behind it (their leases given back). A dead one does not hold the lane. The lane
@@ -201,12 +202,18 @@ public struct WebhookDispatcher: Service {
             logger.warning(
                 "bot command not answered", metadata: ["delivery_id": "\(delivery.id)", "error": "\(failure ?? "")"])
         }
-        let disabled: Webhook?
-        do {
-            disabled = try await store.finish(delivery, attempt: attempt, next: next)
-        } catch {
-            logger.warning("webhook attempt not recorded", metadata: ["error": "\(error)"])
-            return nil
+        // PostgreSQL away for a moment (a restart) should not hold the lane for a whole lease:
+        // the record is tried three times, a second apart.
+        var disabled: Webhook?
+        for round in 1...3 {
+            do {
+                disabled = try await store.finish(delivery, attempt: attempt, next: next)
+                break
+            } catch {
+                logger.warning("webhook attempt not recorded", metadata: ["error": "\(error)", "try": "\(round)"])
+                if round == 3 { return nil }
+                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(1)) }
+            }
         }
         if let disabled {
             do {
