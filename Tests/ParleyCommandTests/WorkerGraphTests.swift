@@ -1,7 +1,10 @@
 import Foundation
+import ParleyCore
+import ParleyMQTT
 import ParleyPostgres
 import ParleyPush
 import ParleyRedis
+import ParleyRuntime
 import ParleyTestSupport
 import ParleyWorker
 import Testing
@@ -53,8 +56,11 @@ struct WorkerGraphTests {
             #expect(graph.services.allSatisfy { $0 is JobConsumer })
             #expect(graph.probes.count == 1 && graph.probes.first is JobQueueProbe)
         }
+        // Ingest: the chat-in consumer, after the delivery receipts' coalescer it hands marks to
+        // (stopped after it, so what it handed on is written).
         try await withGraph([.ingest]) { graph in
-            #expect(graph.services.count == 1)
+            #expect(graph.services.count == 2)
+            #expect(graph.services.first is Coalescer<MemberOfRoom> && graph.services.last is IngestConsumer)
             #expect(graph.probes.isEmpty)
         }
         try await withGraph([.push]) { graph in
@@ -81,7 +87,7 @@ struct WorkerGraphTests {
             #expect(graph.probes.count == 1 && graph.probes.first is JobQueueProbe)
         }
         try await withGraph(Set(WorkerCommand.Role.allCases)) { graph in
-            #expect(graph.services.count == 2 + 3 + 1 + 1 + 2 + 2 + 2)
+            #expect(graph.services.count == 2 + 3 + 2 + 1 + 2 + 2 + 2)
             #expect(graph.probes.count == 6)
         }
     }
