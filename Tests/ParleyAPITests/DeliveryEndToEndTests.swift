@@ -124,6 +124,33 @@ struct DeliveryEndToEndTests {
         }
     }
 
+    /// A read, from one device, clears the room's notifications on every device of the reader:
+    /// `notification-cleared` on their own topic, to no one else.
+    @Test func aReadClearsTheReadersNotificationsOnTheirOwnTopic() async throws {
+        try await withPipeline { client, subscriber in
+            let users = try await client.signUp(count: 3)
+            let (roomID, uid) = try await client.multipartyRoom(
+                by: users[0], members: [(users[1], "writer"), (users[2], "reader")], name: "C",
+                firstMessage: ("hi", "c-0"))
+            // Topics and room ids repeat across tests (each has a database of its own): an
+            // unusual seq tells this test's event apart.
+            for index in 1...6 { try await client.send("more", uid: "c-\(index)", to: roomID, as: users[0]) }
+            for user in users { try await subscriber.subscribe(Topic.notifications(userID(user))) }
+            _ = try await client.json(.post, "/v1/rooms/\(roomID)/read", token: token(users[1]), body: #"{"seq":7}"#)
+            let reader = Topic.notifications(userID(users[1]))
+            let cleared = await receive(
+                "notification-cleared", of: RoomEvent.NotificationCleared.self, subscriber, on: [reader]
+            ) { $0.chatRoomId == roomID && $0.readSeq == 7 }
+            #expect(cleared[reader]?.data == .init(chatRoomId: Int64(roomID), readSeq: 7))
+            let others = Set(users.filter { $0.user.id != users[1].user.id }.map { Topic.notifications(userID($0)) })
+            let elsewhere = await receive(
+                "notification-cleared", of: RoomEvent.NotificationCleared.self, subscriber, on: others,
+                within: .seconds(2)
+            ) { $0.chatRoomId == roomID && $0.readSeq == 7 }
+            #expect(elsewhere.isEmpty, "\(uid)")
+        }
+    }
+
     /// With the fan-out in the relay's process, a room's messages after its first reach every
     /// member's notification topic without a queue entry: the relay publishes the copies.
     @Test func aRelayBesideTheFanoutPublishesAKeptRoomsCopiesItself() async throws {

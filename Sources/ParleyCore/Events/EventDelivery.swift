@@ -49,7 +49,14 @@ extension DomainEvent {
         case .reactionChanged(let change):
             return EventDelivery(roomEvents: [RoomEvent.reactionChanged(change.change, at: change.at).json()])
         case .readMarkerMoved(let read):
-            return EventDelivery(roomEvents: [RoomEvent.read(read).json()])
+            // The reader's other devices withdraw what they show of the room (only a read moves
+            // the marker with this event: a member's own message moves it silently).
+            let cleared = RoomEvent.notificationCleared(.init(chatRoomId: read.chatRoomId, readSeq: read.seq))
+            return EventDelivery(
+                roomEvents: [RoomEvent.read(read).json()],
+                fanout: [
+                    FanoutJob(roomID: read.chatRoomId, event: cleared.json(), audience: .users, userIDs: [read.userId])
+                ])
         case .receiptChanged(let changed):
             return EventDelivery(roomEvents: [RoomEvent.receiptChanged(changed).json()])
         case .roomCreated(let created):

@@ -44,6 +44,23 @@ extension RoomEvent {
         }
     }
 
+    /// `notification-cleared` on the reader's own notification topic: every device of theirs
+    /// may withdraw what it shows of the room up to `readSeq`.
+    public struct NotificationCleared: Codable, Sendable, Equatable {
+        public let chatRoomId: Int64
+        public let readSeq: Int64
+
+        public init(chatRoomId: Int64, readSeq: Int64) {
+            self.chatRoomId = chatRoomId
+            self.readSeq = readSeq
+        }
+    }
+
+    public static func notificationCleared(_ cleared: NotificationCleared) -> Envelope<NotificationCleared> {
+        Envelope(
+            type: "notification-cleared", data: cleared, identity: "\(cleared.chatRoomId):\(cleared.readSeq)")
+    }
+
     public static func receiptChanged(_ changed: ReceiptChanged) -> Envelope<ReceiptChanged> {
         Envelope(
             type: "receipt-changed", data: changed,

@@ -229,6 +229,17 @@ export class Chat {
         }
         break;
       }
+      case 'notification-cleared': {
+        // Read on another device: this one's unread count follows.
+        const room = this.rooms.get(data.chatRoomId);
+        if (room && data.readSeq >= (room.lastReadSeq ?? 0)) {
+          room.lastReadSeq = data.readSeq;
+          room.unreadCount = Math.max(0, room.lastSeq - data.readSeq);
+          if (room.unreadCount === 0) room.unreadMentionCount = 0;
+          this.renderRooms();
+        }
+        break;
+      }
       case 'message-rejected':
         if (open) open.rejected(data);
         else if (data.reason) notify(data.reason);
