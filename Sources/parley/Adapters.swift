@@ -4,6 +4,7 @@ import ParleyIdentity
 import ParleyMedia
 import ParleyPostgres
 import ParleyPush
+import ParleyRuntime
 
 /// The adapters chosen by configuration, built for the graphs (``ServeGraph``,
 /// ``WorkerGraph``): the settings say which and with what, these say how.
@@ -66,3 +67,17 @@ extension RoomStoreParts {
 
 extension ServeGraph.Parts: RoomStoreParts {}
 extension WorkerGraph.Parts: RoomStoreParts {}
+
+extension Adapters {
+    /// Delivery receipts as `serve` and the ingest take them: the service over the store, and
+    /// the coalescer in front of it (a service the process runs, and stops after what feeds it).
+    static func receipts(rooms: RoomService, database: PostgresPool, logger: Logger) -> (
+        service: ReceiptService, coalescer: Coalescer<MemberOfRoom>
+    ) {
+        let store = PostgresReceiptRepository(database: database, logger: logger)
+        let coalescer = Coalescer<MemberOfRoom>(
+            onFailure: { error in logger.warning("delivery receipts not stored", metadata: ["error": "\(error)"]) },
+            write: ReceiptService.write(to: store))
+        return (ReceiptService(rooms: rooms, receipts: store, marks: coalescer), coalescer)
+    }
+}

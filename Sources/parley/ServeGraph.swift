@@ -151,12 +151,7 @@ struct ServeGraph {
             webhooks: PostgresWebhookRepository(database: postgres, logger: logger("webhooks")),
             rule: parts.outboundRule, resolver: parts.addressResolver)
 
-        // Delivery receipts: coalesced per member and room, then stored.
-        let receiptStore = PostgresReceiptRepository(database: postgres, logger: logger("receipts"))
-        let deliveredMarks = Coalescer<MemberOfRoom>(
-            onFailure: { [logger] error in
-                logger("receipts").warning("delivery receipts not stored", metadata: ["error": "\(error)"])
-            }, write: ReceiptService.write(to: receiptStore))
+        let receipts = Adapters.receipts(rooms: rooms, database: postgres, logger: logger("receipts"))
 
         return ParleyRoutes.Features(
             accounts: accounts, users: users, sessions: sessions, cache: cache, endpoint: parts.endpoint,
@@ -184,7 +179,6 @@ struct ServeGraph {
             bots: BotService(
                 bots: PostgresBotRepository(database: postgres, logger: logger("bots")), accounts: accounts,
                 webhooks: webhooks, keyIssuer: keyIssuer),
-            receipts: ReceiptService(rooms: rooms, receipts: receiptStore, marks: deliveredMarks),
-            background: [deliveredMarks], recentWriters: parts.recentWriters)
+            receipts: receipts.service, background: [receipts.coalescer], recentWriters: parts.recentWriters)
     }
 }

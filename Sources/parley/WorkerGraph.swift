@@ -66,18 +66,14 @@ struct WorkerGraph {
                 store: RedisTokenBuckets(pool: parts.redis, namespace: ingest.rateLimitNamespace)),
             hook: ingest.messageHook,
             bots: BotRoster(load: PostgresBotRepository(database: parts.postgres, logger: logger).ids))
-        // Delivery receipts from chat-in: coalesced per member and room, then stored.
-        let receiptStore = PostgresReceiptRepository(database: parts.postgres, logger: logger)
-        let deliveredMarks = Coalescer<MemberOfRoom>(
-            onFailure: { error in
-                logger.warning("delivery receipts not stored", metadata: ["error": "\(error)"])
-            }, write: ReceiptService.write(to: receiptStore))
-        services.append(deliveredMarks)
+        // Delivery receipts from chat-in.
+        let receipts = Adapters.receipts(rooms: service, database: parts.postgres, logger: logger)
+        services.append(receipts.coalescer)
         let handler = IngestHandler(
             rooms: service, repository: rooms, publisher: ingest.publisher,
             limiter: RedisRateLimiter(pool: parts.redis, namespace: ingest.rateLimitNamespace),
             payloadLimit: ingest.payloadLimit, senders: ingest.senders, writers: ingest.recentWriters,
-            receipts: ReceiptService(rooms: service, receipts: receiptStore, marks: deliveredMarks), logger: logger)
+            receipts: receipts.service, logger: logger)
         services.append(
             IngestConsumer(
                 client: ingest.input, logger: logger, lanes: ingest.lanes, batchLimit: ingest.batchLimit,

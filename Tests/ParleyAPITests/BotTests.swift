@@ -44,6 +44,20 @@ struct BotTests {
             body: try jsonText(["name": name, "webhookUrl": webhookUrl]))
     }
 
+    /// Three users in two rooms the first made; the bot a writer of the first only.
+    static func rooms(with bot: CreatedBot, _ client: any TestClientProtocol) async throws -> (
+        users: [LoginResponse], room: (id: Int, uid: String), elsewhere: (id: Int, uid: String)
+    ) {
+        let users = try await client.signUp(count: 3)
+        let room = try await client.multipartyRoom(by: users[0], members: [(users[1], "writer"), (users[2], "reader")])
+        let elsewhere = try await client.multipartyRoom(
+            by: users[0], members: [(users[1], "writer"), (users[2], "reader")])
+        let added = try await client.json(
+            .put, "/v1/rooms/\(room.id)/members/\(bot.user.id)", token: token(users[0]), body: #"{"role":"writer"}"#)
+        #expect(added.status == .ok, "\(added.text)")
+        return (users, room, elsewhere)
+    }
+
     static func name() -> String { "bot-\(UUID().uuidString.prefix(8).lowercased())" }
 
     @Test func aBotHearsItsCommandsInItsRoomsAndAnswersThere() async throws {
@@ -61,15 +75,7 @@ struct BotTests {
             #expect(Set(bot.apiKey.key.scopes) == [.messagesRead, .messagesWrite])
             #expect(bot.mqtt.username == String(bot.user.id) && !bot.mqtt.password.isEmpty)
             let secret = try #require(bot.webhookSecret)
-            let users = try await client.signUp(count: 3)
-            let room = try await client.multipartyRoom(
-                by: users[0], members: [(users[1], "writer"), (users[2], "reader")])
-            let elsewhere = try await client.multipartyRoom(
-                by: users[0], members: [(users[1], "writer"), (users[2], "reader")])
-            let added = try await client.json(
-                .put, "/v1/rooms/\(room.id)/members/\(bot.user.id)", token: token(users[0]), body: #"{"role":"writer"}"#
-            )
-            #expect(added.status == .ok, "\(added.text)")
+            let (users, room, elsewhere) = try await Self.rooms(with: bot, client)
 
             // Heard where the bot is a member, in any case, followed by a space or the end.
             try await client.send("/\(name.uppercased()) what time is it", uid: "c1", to: room.id, as: users[1])
@@ -120,12 +126,8 @@ struct BotTests {
             let bot = try await Self.create(client, admin: admin, name: name)
             #expect(bot.webhookSecret == nil)
             let key = bot.apiKey.secret
-            let (roomID, users) = try await client.roomOfThree()
-            let elsewhere = try await client.multipartyRoom(
-                by: users[0], members: [(users[1], "writer"), (users[2], "reader")])
-            let added = try await client.json(
-                .put, "/v1/rooms/\(roomID)/members/\(bot.user.id)", token: token(users[0]), body: #"{"role":"writer"}"#)
-            #expect(added.status == .ok, "\(added.text)")
+            let (users, room, elsewhere) = try await Self.rooms(with: bot, client)
+            let roomID = room.id
 
             // It says and reads as itself, in its rooms.
             let said = try await client.decoded(
@@ -148,9 +150,9 @@ struct BotTests {
                     body: #"{"content":"x","uid":"b3","sentBy":\#(sentBy)}"#)
                 #expect(refused.status == .forbidden, "\(refused.text)")
             }
-            let room = try await client.json(
+            let newRoom = try await client.json(
                 .post, "/v1/server/rooms", token: key, body: #"{"name":"R","members":[]}"#)
-            #expect(room.status == .forbidden)
+            #expect(newRoom.status == .forbidden)
             // It has no password to sign in with.
             let login = try await client.json(
                 .post, "/v1/auth/login", body: #"{"email":"\#(name)@bots.invalid","password":"anything at all"}"#)
@@ -201,15 +203,7 @@ struct BotTests {
         let broker = try await plugin.withBroker { client, broker, harness in
             let admin = try await AdminRoutesTests().signUpAdmin(client, harness)
             let bot = try await Self.create(client, admin: admin, name: Self.name())
-            let users = try await client.signUp(count: 3)
-            let room = try await client.multipartyRoom(
-                by: users[0], members: [(users[1], "writer"), (users[2], "reader")])
-            let elsewhere = try await client.multipartyRoom(
-                by: users[0], members: [(users[1], "writer"), (users[2], "reader")])
-            let added = try await client.json(
-                .put, "/v1/rooms/\(room.id)/members/\(bot.user.id)", token: token(users[0]), body: #"{"role":"writer"}"#
-            )
-            #expect(added.status == .ok, "\(added.text)")
+            let (_, room, elsewhere) = try await Self.rooms(with: bot, client)
             let mqtt = try await plugin.connected(
                 try MQTTClient(
                     configuration: MQTTConfiguration(
