@@ -86,7 +86,23 @@ void cache_store(const char *username, const char *client_id, int access, const 
     store_key(make_key(username, client_id, access, topic), allowed, expires);
 }
 
-/* Whether `key` ("<username>\x01<client id>\x01<access>\x01<topic>") matches; NULL matches anything. */
+/* Whether `topic` matches `pattern`, whose `+` levels match any one level (MQTT's single-level
+   wildcard; `#` is not a wildcard here). */
+static bool topic_matches(const char *pattern, const char *topic)
+{
+    while (*pattern != '\0') {
+        if (*pattern == '+' && (pattern[1] == '/' || pattern[1] == '\0')) {
+            while (*topic != '\0' && *topic != '/') topic++;
+            pattern++;
+        } else if (*pattern++ != *topic++) {
+            return false;
+        }
+    }
+    return *topic == '\0';
+}
+
+/* Whether `key` ("<username>\x01<client id>\x01<access>\x01<topic>") matches; NULL matches
+   anything, and the topic may hold `+` levels (topic_matches). */
 static bool matches(const char *key, const char *username, const char *client_id, const char *topic)
 {
     const char *fields[4];
@@ -99,7 +115,7 @@ static bool matches(const char *key, const char *username, const char *client_id
     size_t user_len = (size_t)(fields[1] - fields[0] - 1), client_len = (size_t)(fields[2] - fields[1] - 1);
     if (username && (strlen(username) != user_len || strncmp(fields[0], username, user_len) != 0)) return false;
     if (client_id && (strlen(client_id) != client_len || strncmp(fields[1], client_id, client_len) != 0)) return false;
-    if (topic && strcmp(fields[3], topic) != 0) return false;
+    if (topic && (strchr(topic, '+') ? !topic_matches(topic, fields[3]) : strcmp(fields[3], topic) != 0)) return false;
     return true;
 }
 

@@ -20,7 +20,8 @@ static void invalidate(const char *user_and_topic, void *context)
     char user[32];
     memcpy(user, user_and_topic, (size_t)(space - user_and_topic)); /* < 32, checked above */
     user[space - user_and_topic] = '\0';
-    cache_clear_matching(user, NULL, space + 1);
+    /* "*": every user's decisions on the topic (a user's changed privacy). */
+    cache_clear_matching(strcmp(user, "*") == 0 ? NULL : user, NULL, space + 1);
 }
 static void revoke(const char *session, void *context)
 {
@@ -35,7 +36,7 @@ int control_apply(const void *payload, uint32_t length)
     if (json == NULL) return MOSQ_ERR_NOMEM;
     memcpy(json, payload, length);
     json[length] = '\0';
-    /* {"invalidate":[...],"revokeSessions":[...],"kickClients":[...]}: in this order, so
+    /* {"invalidate":[...] ("<user or *> <topic, + for any one level>"),"revokeSessions":[...],"kickClients":[...]}: in this order, so
        a kicked client that reconnects at once meets a fresh cache and a refused token. */
     json_each_string(json, "invalidate", invalidate, NULL);
     json_each_string(json, "revokeSessions", revoke, NULL);

@@ -63,6 +63,7 @@ public struct ParleyRoutes: Sendable {
         features.auth.addSignedInRoutes(to: signedIn)
         features.profile.addRoutes(to: signedIn)
         features.blocks.addRoutes(to: signedIn)
+        features.privacy.addRoutes(to: signedIn)
         features.moderation.addRoutes(to: signedIn)
         features.erasure.addRoutes(to: signedIn)
         features.avatars.addRoutes(to: signedIn)
@@ -122,6 +123,7 @@ extension ParleyRoutes {
         let auth: AuthController
         let profile: ProfileController
         let blocks: BlocksController
+        let privacy: PrivacyController
         let moderation: ModerationController
         let erasure: ErasureController
         let avatars: AvatarsController
@@ -153,7 +155,8 @@ extension ParleyRoutes {
         /// only route to them.
         public init(
             accounts: AccountService, users: any UserRepository, sessions: any SessionRepository, cache: SessionCache,
-            endpoint: MQTTEndpoint, directory: DirectoryService, blocks: BlockService, moderation: ModerationService,
+            endpoint: MQTTEndpoint, directory: DirectoryService, blocks: BlockService,
+            privacy: PrivacyService, moderation: ModerationService,
             rooms: RoomService, messageActions: MessageActionService,
             notificationSettings: any NotificationSettingsRepository, files: any FileRepository, store: any BlobStore,
             links: FileLinks, mediaJobs: (any JobQueue)?, uploadLimit: Int64, erasure: ErasureService,
@@ -165,6 +168,7 @@ extension ParleyRoutes {
             auth = AuthController(accounts: accounts, endpoint: endpoint)
             profile = ProfileController(accounts: accounts, users: users, sessions: sessions)
             self.blocks = BlocksController(service: blocks)
+            self.privacy = PrivacyController(service: privacy)
             self.moderation = ModerationController(service: moderation, accounts: accounts, users: users)
             self.erasure = ErasureController(service: erasure, links: links)
             self.avatars = AvatarsController(service: avatars)

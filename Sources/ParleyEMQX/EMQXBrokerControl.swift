@@ -10,6 +10,10 @@ import ParleyCore
 /// - A user who lost a topic (a room, a blocker's presence) is unsubscribed from it on each of
 ///   their clients, whose cached authorisation is dropped: EMQX authorises a subscription once,
 ///   at SUBSCRIBE, not each delivery as the plugin does.
+/// - Every user's answers on a topic (`*`, a user's changed privacy) unsubscribe each of its
+///   subscribers: their next SUBSCRIBE is asked again. A topic with a `+` level (presence of
+///   room-mates one may have lost) drops the user's cached answers only: which presence topics
+///   they follow is not known here, so those subscriptions hold until the next SUBSCRIBE.
 public struct EMQXBrokerControl: BrokerSessionControl {
     let api: EMQXManagementAPI
     let logger: Logger
@@ -41,13 +45,21 @@ public struct EMQXBrokerControl: BrokerSessionControl {
             if lost[parts[0]] == nil { users.append(parts[0]) }
             lost[parts[0], default: []].append(parts[1])
         }
-        for user in users {
+        for user in users where user == "*" {
+            for topic in lost[user] ?? [] {
+                for clientID in try await api.subscriberIDs(topic: topic) {
+                    try await api.cleanAuthorizationCache(clientID: clientID)
+                    try await api.unsubscribe(clientID: clientID, topic: topic)
+                }
+            }
+        }
+        for user in users where user != "*" {
             for clientID in try await api.clientIDs(username: user) {
                 // The cached answers first: a SUBSCRIBE between the two would otherwise be
                 // allowed from the cache, and never asked again.
                 try await api.cleanAuthorizationCache(clientID: clientID)
                 // Only topics a client subscribes to: chat-in is written, never subscribed.
-                for topic in lost[user] ?? [] where !topic.hasPrefix(Topic.chatInPrefix) {
+                for topic in lost[user] ?? [] where !topic.hasPrefix(Topic.chatInPrefix) && !topic.contains("+") {
                     try await api.unsubscribe(clientID: clientID, topic: topic)
                 }
             }

@@ -51,6 +51,19 @@ public struct EMQXManagementAPI: Sendable {
         return ids
     }
 
+    /// The client ids subscribed to exactly `topic`, every page (`GET /api/v5/subscriptions?topic=`).
+    public func subscriberIDs(topic: String) async throws -> [String] {
+        var ids: [String] = []
+        for page in 1...1_000 {
+            let query = "topic=\(Self.escaped(topic))&page=\(page)&limit=\(Self.pageSize)"
+            let body = try await send(.GET, "/api/v5/subscriptions?\(query)", accepting: [200])
+            let listing = try JSONDecoder().decode(ClientListing.self, from: body)
+            ids += listing.data.map(\.clientid)
+            guard listing.meta?.hasnext == true, !listing.data.isEmpty else { break }
+        }
+        return ids
+    }
+
     /// Disconnects a client and ends its session (`DELETE /api/v5/clients/{clientid}`); one
     /// already gone is no error.
     public func kick(clientID: String) async throws {

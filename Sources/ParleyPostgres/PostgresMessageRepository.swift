@@ -138,11 +138,12 @@ public struct PostgresMessageRepository: MessageRepository, MessageRowReading {
             guard let (messageID, seq) = try await connection.query(query, logger: logger).first((Int64, Int64).self)
             else { throw ParleyError(.notFound, "No such message in this room.", field: target.field) }
             let asked = ReadMarker(messageId: messageID, seq: seq)
-            if let readAt = try await moveReadMarker(
+            if let (readAt, shared) = try await moveReadMarker(
                 roomID: roomID, userID: userID, messageID: messageID, seq: seq, on: connection)
             {
                 try await Outbox.record(
-                    .readMarkerMoved(RoomEvent.Read(marker: asked, userID: userID, roomID: roomID, at: readAt)),
+                    .readMarkerMoved(
+                        RoomEvent.Read(marker: asked, userID: userID, roomID: roomID, at: readAt), hidden: !shared),
                     on: connection, logger: logger)
                 return asked
             }
@@ -157,18 +158,19 @@ public struct PostgresMessageRepository: MessageRepository, MessageRowReading {
         }
     }
 
-    /// Moves the marker forward only; returns when it moved, nil when it was already there.
-    @discardableResult
+    /// Moves the marker forward only; returns when it moved and whether the reader shares their
+    /// read state, nil when it was already there.
     private func moveReadMarker(
         roomID: Int64, userID: Int64, messageID: Int64, seq: Int64, on connection: PostgresConnection
-    ) async throws -> Date? {
+    ) async throws -> (Date, Bool)? {
         try await connection.query(
             """
             INSERT INTO messenger.read_marker (chat_room_id, user_account_id, message_id, seq)
             VALUES (\(roomID), \(userID), \(messageID), \(seq))
             \(unescaped: ReadMarkerMove.forwardOnly)
-            RETURNING updated_at
+            RETURNING updated_at,
+                (SELECT shares_read_receipts FROM cloud.user_account WHERE id = \(userID))
             """, logger: logger
-        ).first(Date.self)
+        ).first((Date, Bool).self)
     }
 }

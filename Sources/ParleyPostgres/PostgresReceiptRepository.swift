@@ -36,13 +36,15 @@ public struct PostgresReceiptRepository: ReceiptRepository {
                     WHERE d.seq < EXCLUDED.seq
                     RETURNING chat_room_id, user_account_id, seq
                 )
-                SELECT moved.chat_room_id, moved.user_account_id, moved.seq, coalesce(rm.seq, 0)
-                FROM moved LEFT JOIN messenger.read_marker rm
+                SELECT moved.chat_room_id, moved.user_account_id, moved.seq,
+                       CASE WHEN u.shares_read_receipts THEN coalesce(rm.seq, 0) END
+                FROM moved JOIN cloud.user_account u ON u.id = moved.user_account_id
+                LEFT JOIN messenger.read_marker rm
                   ON rm.chat_room_id = moved.chat_room_id AND rm.user_account_id = moved.user_account_id
                 WHERE moved.seq > coalesce(rm.seq, 0)
                 ORDER BY moved.chat_room_id, moved.user_account_id
                 """, logger: logger
-            ).all((Int64, Int64, Int64, Int64).self)
+            ).all((Int64, Int64, Int64, Int64?).self)
             let events = rows.map { room, member, delivered, read in
                 DomainEvent.receiptChanged(
                     RoomEvent.ReceiptChanged(chatRoomId: room, userId: member, readSeq: read, deliveredSeq: delivered))
@@ -51,18 +53,22 @@ public struct PostgresReceiptRepository: ReceiptRepository {
         }
     }
 
-    public func receipts(roomID: Int64, afterUserID: Int64?, limit: Int) async throws -> [Receipt] {
+    public func receipts(roomID: Int64, viewer viewerID: Int64, afterUserID: Int64?, limit: Int) async throws
+        -> [Receipt]
+    {
         try await database.client.query(
             """
-            SELECT m.member, coalesce(r.seq, 0), greatest(coalesce(d.seq, 0), coalesce(r.seq, 0)),
-                   greatest(r.updated_at, d.updated_at)
+            SELECT m.member,
+                   CASE WHEN u.shares_read_receipts OR m.member = \(viewerID) THEN coalesce(r.seq, 0) END,
+                   greatest(coalesce(d.seq, 0), coalesce(r.seq, 0)), greatest(r.updated_at, d.updated_at)
             FROM (SELECT DISTINCT user_account_id AS member FROM messenger.room_membership
                   WHERE chat_room_id = \(roomID) AND user_account_id > \(afterUserID ?? 0)) m
+            JOIN cloud.user_account u ON u.id = m.member
             LEFT JOIN messenger.read_marker r ON r.chat_room_id = \(roomID) AND r.user_account_id = m.member
             LEFT JOIN messenger.delivery_marker d ON d.chat_room_id = \(roomID) AND d.user_account_id = m.member
             ORDER BY m.member LIMIT \(limit)
             """, logger: logger
-        ).all((Int64, Int64, Int64, Date?).self).map {
+        ).all((Int64, Int64?, Int64, Date?).self).map {
             Receipt(userId: $0.0, readSeq: $0.1, deliveredSeq: $0.2, updatedAt: $0.3)
         }
     }

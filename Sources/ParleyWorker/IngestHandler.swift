@@ -25,15 +25,18 @@ public struct IngestHandler: Sendable {
     let writers: (any RecentWriters)?
     /// Where `delivered-message-notification`s go; nil: they are refused as unknown.
     let receipts: ReceiptService?
+    /// Whose typing is relayed; nil: everyone's.
+    let privacy: PrivacyService?
     /// Room ids by uid: a uid never changes rooms, so every message need not look it up.
     let roomIDs = RoomIDCache(capacity: 10_000)
 
     public init(
         rooms: RoomService, repository: any RoomRepository, publisher: any EventPublisher, limiter: any RateLimiter,
         payloadLimit: Int = 64 * 1024, senders: ChatInSender = .plugin, writers: (any RecentWriters)? = nil,
-        receipts: ReceiptService? = nil, logger: Logger
+        receipts: ReceiptService? = nil, privacy: PrivacyService? = nil, logger: Logger
     ) {
         self.receipts = receipts
+        self.privacy = privacy
         self.senders = senders
         self.writers = writers
         self.rooms = rooms
@@ -194,6 +197,8 @@ public struct IngestHandler: Sendable {
                     }
                     return date
                 } ?? Date()
+            // A user who shares no typing is not told so: their notices go nowhere.
+            if let privacy, try await !privacy.sharesTyping(sender) { return }
             let typing = RoomEvent.typing(
                 userID: sender, roomID: roomID, creating: envelope.data.creating ?? true, at: time)
             try await publisher.publishTransient(topic: Topic.room(uid), payload: typing.json())

@@ -93,7 +93,9 @@ struct ServeGraph {
             authority: BrokerAuthority(
                 key: mqttKey, server: server,
                 sessions: PostgresSessionRepository(database: parts.postgres, logger: Runtime.logger("sessions")),
-                rooms: parts.rooms(Runtime.logger("rooms")), senders: senders))
+                rooms: parts.rooms(Runtime.logger("rooms")),
+                privacy: PostgresPrivacyRepository(database: parts.postgres, logger: Runtime.logger("privacy")),
+                senders: senders))
         routes = ParleyRoutes(
             probes: connections.probes, readinessTimeout: readinessTimeout,
             registry: Runtime.metrics, features: Self.features(parts, cache: cache), broker: broker,
@@ -159,6 +161,7 @@ struct ServeGraph {
                 users: users, directory: PostgresDirectoryRepository(database: postgres, logger: logger("directory")),
                 hasher: hasher),
             blocks: BlockService(blocks: roomRepository),
+            privacy: PrivacyService(privacy: PostgresPrivacyRepository(database: postgres, logger: logger("privacy"))),
             moderation: ModerationService(
                 reports: PostgresReportRepository(
                     database: postgres, logger: logger("moderation"), fileLinks: parts.fileLinks),

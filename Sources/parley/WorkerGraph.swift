@@ -73,7 +73,9 @@ struct WorkerGraph {
             rooms: service, repository: rooms, publisher: ingest.publisher,
             limiter: RedisRateLimiter(pool: parts.redis, namespace: ingest.rateLimitNamespace),
             payloadLimit: ingest.payloadLimit, senders: ingest.senders, writers: ingest.recentWriters,
-            receipts: receipts.service, logger: logger)
+            receipts: receipts.service,
+            privacy: PrivacyService(privacy: PostgresPrivacyRepository(database: parts.postgres, logger: logger)),
+            logger: logger)
         services.append(
             IngestConsumer(
                 client: ingest.input, logger: logger, lanes: ingest.lanes, batchLimit: ingest.batchLimit,

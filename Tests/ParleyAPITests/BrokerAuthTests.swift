@@ -23,7 +23,8 @@ struct BrokerAuthTests {
         let authority = BrokerAuthority(
             key: APIHarness.mqttKey, server: Self.server,
             sessions: PostgresSessionRepository(database: harness.database, logger: .quiet),
-            rooms: PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing))
+            rooms: PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing),
+            privacy: PostgresPrivacyRepository(database: harness.database, logger: .quiet))
         let internalApp = Application(
             router: ParleyRoutes.forTesting(broker: BrokerAuthController(authority: authority)).internalRouter(),
             logger: .quiet)

@@ -1,6 +1,7 @@
 import Foundation
 import ParleyCore
 import ParleyMQTT
+import ParleyPostgres
 import ParleyTestSupport
 import Testing
 
@@ -64,16 +65,23 @@ extension BrokerPluginTests {
     /// Each ACL question blocks the broker's thread: one client gets a few a second, not
     /// thousands at once.
     @Test func aClientsACLQuestionsAreBoundedPerSecond() async throws {
-        let broker = try await withBroker(brokerOptions: "plugin_opt_lookups_per_second 5") { api, broker, _ in
+        let broker = try await withBroker(brokerOptions: "plugin_opt_lookups_per_second 5") { api, broker, harness in
             let user = try await api.signUp()
             let client = try await connected(try mqtt(broker, login: user))
-            // Anyone may subscribe to anyone's presence: every one of these is allowed, and
-            // each distinct topic is a question of its own.
+            // Users whose presence anyone may follow: every one of these subscriptions is
+            // allowed, and each distinct topic is a question of its own.
+            let open = try await harness.database.client.query(
+                """
+                INSERT INTO cloud.user_account (email, first_name, last_name, password_hash, presence_audience)
+                SELECT 'open-' || g || '@example.com', 'Open', 'User', 'x', 'everyone' FROM generate_series(1, 21) g
+                RETURNING id
+                """, logger: .quiet
+            ).all(Int64.self)
             // All at once, and four seconds' worth: on a busy machine even questions sent
             // together may span the next second's budget (a fresh run once got all of 10).
             let outcomes = await withTaskGroup(of: Bool.self) { group in
-                for id in 1000..<1020 {
-                    group.addTask { (try? await client.subscribe("user/\(id)/online")) != nil }
+                for id in open.dropLast() {
+                    group.addTask { (try? await client.subscribe(Topic.presence(id))) != nil }
                 }
                 return await group.reduce(into: [Bool]()) { $0.append($1) }
             }
@@ -81,7 +89,7 @@ extension BrokerPluginTests {
             let refused = outcomes.count - answered
             #expect(answered >= 5 && answered < 20 && refused > 0, "\(answered) answered, \(refused) refused")
             try await Task.sleep(for: .milliseconds(1100))
-            try await client.subscribe("user/2000/online")
+            try await client.subscribe(Topic.presence(try #require(open.last)))
             await client.shutdown()
         }
         #expect(await broker.stop() == 0)

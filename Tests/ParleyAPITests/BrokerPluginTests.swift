@@ -46,6 +46,7 @@ struct BrokerPluginTests {
             key: APIHarness.mqttKey, server: Self.server,
             sessions: PostgresSessionRepository(database: harness.database, logger: .quiet),
             rooms: PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing),
+            privacy: PostgresPrivacyRepository(database: harness.database, logger: .quiet),
             senders: senders)
         let internalServer = APIServer(
             configuration: HTTPConfiguration(port: nil, tlsPort: nil, internalPort: 0), logger: .quiet)

@@ -49,7 +49,8 @@ struct OpenAPIDocumentTests {
         let authority = BrokerAuthority(
             key: APIHarness.mqttKey, server: nil,
             sessions: PostgresSessionRepository(database: harness.database, logger: .quiet),
-            rooms: PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing))
+            rooms: PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing),
+            privacy: PostgresPrivacyRepository(database: harness.database, logger: .quiet))
         let router = ParleyRoutes.forTesting(broker: BrokerAuthController(authority: authority)).internalRouter()
         let document = try await fetchDocument(harness.publicRouter())
         #expect(router.routes.count >= 8)

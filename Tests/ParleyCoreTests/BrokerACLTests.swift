@@ -63,7 +63,7 @@ struct BrokerACLTests {
     /// A member who loses a room loses what its subscription implied too (the plugin caches
     /// implied grants; the room-loss command must name each of them).
     @Test func whatARoomsSubscriptionImpliesIsDroppedWhenTheRoomIsLost() {
-        let dropped = BrokerControl.roomLost(roomUID: uid, userIDs: [me]).invalidate
+        let dropped = BrokerControl.roomLost(roomUID: uid, userIDs: [me]).flatMap(\.invalidate)
         for senders in ChatInSender.allCases {
             for grant in BrokerACL.implied(by: "chat-room/\(uid)", access: .subscribe, userID: me, senders: senders) {
                 #expect(dropped.contains("\(me) \(grant.topic)"))
@@ -103,9 +103,9 @@ struct BrokerACLTests {
         #expect(decide("messenger-notifications/07", .subscribe) == .deny)
     }
 
-    @Test func presenceIsReadByAnyoneAndWrittenByItsUser() {
-        #expect(decide("user/8/online", .subscribe) == .unlessBlockedBy(userID: 8))
-        #expect(decide("user/8/online", .read) == .unlessBlockedBy(userID: 8))
+    @Test func presenceIsReadAsItsUsersPrivacyAllowsAndWrittenByItsUser() {
+        #expect(decide("user/8/online", .subscribe) == .presenceOf(userID: 8))
+        #expect(decide("user/8/online", .read) == .presenceOf(userID: 8))
         #expect(decide("user/7/online", .write) == .allow)
         #expect(decide("user/8/online", .write) == .deny)
         #expect(decide("user/x/online", .subscribe) == .deny)

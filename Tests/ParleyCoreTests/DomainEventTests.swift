@@ -20,7 +20,7 @@ struct DomainEventTests {
         #expect(delivery.fanout.map(\.userIDs) == [[3], [4]])
         #expect(try delivery.fanout.map { try change($0.event) } == ["added", "removed"])
         #expect(delivery.fanout.map { $0.push?.reason } == [.added, nil])
-        #expect(delivery.controls == [BrokerControl.roomLost(roomUID: "room-uid", userIDs: [4])])
+        #expect(delivery.controls == BrokerControl.roomLost(roomUID: "room-uid", userIDs: [4]))
 
         let roles = DomainEvent.membersChanged(
             MembersChanged(roomId: 5, byId: 0, serial: 9, addedIds: [], removedIds: [])
@@ -35,7 +35,7 @@ struct DomainEventTests {
         #expect(try delivery.roomEvents.map(change) == ["deleted"])
         #expect(delivery.fanout.map(\.userIDs) == [[1, 2]])
         #expect(delivery.fanout.first?.event == delivery.roomEvents.first)
-        #expect(delivery.controls == [BrokerControl.roomLost(roomUID: "room-uid", userIDs: [1, 2])])
+        #expect(delivery.controls == BrokerControl.roomLost(roomUID: "room-uid", userIDs: [1, 2]))
     }
 
     @Test func aNewRoomPushesBeingAddedOnlyWhenNoFirstMessageFollows() {

@@ -18,6 +18,8 @@ final class EMQXAPIServer: Sendable {
 
     /// The client ids `GET /api/v5/clients?username=` lists per user, two to a page.
     let clients: [String: [String]]
+    /// The client ids `GET /api/v5/subscriptions?topic=` lists per topic, two to a page.
+    let subscribers: [String: [String]]
     /// Answers every request with this status instead, when set.
     let failing = Mutex<Int?>(nil)
     let requests = Mutex<[Request]>([])
@@ -27,8 +29,10 @@ final class EMQXAPIServer: Sendable {
     var baseURL: String { server.withLock { $0?.baseURL ?? "" } }
     var received: [Request] { requests.withLock { $0 } }
 
-    static func start(clients: [String: [String]]) async throws -> EMQXAPIServer {
-        let api = EMQXAPIServer(clients: clients)
+    static func start(clients: [String: [String]], subscribers: [String: [String]] = [:]) async throws
+        -> EMQXAPIServer
+    {
+        let api = EMQXAPIServer(clients: clients, subscribers: subscribers)
         let router = Router()
         for method in [HTTPRequest.Method.get, .post, .delete] {
             router.on("**", method: method) { [api] request, _ in try await api.answer(request) }
@@ -38,7 +42,10 @@ final class EMQXAPIServer: Sendable {
         return api
     }
 
-    private init(clients: [String: [String]]) { self.clients = clients }
+    private init(clients: [String: [String]], subscribers: [String: [String]]) {
+        self.clients = clients
+        self.subscribers = subscribers
+    }
 
     func stop() async { await server.withLock { $0 }?.stop() }
 
@@ -54,7 +61,9 @@ final class EMQXAPIServer: Sendable {
         if let status = failing.withLock({ $0 }) { return Response(status: .init(code: status)) }
         guard request.method == .get else { return Response(status: .noContent) }
         let query = request.uri.queryParameters
-        let ids = clients[String(query["username"] ?? "")] ?? []
+        let ids =
+            request.uri.path.hasSuffix("/subscriptions")
+            ? subscribers[String(query["topic"] ?? "")] ?? [] : clients[String(query["username"] ?? "")] ?? []
         let page = Int(query["page"] ?? "1") ?? 1
         let slice = ids.dropFirst((page - 1) * 2).prefix(2)
         let json = try JSONSerialization.data(withJSONObject: [

@@ -10,9 +10,10 @@ struct EMQXBrokerControlTests {
     let uid = "AbCdEfGhIjKlMnOpQrStUv"
 
     func withAPI(
-        clients: [String: [String]] = [:], _ body: (EMQXAPIServer, EMQXBrokerControl) async throws -> Void
+        clients: [String: [String]] = [:], subscribers: [String: [String]] = [:],
+        _ body: (EMQXAPIServer, EMQXBrokerControl) async throws -> Void
     ) async throws {
-        let server = try await EMQXAPIServer.start(clients: clients)
+        let server = try await EMQXAPIServer.start(clients: clients, subscribers: subscribers)
         let api = EMQXManagementAPI(.init(baseURL: server.baseURL + "/", key: "parley", secret: "s3cret"))
         do {
             try await body(server, EMQXBrokerControl(api: api, logger: .init(label: "test")))
@@ -35,11 +36,18 @@ struct EMQXBrokerControlTests {
         }
     }
 
+    /// And who followed their presence is unsubscribed from it, to ask again (they may no longer
+    /// be room-mates); their own presence subscriptions hold until their next SUBSCRIBE.
     @Test func aLostRoomIsUnsubscribedOnEveryClientOfItsUsersAndTheirAnswersForgotten() async throws {
-        try await withAPI(clients: ["7": ["a", "b", "c"], "8": []]) { server, control in
-            try await control.apply(BrokerControl.roomLost(roomUID: uid, userIDs: [7, 8]))
+        try await withAPI(clients: ["7": ["a", "b", "c"], "8": []], subscribers: ["user/7/online": ["d"]]) {
+            server, control in
+            for command in BrokerControl.roomLost(roomUID: uid, userIDs: [7, 8]) { try await control.apply(command) }
             #expect(
                 server.received.map(\.description) == [
+                    "GET /api/v5/subscriptions?topic=user%2F7%2Fonline&page=1&limit=100 ",
+                    "DELETE /api/v5/clients/d/authorization/cache ",
+                    #"POST /api/v5/clients/d/unsubscribe {"topic":"user/7/online"}"#,
+                    "GET /api/v5/subscriptions?topic=user%2F8%2Fonline&page=1&limit=100 ",
                     "GET /api/v5/clients?username=7&page=1&limit=100 ",
                     "GET /api/v5/clients?username=7&page=2&limit=100 ",
                     "DELETE /api/v5/clients/a/authorization/cache ",

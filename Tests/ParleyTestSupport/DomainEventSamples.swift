@@ -44,6 +44,9 @@ public enum DomainEventSamples {
         case .sessionsEnded: return .sessionsEnded(SessionsEnded(sessionIds: [8], clientIds: ["c-8"]))
         case .reportFiled:
             return .reportFiled(ReportFiled(id: 4, messageId: 7, chatRoomId: 5, reporterId: 2, reason: "spam"))
+        case .privacyChanged:
+            return .privacyChanged(
+                PrivacyChanged(userId: 2, privacy: Privacy(readReceipts: .nobody, typing: .off, presence: .nobody)))
         }
     }
 }

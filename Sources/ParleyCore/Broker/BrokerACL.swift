@@ -16,8 +16,9 @@ public enum BrokerACL {
         case deny
         /// Allowed if the user's effective role in the room with this uid is at least `minimum`.
         case requiresRoomRole(roomUID: String, minimum: RoomRole)
-        /// Allowed unless this user blocked the client's user.
-        case unlessBlockedBy(userID: Int64)
+        /// Allowed if this user's presence may be followed by the client's user: their privacy
+        /// allows it and they did not block them (``PrivacyRepository/maySeePresence(of:viewer:)``).
+        case presenceOf(userID: Int64)
     }
 
     /// A permission a broker may keep beside the answer it asked for.
@@ -69,9 +70,10 @@ public enum BrokerACL {
         case .notifications(let owner):
             return access != .write && owner == userID ? .allow : .deny
         case .presence(let owner):
-            // Presence: each user writes their own; anyone reads it but whom its user blocked.
+            // Presence: each user writes and reads their own; others read it as its user's
+            // privacy allows and no block forbids.
             if owner == userID { return .allow }
-            return access == .write ? .deny : .unlessBlockedBy(userID: owner)
+            return access == .write ? .deny : .presenceOf(userID: owner)
         }
     }
 }

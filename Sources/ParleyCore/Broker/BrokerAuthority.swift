@@ -24,17 +24,19 @@ public struct BrokerAuthority: Sendable {
     let server: ServerIdentity?
     let sessions: any SessionRepository
     let rooms: any RoomRepository
+    let privacy: any PrivacyRepository
     /// What vouches for chat-in's sender (``ChatInSender``): the topics a user may write follow.
     let senders: ChatInSender
 
     public init(
         key: MQTTTokenKey, server: ServerIdentity?, sessions: any SessionRepository, rooms: any RoomRepository,
-        senders: ChatInSender = .plugin
+        privacy: any PrivacyRepository, senders: ChatInSender = .plugin
     ) {
         self.key = key
         self.server = server
         self.sessions = sessions
         self.rooms = rooms
+        self.privacy = privacy
         self.senders = senders
     }
 
@@ -75,9 +77,9 @@ public struct BrokerAuthority: Sendable {
                 return false
             }
             return role >= minimum
-        case .unlessBlockedBy(let blockerID):
+        case .presenceOf(let ownerID):
             guard let userID = Int64(username) else { return false }
-            return try await !rooms.isBlocked(userID, by: blockerID)
+            return try await privacy.maySeePresence(of: ownerID, viewer: userID)
         }
     }
 

@@ -20,7 +20,7 @@ public enum Topic: Sendable, Equatable {
     public static let chatInPrefix = "chat-in/"
     public static let notificationsPrefix = "messenger-notifications/"
     public static let presencePrefix = "user/"
-    static let presenceSuffix = "/online"
+    public static let presenceSuffix = "/online"
 
     /// The first levels of every topic the contract has: the broker plugin asks Parley about
     /// these and denies the rest without asking.

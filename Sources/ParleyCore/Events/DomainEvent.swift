@@ -12,7 +12,9 @@ public enum DomainEvent: Sendable, Equatable {
     case messageEdited(Message)
     case messageDeleted(RoomEvent.Deleted)
     case reactionChanged(ReactionChange)
-    case readMarkerMoved(RoomEvent.Read)
+    /// `hidden`: the reader shares no read state (``Privacy/ReadReceipts/nobody``), so the room
+    /// hears nothing; their own devices still clear the room.
+    case readMarkerMoved(RoomEvent.Read, hidden: Bool = false)
     /// A member's devices received more of the room (delivery receipts).
     case receiptChanged(RoomEvent.ReceiptChanged)
     case roomCreated(RoomCreated)
@@ -28,6 +30,8 @@ public enum DomainEvent: Sendable, Equatable {
     /// Sessions signed out (their MQTT tokens refused, their clients disconnected).
     case sessionsEnded(SessionsEnded)
     case reportFiled(ReportFiled)
+    /// A user changed what others see of them.
+    case privacyChanged(PrivacyChanged)
 
     /// Each event's name, as the outbox records it and later consumers (webhooks) name it.
     public enum Name: String, CaseIterable, Codable, Sendable {
@@ -46,6 +50,7 @@ public enum DomainEvent: Sendable, Equatable {
         case userUnblocked = "user.unblocked"
         case sessionsEnded = "sessions.ended"
         case reportFiled = "report.filed"
+        case privacyChanged = "privacy.changed"
     }
 
     public var name: Name {
@@ -65,6 +70,7 @@ public enum DomainEvent: Sendable, Equatable {
         case .userUnblocked: .userUnblocked
         case .sessionsEnded: .sessionsEnded
         case .reportFiled: .reportFiled
+        case .privacyChanged: .privacyChanged
         }
     }
 
@@ -74,7 +80,7 @@ public enum DomainEvent: Sendable, Equatable {
         case .messageCreated(let message), .messageEdited(let message): message.chatRoomId
         case .messageDeleted(let deleted): deleted.chatRoomId
         case .reactionChanged(let change): change.change.chatRoomId
-        case .readMarkerMoved(let read): read.chatRoomId
+        case .readMarkerMoved(let read, _): read.chatRoomId
         case .receiptChanged(let changed): changed.chatRoomId
         case .roomCreated(let created): created.roomId
         case .roomChanged(let changed): changed.roomId
@@ -82,7 +88,7 @@ public enum DomainEvent: Sendable, Equatable {
         case .membersChanged(let changed): changed.roomId
         case .invitationCreated(let created): created.invitation.room.id
         case .reportFiled(let report): report.chatRoomId
-        case .userBlocked, .userUnblocked, .sessionsEnded: nil
+        case .userBlocked, .userUnblocked, .sessionsEnded, .privacyChanged: nil
         }
     }
 }
@@ -94,7 +100,7 @@ extension DomainEvent {
         case .messageCreated(let message), .messageEdited(let message): Self.json(message)
         case .messageDeleted(let deleted): Self.json(deleted)
         case .reactionChanged(let change): Self.json(change)
-        case .readMarkerMoved(let read): Self.json(read)
+        case .readMarkerMoved(let read, let hidden): Self.json(StoredRead(read: read, hidden: hidden))
         case .receiptChanged(let changed): Self.json(changed)
         case .roomCreated(let created): Self.json(created)
         case .roomChanged(let changed): Self.json(changed)
@@ -104,6 +110,7 @@ extension DomainEvent {
         case .userBlocked(let block), .userUnblocked(let block): Self.json(block)
         case .sessionsEnded(let ended): Self.json(ended)
         case .reportFiled(let report): Self.json(report)
+        case .privacyChanged(let changed): Self.json(changed)
         }
     }
 
@@ -116,7 +123,9 @@ extension DomainEvent {
         case .messageEdited: self = .messageEdited(try read(Message.self))
         case .messageDeleted: self = .messageDeleted(try read(RoomEvent.Deleted.self))
         case .reactionChanged: self = .reactionChanged(try read(ReactionChange.self))
-        case .readMarkerMoved: self = .readMarkerMoved(try read(RoomEvent.Read.self))
+        case .readMarkerMoved:
+            self = .readMarkerMoved(
+                try read(RoomEvent.Read.self), hidden: try read(StoredRead.Flag.self).hidden ?? false)
         case .receiptChanged: self = .receiptChanged(try read(RoomEvent.ReceiptChanged.self))
         case .roomCreated: self = .roomCreated(try read(RoomCreated.self))
         case .roomChanged: self = .roomChanged(try read(RoomChanged.self))
@@ -127,10 +136,29 @@ extension DomainEvent {
         case .userUnblocked: self = .userUnblocked(try read(Blocking.self))
         case .sessionsEnded: self = .sessionsEnded(try read(SessionsEnded.self))
         case .reportFiled: self = .reportFiled(try read(ReportFiled.self))
+        case .privacyChanged: self = .privacyChanged(try read(PrivacyChanged.self))
         }
     }
 
     private static func json(_ value: some Encodable) -> String {
         String(decoding: (try? JSONCoding.encoder.encode(value)) ?? Data(), as: UTF8.self)
     }
+}
+
+/// A read's outbox payload: the room's event, and `"hidden": true` when the reader shares no
+/// read state (absent otherwise, so rows recorded before it read as shared).
+private struct StoredRead: Encodable {
+    let read: RoomEvent.Read
+    let hidden: Bool
+
+    struct Flag: Decodable { let hidden: Bool? }
+
+    func encode(to encoder: any Encoder) throws {
+        try read.encode(to: encoder)
+        guard hidden else { return }
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(true, forKey: .hidden)
+    }
+
+    enum CodingKeys: String, CodingKey { case hidden }
 }

@@ -48,12 +48,13 @@ extension DomainEvent {
             return EventDelivery(roomEvents: [RoomEvent.deleted(deleted).json()])
         case .reactionChanged(let change):
             return EventDelivery(roomEvents: [RoomEvent.reactionChanged(change.change, at: change.at).json()])
-        case .readMarkerMoved(let read):
+        case .readMarkerMoved(let read, let hidden):
             // The reader's other devices withdraw what they show of the room (only a read moves
-            // the marker with this event: a member's own message moves it silently).
+            // the marker with this event: a member's own message moves it silently); the room
+            // hears of it unless the reader shares no read state.
             let cleared = RoomEvent.notificationCleared(.init(chatRoomId: read.chatRoomId, readSeq: read.seq))
             return EventDelivery(
-                roomEvents: [RoomEvent.read(read).json()],
+                roomEvents: hidden ? [] : [RoomEvent.read(read).json()],
                 fanout: [
                     FanoutJob(roomID: read.chatRoomId, event: cleared.json(), audience: .users, userIDs: [read.userId])
                 ])
@@ -111,13 +112,17 @@ extension DomainEvent {
         case .reportFiled:
             // For the administrators' consumers (webhooks); no client hears of it.
             return EventDelivery()
+        case .privacyChanged(let changed):
+            // Whoever follows the user's presence is asked again at the next delivery, and
+            // refused if the new setting excludes them.
+            return EventDelivery(controls: [BrokerControl(invalidate: [BrokerControl.presenceOf(changed.userId)])])
         }
     }
 
     /// Stops the broker's deliveries of the room to users who lost it.
     private static func roomLost(_ roomUID: String?, _ userIDs: [Int64]) -> [BrokerControl] {
-        guard let roomUID, !userIDs.isEmpty else { return [] }
-        return [BrokerControl.roomLost(roomUID: roomUID, userIDs: userIDs)]
+        guard let roomUID else { return [] }
+        return BrokerControl.roomLost(roomUID: roomUID, userIDs: userIDs)
     }
 }
 

@@ -2,14 +2,16 @@ import Foundation
 
 /// How far a member has received and read a room (`GET /v1/rooms/{id}/receipts`): `seq`s,
 /// 0 for nothing yet. Reading implies receiving: `deliveredSeq` is never below `readSeq`.
+/// `readSeq` is null for a member who shares no read state (``Privacy/ReadReceipts/nobody``),
+/// except to themselves.
 public struct Receipt: Sendable, Equatable, Codable {
     public let userId: Int64
-    public let readSeq: Int64
+    @NullEncoded public var readSeq: Int64?
     public let deliveredSeq: Int64
     /// When either moved last; null before either did.
     @NullEncoded public var updatedAt: Date?
 
-    public init(userId: Int64, readSeq: Int64, deliveredSeq: Int64, updatedAt: Date?) {
+    public init(userId: Int64, readSeq: Int64?, deliveredSeq: Int64, updatedAt: Date?) {
         self.userId = userId
         self.readSeq = readSeq
         self.deliveredSeq = deliveredSeq
@@ -29,14 +31,15 @@ public struct MemberOfRoom: Hashable, Sendable {
 }
 
 extension RoomEvent {
-    /// `receipt-changed` on the room's topic: a member's devices received more of the room.
+    /// `receipt-changed` on the room's topic: a member's devices received more of the room
+    /// (`readSeq` null when they share no read state).
     public struct ReceiptChanged: Codable, Sendable, Equatable {
         public let chatRoomId: Int64
         public let userId: Int64
-        public let readSeq: Int64
+        @NullEncoded public var readSeq: Int64?
         public let deliveredSeq: Int64
 
-        public init(chatRoomId: Int64, userId: Int64, readSeq: Int64, deliveredSeq: Int64) {
+        public init(chatRoomId: Int64, userId: Int64, readSeq: Int64?, deliveredSeq: Int64) {
             self.chatRoomId = chatRoomId
             self.userId = userId
             self.readSeq = readSeq

@@ -8,8 +8,8 @@ public protocol ReceiptRepository: Sendable {
     /// A member no longer in the room is skipped.
     func recordDelivered(_ marks: [(member: MemberOfRoom, seq: Int64)]) async throws
     /// Every member of the room, by user id after `afterUserID`, with how far they received and
-    /// read it.
-    func receipts(roomID: Int64, afterUserID: Int64?, limit: Int) async throws -> [Receipt]
+    /// read it, as `viewerID` sees it (their own read state always, others' as they share it).
+    func receipts(roomID: Int64, viewer viewerID: Int64, afterUserID: Int64?, limit: Int) async throws -> [Receipt]
 }
 
 /// Where a client's "received up to" goes first: coalesced per member and room before it is

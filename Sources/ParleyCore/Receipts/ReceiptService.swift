@@ -26,7 +26,7 @@ public struct ReceiptService: Sendable {
         -> [Receipt]
     {
         try await rooms.require(.reader, roomID: roomID, userID: userID)
-        return try await receipts.receipts(roomID: roomID, afterUserID: afterUserID, limit: limit)
+        return try await receipts.receipts(roomID: roomID, viewer: userID, afterUserID: afterUserID, limit: limit)
     }
 
     /// The coalescer's writer: what it passes, stored.

@@ -2,8 +2,9 @@ import Foundation
 
 /// What a webhook hears: the public names and payloads of the domain events
 /// (``DomainEvent``), and the webhooks' own events. A membership change is told as who was
-/// added and who removed; an account's sessions ending is the server's own business and is
-/// not told.
+/// added and who removed; an account's sessions ending and its privacy are the server's own
+/// business and are not told. A read is told whatever the reader's privacy: the app's server
+/// is not another user.
 public struct WebhookEvent: Sendable, Equatable {
     /// The names a webhook subscribes to, as `openapi.yaml` lists them with their payloads.
     public enum Kind: String, Sendable, Codable, CaseIterable {
@@ -71,7 +72,7 @@ public struct WebhookEvent: Sendable, Equatable {
         case .messageEdited(let message): return one(.messageEdited, message.chatRoomId, message)
         case .messageDeleted(let deleted): return one(.messageDeleted, deleted.chatRoomId, deleted)
         case .reactionChanged(let change): return one(.reactionChanged, change.change.chatRoomId, change.change)
-        case .readMarkerMoved(let read): return one(.readMarkerMoved, read.chatRoomId, read)
+        case .readMarkerMoved(let read, _): return one(.readMarkerMoved, read.chatRoomId, read)
         case .receiptChanged(let changed): return one(.receiptChanged, changed.chatRoomId, changed)
         case .roomCreated(let created):
             return one(.roomCreated, created.roomId, RoomAction(chatRoomId: created.roomId, byId: created.byId))
@@ -91,7 +92,7 @@ public struct WebhookEvent: Sendable, Equatable {
         case .userBlocked(let block): return one(.userBlocked, nil, block)
         case .userUnblocked(let block): return one(.userUnblocked, nil, block)
         case .reportFiled(let report): return one(.reportFiled, report.chatRoomId, report)
-        case .sessionsEnded: return []
+        case .sessionsEnded, .privacyChanged: return []
         }
     }
 
