@@ -10,6 +10,8 @@ protocol MessageRowReading: Sendable {
     var logger: Logger { get }
     /// Signs the URLs of attached files.
     var fileLinks: FileLinks { get }
+    /// The most members a room may have for its messages' receipts (``ParleyCore/MessageReceipts``).
+    var receiptsMaxMembers: Int { get }
 }
 
 /// Messages from rows of ``MessageColumns``, with their reactions as a caller sees them.
@@ -27,7 +29,50 @@ extension MessageRowReading {
             if hasReactions { flagged.insert(message.id) }
             messages.append(message)
         }
-        return try await withReactions(messages, flagged: flagged, viewer: viewer, on: connection)
+        let reacted = try await withReactions(messages, flagged: flagged, viewer: viewer, on: connection)
+        return try await withReceipts(reacted, on: connection)
+    }
+
+    /// Fills in the receipts of messages in rooms of at most ``receiptsMaxMembers`` members, in
+    /// one query for all their rooms; the rest have none.
+    func withReceipts(_ messages: [Message], on connection: PostgresConnection?) async throws -> [Message] {
+        let rooms = Array(Set(messages.map(\.chatRoomId)))
+        guard !rooms.isEmpty, receiptsMaxMembers > 0 else { return messages }
+        // A small room's members (one row with none for a room without members); a larger
+        // room has no row.
+        let query: PostgresQuery = """
+            SELECT r.room, mm.member, greatest(coalesce(d.seq, 0), coalesce(rm.seq, 0)),
+                   CASE WHEN u.shares_read_receipts THEN coalesce(rm.seq, 0) END
+            FROM unnest(\(rooms)::bigint[]) AS r(room)
+            CROSS JOIN LATERAL (
+                SELECT count(*) AS n FROM (
+                    SELECT DISTINCT user_account_id FROM messenger.room_membership
+                    WHERE chat_room_id = r.room LIMIT \(receiptsMaxMembers + 1)) members) size
+            LEFT JOIN LATERAL (
+                SELECT DISTINCT user_account_id AS member FROM messenger.room_membership
+                WHERE chat_room_id = r.room) mm ON true
+            LEFT JOIN cloud.user_account u ON u.id = mm.member
+            LEFT JOIN messenger.read_marker rm ON rm.chat_room_id = r.room AND rm.user_account_id = mm.member
+            LEFT JOIN messenger.delivery_marker d ON d.chat_room_id = r.room AND d.user_account_id = mm.member
+            WHERE size.n <= \(receiptsMaxMembers)
+            """
+        let rows =
+            if let connection {
+                try await connection.query(query, logger: logger)
+            } else {
+                try await database.client.query(query, logger: logger)
+            }
+        var members: [Int64: [RoomMarks.Member]] = [:]
+        for try await (room, member, delivered, read) in rows.decode((Int64, Int64?, Int64, Int64?).self) {
+            members[room, default: []].append(
+                contentsOf: member.map { [.init(userID: $0, delivered: delivered, read: read)] } ?? [])
+        }
+        let marks = members.mapValues(RoomMarks.init(members:))
+        return messages.map { message in
+            var message = message
+            message.receipts = marks[message.chatRoomId]?.receipts(of: message)
+            return message
+        }
     }
 
     /// Fills in the reactions of the messages in `flagged`, keys in the order first used.

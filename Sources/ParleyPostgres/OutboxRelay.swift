@@ -36,6 +36,8 @@ public struct OutboxRelay: Service {
     let webhooks: WebhookFeed?
     let logger: Logger
     let batchSize: Int
+    /// `PARLEY_RECEIPTS_MAX_MEMBERS`: a new message in a larger room has no receipts.
+    let receiptsMaxMembers: Int
     /// Signs file URLs in new messages' events, as the API does.
     let fileLinks: FileLinks
     /// A batch whose events went out but whose fan-out job could not be queued (Redis was
@@ -51,8 +53,9 @@ public struct OutboxRelay: Service {
     public init(
         database: PostgresPool, publisher: any EventPublisher, fanout: any JobQueue,
         planner: (any FanoutPlanner)? = nil, webhooks: WebhookFeed? = nil, fileLinks: FileLinks, logger: Logger,
-        batchSize: Int = 100
+        batchSize: Int = 100, receiptsMaxMembers: Int = MessageReceipts.defaultMaxMembers
     ) {
+        self.receiptsMaxMembers = receiptsMaxMembers
         self.database = database
         self.publisher = publisher
         self.fanout = fanout
@@ -132,7 +135,9 @@ public struct OutboxRelay: Service {
     func relayBatch(deleting published: [Int64], on connection: PostgresConnection) async throws -> [Int64] {
         let rows = try await connection.whileOpen(within: Self.statementLimit) {
             try await connection.execute(
-                OutboxBatchStatement(limit: Int32(batchSize), published: published, links: fileLinks), logger: logger
+                OutboxBatchStatement(
+                    limit: Int32(batchSize), published: published, links: fileLinks,
+                    receiptsMaxMembers: Int32(receiptsMaxMembers)), logger: logger
             ).allRows()
         }
         guard !rows.isEmpty else { return [] }

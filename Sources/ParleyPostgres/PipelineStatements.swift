@@ -65,7 +65,7 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
         WITH deleted AS (DELETE FROM messenger.outbox WHERE id = ANY($2::bigint[]))
         SELECT o.id, o.kind, o.topic, c.uid, o.event, o.fanout,
                coalesce(c.readers_version, 0), (SELECT version FROM notifications.push_token_version),
-               o.traceparent, \(MessageColumns.list(fresh: true))
+               o.traceparent, \(MessageColumns.list(fresh: true, receiptsLimit: "$3::integer"))
         FROM messenger.outbox o
         LEFT JOIN messenger.chat_room c ON c.id = o.chat_room_id
         LEFT JOIN messenger.message m ON m.id = o.message_id
@@ -78,6 +78,8 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
     let published: [Int64]
     /// Signs the URLs of a new message's file.
     let links: FileLinks
+    /// The most members a room may have for a new message's receipts.
+    let receiptsMaxMembers: Int32
 
     struct Row {
         let id: Int64
@@ -95,9 +97,10 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
     }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 2)
+        var bindings = PostgresBindings(capacity: 3)
         try bindings.append(limit)
         try bindings.append(published)
+        try bindings.append(receiptsMaxMembers)
         return bindings
     }
 

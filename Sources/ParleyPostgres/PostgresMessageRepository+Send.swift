@@ -86,7 +86,8 @@ extension PostgresMessageRepository {
         }
         if !new.isEmpty {
             let rows = try await connection.execute(
-                InsertMessagesStatement(new.map { submissions[$0] }), logger: logger
+                InsertMessagesStatement(
+                    new.map { submissions[$0] }, receiptsMaxMembers: Int32(receiptsMaxMembers)), logger: logger
             ).allRows()
             for row in rows {
                 let place = Int(try row.decode(Int64.self))

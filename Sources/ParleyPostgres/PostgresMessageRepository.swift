@@ -9,13 +9,20 @@ public struct PostgresMessageRepository: MessageRepository, MessageRowReading {
     let database: PostgresPool
     let logger: Logger
     let fileLinks: FileLinks
+    let receiptsMaxMembers: Int
 
-    /// - Parameter fileLinks: the deployment's file-link key, so that
-    ///   a URL signed by one process opens through every other.
-    public init(database: PostgresPool, logger: Logger, fileLinks: FileLinks) {
+    /// - Parameters:
+    ///   - fileLinks: the deployment's file-link key, so that a URL signed by one process
+    ///     opens through every other.
+    ///   - receiptsMaxMembers: `PARLEY_RECEIPTS_MAX_MEMBERS`.
+    public init(
+        database: PostgresPool, logger: Logger, fileLinks: FileLinks,
+        receiptsMaxMembers: Int = MessageReceipts.defaultMaxMembers
+    ) {
         self.database = database
         self.logger = logger
         self.fileLinks = fileLinks
+        self.receiptsMaxMembers = receiptsMaxMembers
     }
 
     public func sendIfAllowed(batch: [MessageSubmission], minimum: RoomRole) async throws -> [SentMessage?] {
@@ -29,7 +36,8 @@ public struct PostgresMessageRepository: MessageRepository, MessageRowReading {
             // commits at the protocol's Sync, after the rows and CommandComplete that end
             // PostgresNIO's answer, so a crash in between lost a send already acknowledged.
             // COMMIT answers only once the commit is durable.
-            let statement = StoreNewMessagesStatement(batch, minimumRank: Int32(minimum.rank))
+            let statement = StoreNewMessagesStatement(
+                batch, minimumRank: Int32(minimum.rank), receiptsMaxMembers: Int32(receiptsMaxMembers))
             let rows = try await database.transaction(logger: logger) { connection in
                 try await connection.execute(statement, logger: logger).allRows()
             }
@@ -141,10 +149,19 @@ public struct PostgresMessageRepository: MessageRepository, MessageRowReading {
             if let (readAt, shared) = try await moveReadMarker(
                 roomID: roomID, userID: userID, messageID: messageID, seq: seq, on: connection)
             {
-                try await Outbox.record(
+                var events: [DomainEvent] = [
                     .readMarkerMoved(
-                        RoomEvent.Read(marker: asked, userID: userID, roomID: roomID, at: readAt), hidden: !shared),
-                    on: connection, logger: logger)
+                        RoomEvent.Read(marker: asked, userID: userID, roomID: roomID, at: readAt), hidden: !shared)
+                ]
+                // A reader who shares no read state still received what they read: the room hears
+                // that much, when it goes beyond what their devices said.
+                if !shared, try await receivedBefore(roomID: roomID, userID: userID, on: connection) < seq {
+                    events.append(
+                        .receiptChanged(
+                            RoomEvent.ReceiptChanged(
+                                chatRoomId: roomID, userId: userID, readSeq: nil, deliveredSeq: seq)))
+                }
+                try await Outbox.record(events, on: connection, logger: logger)
                 return asked
             }
             // Already at or past it: where it stands.
@@ -156,6 +173,15 @@ public struct PostgresMessageRepository: MessageRepository, MessageRowReading {
             ).first((Int64, Int64).self)
             return current.map { ReadMarker(messageId: $0.0, seq: $0.1) } ?? asked
         }
+    }
+
+    /// How far the member's devices said they received the room (0 for not yet).
+    private func receivedBefore(roomID: Int64, userID: Int64, on connection: PostgresConnection) async throws -> Int64 {
+        try await connection.query(
+            """
+            SELECT seq FROM messenger.delivery_marker WHERE chat_room_id = \(roomID) AND user_account_id = \(userID)
+            """, logger: logger
+        ).first(Int64.self) ?? 0
     }
 
     /// Moves the marker forward only; returns when it moved and whether the reader shares their

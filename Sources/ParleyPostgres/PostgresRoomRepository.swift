@@ -9,18 +9,26 @@ public struct PostgresRoomRepository: RoomRepository, MessageRowReading {
     let logger: Logger
     /// Signs the URLs of attached files in messages and events.
     let fileLinks: FileLinks
+    let receiptsMaxMembers: Int
 
-    /// - Parameter fileLinks: the deployment's file-link key, so that
-    ///   a URL signed by one process opens through every other.
-    public init(database: PostgresPool, logger: Logger, fileLinks: FileLinks) {
+    /// - Parameters:
+    ///   - fileLinks: the deployment's file-link key, so that a URL signed by one process
+    ///     opens through every other.
+    ///   - receiptsMaxMembers: `PARLEY_RECEIPTS_MAX_MEMBERS`.
+    public init(
+        database: PostgresPool, logger: Logger, fileLinks: FileLinks,
+        receiptsMaxMembers: Int = MessageReceipts.defaultMaxMembers
+    ) {
         self.database = database
         self.logger = logger
         self.fileLinks = fileLinks
+        self.receiptsMaxMembers = receiptsMaxMembers
     }
 
     /// The writer of a new room's first message, in the room's transaction.
     var messages: PostgresMessageRepository {
-        PostgresMessageRepository(database: database, logger: logger, fileLinks: fileLinks)
+        PostgresMessageRepository(
+            database: database, logger: logger, fileLinks: fileLinks, receiptsMaxMembers: receiptsMaxMembers)
     }
 
     public func role(roomID: Int64, userID: Int64) async throws -> RoomRole? {

@@ -73,15 +73,11 @@ public final class APNsSender: PushSender {
         }
         let expiration = Int(Date().timeIntervalSince1970) + Int(configuration.expiration.components.seconds)
         let path = job.token.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? job.token
+        var headers = [("authorization", "bearer \(token)"), ("apns-topic", configuration.topic)]
+        headers += Self.kindHeaders(job.notification)
+        headers += [("apns-expiration", "\(expiration)"), ("content-type", "application/json")]
         let response = try await client.post(
-            "\(configuration.baseURL)/3/device/\(path)",
-            headers: [
-                ("authorization", "bearer \(token)"), ("apns-topic", configuration.topic),
-                ("apns-push-type", "alert"), ("apns-priority", "10"), ("apns-expiration", "\(expiration)"),
-                ("apns-collapse-id", String(job.notification.roomUID.utf8.prefix(64)) ?? job.notification.roomUID),
-                ("content-type", "application/json"),
-            ],
-            body: try Self.payload(job.notification))
+            "\(configuration.baseURL)/3/device/\(path)", headers: headers, body: try Self.payload(job.notification))
         return (response, token)
     }
 
@@ -111,9 +107,22 @@ public final class APNsSender: PushSender {
         let iat: Int
     }
 
+    /// What kind of push it is: an alert collapsed per room (a later push of the room replaces
+    /// an earlier one), or for a read a background push, which Apple delivers at low priority
+    /// and which must not be collapsed with the alerts it withdraws.
+    static func kindHeaders(_ notification: PushNotification) -> [(String, String)] {
+        guard notification.reason != .read else { return [("apns-push-type", "background"), ("apns-priority", "5")] }
+        return [
+            ("apns-push-type", "alert"), ("apns-priority", "10"),
+            ("apns-collapse-id", String(notification.roomUID.utf8.prefix(64)) ?? notification.roomUID),
+        ]
+    }
+
     /// The APNs JSON: `aps` for the system, `parley` with the ids for the app (and `mention:
     /// true` when the message mentions the recipient). With ids only, the alert is a
-    /// localisation key and `mutable-content` lets the app fill it in.
+    /// localisation key and `mutable-content` lets the app fill it in. A read's has no alert:
+    /// `content-available` wakes the app to withdraw the room's notifications up to `seq`, and
+    /// the badge is set.
     static func payload(_ notification: PushNotification) throws -> Data {
         var parley: [String: Any] = notification.data
         if notification.mention { parley["mention"] = true }
@@ -123,6 +132,7 @@ public final class APNsSender: PushSender {
 
     /// The `aps` dictionary, also sent to iOS devices through FCM.
     static func aps(_ notification: PushNotification) -> [String: Any] {
+        if notification.reason == .read { return ["content-available": 1, "badge": notification.badge] }
         var alert: [String: String] = [:]
         if let title = notification.title { alert["title"] = title }
         if let body = notification.body { alert["body"] = body }

@@ -87,12 +87,23 @@ public final class FCMSender: PushSender {
     }
 
     /// The v1 message: a notification (unless ids only), string data for the app, and the
-    /// room as Android's collapse key and tag and as APNs's collapse id.
+    /// room as Android's collapse key and tag and as APNs's collapse id. A read's is a data
+    /// message (`type: read`, the room, `seq` and `badge`): the app withdraws what it shows.
     func message(_ job: PushJob) throws -> Data {
         let note = job.notification
         var data = note.data
         data["badge"] = "\(note.badge)"
         let ttl = configuration.timeToLive.components.seconds
+        if note.reason == .read {
+            let message: [String: Any] = [
+                "token": job.token, "data": data, "android": ["priority": "normal", "ttl": "\(ttl)s"],
+                "apns": [
+                    "headers": ["apns-push-type": "background", "apns-priority": "5"],
+                    "payload": ["aps": APNsSender.aps(note)],
+                ],
+            ]
+            return try JSONSerialization.data(withJSONObject: ["message": message], options: .sortedKeys)
+        }
         var android: [String: Any] = ["priority": "high", "collapse_key": note.roomUID, "ttl": "\(ttl)s"]
         var message: [String: Any] = [
             "token": job.token, "data": data,

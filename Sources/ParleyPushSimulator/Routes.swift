@@ -37,6 +37,8 @@ struct Routes: Sendable {
         if headers["apns-topic"] != configuration.apnsTopic { problems.append("TopicDisallowed") }
         if !["alert", "background"].contains(headers["apns-push-type"] ?? "") { problems.append("InvalidPushType") }
         if !["5", "10"].contains(headers["apns-priority"] ?? "10") { problems.append("BadPriority") }
+        // Apple refuses a background push at the immediate priority (10, the default).
+        if headers["apns-push-type"] == "background", headers["apns-priority"] != "5" { problems.append("BadPriority") }
         if let expiration = headers["apns-expiration"], Int(expiration) == nil { problems.append("BadExpirationDate") }
         if (headers["apns-collapse-id"]?.utf8.count ?? 0) > 64 { problems.append("BadCollapseId") }
         if body.count > 4096 { problems.append("PayloadTooLarge") }

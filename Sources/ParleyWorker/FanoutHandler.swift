@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ParleyCore
+import ServiceLifecycle
 
 /// The `fanout` role: copies events to the `messenger-notifications/{userId}` topic of every
 /// user concerned.
@@ -20,6 +21,9 @@ public struct FanoutHandler: Sendable {
     let chunkSize: Int
     /// `nil`: this deployment sends no pushes.
     let pushes: PushFanout?
+    /// The reads' silent updates waiting to go (``PushFanout/readUpdates``): a service the
+    /// process runs; nil without pushes.
+    public var readUpdates: (any Service)? { pushes?.readUpdates }
     let logger: Logger
     let cache: ReaderCache
 

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyCore
+import ParleyRuntime
 
 /// The fan-out's push step: one `push` job per device of each recipient who should be
 /// pushed now (not the actor, not one who blocked the actor, not a muted room, not in quiet
@@ -10,21 +11,51 @@ import ParleyCore
 /// until a token is registered somewhere, so a room where nobody has one asks nothing. A
 /// repeated batch queues its pushes again; every push of a room carries the room as its
 /// collapse id, so a device shows the duplicate in place of the first.
+///
+/// A read's silent updates are coalesced per user and room (``readUpdates``, a service the
+/// process runs): the first goes at once, then at most one every `readInterval`, the last read
+/// always told, with the badge as it stands when it goes.
 public struct PushFanout: Sendable {
     let audience: any PushAudience
     let queue: any JobQueue
     let composer: PushComposer
     /// Who had no token when last asked: they are not asked again until a token is added.
     let tokenless: TokenlessUsers
+    /// How far each user read each room, waiting for its silent update.
+    public let readUpdates: Coalescer<RoomUser>
 
     public init(
         audience: any PushAudience, queue: any JobQueue, composer: PushComposer = PushComposer(),
-        tokenlessCapacity: Int = 1_000_000
+        tokenlessCapacity: Int = 1_000_000, readInterval: Duration = .seconds(10),
+        onFailure: @escaping @Sendable (any Error) -> Void = { _ in }
     ) {
         self.audience = audience
         self.queue = queue
         self.composer = composer
         self.tokenless = TokenlessUsers(capacity: tokenlessCapacity)
+        readUpdates = Coalescer(interval: readInterval, onFailure: onFailure) { due in
+            try await Self.queueReadUpdates(due, audience: audience, queue: queue, composer: composer)
+        }
+    }
+
+    /// Each user's devices with a push token get the room read up to the value and their badge.
+    static func queueReadUpdates(
+        _ due: [(key: RoomUser, value: Int64)], audience: any PushAudience, queue: any JobQueue,
+        composer: PushComposer
+    ) async throws {
+        var rooms: [Int64: Set<Int64>] = [:]
+        for (reader, _) in due { rooms[reader.roomID, default: []].insert(reader.userID) }
+        let recipients = try await audience.recipients(in: rooms)
+        guard !recipients.isEmpty else { return }
+        let contexts = try await audience.contexts(of: Set(due.map(\.key)))
+        var jobs: [PushJob] = []
+        for (reader, seq) in due {
+            guard let context = contexts[reader] else { continue }
+            let devices = (recipients[reader.roomID] ?? []).filter { $0.userID == reader.userID }
+            jobs += composer.readJobs(roomID: reader.roomID, roomUID: context.roomUID, seq: seq, devices: devices)
+        }
+        guard !jobs.isEmpty else { return }
+        try await queue.enqueue(contentsOf: jobs.map { $0.json() })
     }
 
     /// The pushes one event owes to some users of its room.
@@ -41,13 +72,24 @@ public struct PushFanout: Sendable {
     /// Who of `users` an event by `intent`'s actor may push: never the actor, nobody known to
     /// have had no token at `tokensVersion` or later.
     func candidates(of intent: PushIntent, among users: [Int64], tokensVersion: Int64?) -> [Int64] {
-        let others = users.filter { $0 != intent.actorID }
-        guard let tokensVersion else { return others }
-        return tokenless.possibleHolders(among: others, at: tokensVersion)
+        possibleHolders(users.filter { $0 != intent.actorID }, tokensVersion: tokensVersion)
+    }
+
+    private func possibleHolders(_ users: [Int64], tokensVersion: Int64?) -> [Int64] {
+        guard let tokensVersion else { return users }
+        return tokenless.possibleHolders(among: users, at: tokensVersion)
     }
 
     func queuePushes(_ requests: [Request], at now: Date = Date()) async throws {
-        let requests = requests.map { request in
+        // Reads wait for their silent update; only the reader's own devices hear of them.
+        for request in requests where request.intent.reason == .read {
+            guard let seq = request.intent.seq else { continue }
+            let readers = request.users.filter { $0 == request.intent.actorID }
+            for reader in possibleHolders(readers, tokensVersion: request.tokensVersion) {
+                readUpdates.submit(RoomUser(roomID: request.roomID, userID: reader), seq)
+            }
+        }
+        let requests = requests.filter { $0.intent.reason != .read }.map { request in
             Request(
                 intent: request.intent, roomID: request.roomID,
                 users: candidates(of: request.intent, among: request.users, tokensVersion: request.tokensVersion),

@@ -53,15 +53,19 @@ enum Adapters {
 protocol RoomStoreParts {
     var postgres: PostgresPool { get }
     var fileLinks: FileLinks { get }
+    /// `PARLEY_RECEIPTS_MAX_MEMBERS`.
+    var receiptsMaxMembers: Int { get }
 }
 
 extension RoomStoreParts {
     func rooms(_ logger: Logger) -> PostgresRoomRepository {
-        PostgresRoomRepository(database: postgres, logger: logger, fileLinks: fileLinks)
+        PostgresRoomRepository(
+            database: postgres, logger: logger, fileLinks: fileLinks, receiptsMaxMembers: receiptsMaxMembers)
     }
 
     func messages(_ logger: Logger) -> PostgresMessageRepository {
-        PostgresMessageRepository(database: postgres, logger: logger, fileLinks: fileLinks)
+        PostgresMessageRepository(
+            database: postgres, logger: logger, fileLinks: fileLinks, receiptsMaxMembers: receiptsMaxMembers)
     }
 }
 

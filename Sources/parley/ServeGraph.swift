@@ -33,6 +33,7 @@ struct ServeGraph {
         /// Keeps rate-limit counters apart when several deployments share one Redis.
         var rateLimitNamespace = "parley"
         var fileLinks: FileLinks
+        var receiptsMaxMembers = MessageReceipts.defaultMaxMembers
         var sendBatching = SendBatching()
         var roomAddPolicy = RoomAddPolicy.anyone
         var abuseLimits = AbuseLimits()
@@ -67,7 +68,8 @@ struct ServeGraph {
             broker: connections.brokerSessions,
             mqttKey: mqttKey, endpoint: try settings.mqttEndpoint(), accountPolicy: try settings.accountPolicy(),
             bcryptCost: try settings.bcryptCost(), fileLinks: try settings.fileLinks(),
-            sendBatching: try settings.sendBatching(), roomAddPolicy: try settings.roomAddPolicy(),
+            receiptsMaxMembers: try settings.receiptsMaxMembers(), sendBatching: try settings.sendBatching(),
+            roomAddPolicy: try settings.roomAddPolicy(),
             abuseLimits: try settings.abuseLimits(),
             editWindow: try settings.messageEditWindow(),
             store: try Adapters.blobStore(try settings.blobStoreChoice(), database: connections.postgres),

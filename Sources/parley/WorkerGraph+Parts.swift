@@ -15,6 +15,7 @@ extension WorkerGraph {
         var postgres: PostgresPool
         var redis: RedisConnectionPool
         var fileLinks: FileLinks
+        var receiptsMaxMembers = MessageReceipts.defaultMaxMembers
         /// Names this process's consumers in the queues' consumer groups.
         var process: String
         var logger: @Sendable (String) -> Logger = { Runtime.logger($0) }
@@ -77,6 +78,8 @@ extension WorkerGraph {
         /// Where push jobs go: the push role's queue; nil queues none.
         var pushJobs: (any JobQueue)?
         var pushContent = PushComposer.Content.preview
+        /// At most one read's silent update per user and room this often (the last always sent).
+        var readPushInterval: Duration = .seconds(10)
     }
 
     /// Sends pushes through the configured providers.

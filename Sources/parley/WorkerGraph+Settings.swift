@@ -13,6 +13,7 @@ extension WorkerGraph.Parts {
     ) throws {
         self.init(
             postgres: connections.postgres, redis: connections.redis, fileLinks: try settings.fileLinks(),
+            receiptsMaxMembers: try settings.receiptsMaxMembers(),
             process: "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)")
         let queues = Queues(settings: settings, redis: connections.redis)
         if roles.contains(.outbox) {

@@ -25,6 +25,9 @@ struct WorkerGraph {
         // Built once: with the outbox role in the same process, the relay publishes the
         // copies of rooms whose readers the fan-out keeps (``InlineFanout``).
         let fanoutHandler = parts.fanout.map { Self.fanoutHandler(parts, $0) }
+        // Before what feeds it (the relay and the fan-out's consumers), so it stops after them
+        // and sends what they left it.
+        if let readUpdates = fanoutHandler?.readUpdates { services.append(readUpdates) }
         if let outbox = parts.outbox { addOutbox(outbox, inline: outbox.plansInline ? fanoutHandler : nil) }
         if let ingest = parts.ingest { addIngest(ingest) }
         if let fanout = parts.fanout, let fanoutHandler { addFanout(fanout, handler: fanoutHandler) }
@@ -52,7 +55,7 @@ struct WorkerGraph {
                     WebhookFeed(
                         queue: $0, store: PostgresWebhookRepository(database: parts.postgres, logger: logger),
                         logger: logger)
-                }, fileLinks: parts.fileLinks, logger: logger))
+                }, fileLinks: parts.fileLinks, logger: logger, receiptsMaxMembers: parts.receiptsMaxMembers))
         services.append(OutboxMonitor(database: parts.postgres, logger: logger))
         probes.append(OutboxRelayProbe(database: parts.postgres, stallLimit: outbox.stallLimit, logger: logger))
     }
@@ -90,7 +93,11 @@ struct WorkerGraph {
             pushes: fanout.pushJobs.map {
                 PushFanout(
                     audience: PostgresPushRepository(database: parts.postgres, logger: parts.logger("push")),
-                    queue: $0, composer: PushComposer(content: fanout.pushContent))
+                    queue: $0, composer: PushComposer(content: fanout.pushContent),
+                    readInterval: fanout.readPushInterval,
+                    onFailure: { [logger = parts.logger("push")] error in
+                        logger.warning("reads' silent pushes not queued", metadata: ["error": "\(error)"])
+                    })
             },
             logger: parts.logger("fanout"))
     }

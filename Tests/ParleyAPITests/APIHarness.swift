@@ -50,6 +50,8 @@ struct APIHarness: Sendable {
     var outboundRule = OutboundRule()
     /// The message hook, when a test sets one.
     var messageHook: MessageHookGate?
+    /// `PARLEY_RECEIPTS_MAX_MEMBERS`, as a test sets it.
+    var receiptsMaxMembers = MessageReceipts.defaultMaxMembers
 
     static func make(
         policy: AccountPolicy = AccountPolicy(rateLimitWindow: .seconds(60)), store: Store = .filesystem,
@@ -78,7 +80,8 @@ struct APIHarness: Sendable {
             ServeGraph.Parts(
                 postgres: database, redis: redis, broker: broker, mqttKey: Self.mqttKey, endpoint: Self.endpoint,
                 accountPolicy: policy, bcryptCost: 4, rateLimitNamespace: namespace, fileLinks: Self.fileLinks,
-                abuseLimits: abuseLimits, store: blobStore, mediaJobs: mediaJobs, maintenanceJobs: maintenanceJobs,
+                receiptsMaxMembers: receiptsMaxMembers, abuseLimits: abuseLimits, store: blobStore,
+                mediaJobs: mediaJobs, maintenanceJobs: maintenanceJobs,
                 uploadLimit: uploadLimit, issuers: issuers, issuerKeys: issuerKeys,
                 linkVerifiedEmail: linkVerifiedEmail, outboundRule: outboundRule, messageHook: messageHook,
                 logger: { _ in .quiet }),

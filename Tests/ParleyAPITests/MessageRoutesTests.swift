@@ -41,7 +41,7 @@ struct MessageRoutesTests {
                 Set(first.json.keys) == [
                     "id", "seq", "chatRoomId", "chatRoomUid", "sentById", "content", "uid", "createdAt", "editedAt",
                     "deletedAt", "deletedById", "replyTo", "replyCount", "mentions", "reactions", "type", "metadata",
-                    "attachments",
+                    "attachments", "receipts",
                 ])
             let message = try JSONCoding.decoder.decode(Message.self, from: Data(first.text.utf8))
             #expect(message.sentById == userID(users[1]))

@@ -122,6 +122,13 @@ extension BrokerPluginTests {
             let read = try await api.json(
                 .post, "/v1/rooms/\(roomID)/read", token: token(writer), body: #"{"seq":2}"#)
             #expect(read.status == .ok || read.status == .noContent, "\(read.text)")
+            // What they read they received: that much the room hears, without the read.
+            let received = await envelope(listenerClient, "receipt-changed", of: RoomEvent.ReceiptChanged.self) {
+                $0.userId == userID(writer)
+            }
+            #expect(
+                received?.data
+                    == .init(chatRoomId: Int64(roomID), userId: userID(writer), readSeq: nil, deliveredSeq: 2))
             #expect(
                 await envelope(listenerClient, "read-message-notification", of: RoomEvent.Read.self) {
                     $0.userId == userID(writer)

@@ -36,7 +36,9 @@ struct PushDeliveryTests {
         }
     }
 
-    func withPipeline(_ body: @escaping @Sendable (Pipeline) async throws -> Void) async throws {
+    func withPipeline(
+        readPushInterval: Duration = .seconds(10), _ body: @escaping @Sendable (Pipeline) async throws -> Void
+    ) async throws {
         let harness = try await APIHarness.make()
         let services = try TestServices.shared()
         let push = try await PushFixture.start()
@@ -53,7 +55,8 @@ struct PushDeliveryTests {
         parts.outbox = WorkerGraph.Outbox(
             publisher: publisher, fanoutJobs: fanoutQueue, stallLimit: .seconds(60), plansInline: false)
         parts.fanout = WorkerGraph.Fanout(
-            publisher: publisher, queue: fanoutQueue, consumers: 1, chunkSize: 500, pushJobs: pushQueue)
+            publisher: publisher, queue: fanoutQueue, consumers: 1, chunkSize: 500, pushJobs: pushQueue,
+            readPushInterval: readPushInterval)
         parts.push = WorkerGraph.Push(queue: pushQueue, senders: try push.senders())
         let workers = WorkerGraph(parts).serviceGroup()
         do {
@@ -162,8 +165,8 @@ struct PushDeliveryTests {
 
             let apns = try #require(messages["ios-\(tag)"])
             let payload = try apns.decoded(APNsPayload.self)
-            #expect(payload.aps.alert.title == "Ops")
-            #expect(payload.aps.alert.body == "Test User: Deploy at 5 please review")
+            #expect(payload.aps.alert?.title == "Ops")
+            #expect(payload.aps.alert?.body == "Test User: Deploy at 5 please review")
             // Unread: the first message and this one.
             #expect(payload.aps.badge == 2)
             #expect(apns.headers["apns-collapse-id"] == created.uid)
@@ -177,7 +180,7 @@ struct PushDeliveryTests {
             #expect(added.status == .ok)
             _ = try await pipeline.push.received(atLeast: 9)
             let notice = try #require(Self.pushes(pipeline.push, type: "added")["newcomer-\(tag)"])
-            #expect(try notice.decoded(APNsPayload.self).aps.alert.body == "Test User added you to “Ops”")
+            #expect(try notice.decoded(APNsPayload.self).aps.alert?.body == "Test User added you to “Ops”")
 
             let fcm = try #require(messages["android-\(tag)"])
             let message = try fcm.decoded(FCMPayload.self).message

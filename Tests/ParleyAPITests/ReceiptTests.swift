@@ -80,6 +80,63 @@ struct ReceiptTests {
         }
     }
 
+    /// History counts, per message, the other members who received and read it (a hidden reader's
+    /// read counts as received only); a new message's event and REST answer start at none; a
+    /// room above the member limit has none at all.
+    @Test func historyAndNewMessagesCarryReceiptCountsInSmallRoomsOnly() async throws {
+        var harness = try await APIHarness.make()
+        harness.receiptsMaxMembers = 3
+        try await harness.run { client in
+            let (room, users) = try await client.roomOfThree()
+            let sent = try await client.send("second", uid: "s-2", to: room, as: users[0])
+            #expect(sent.receipts == MessageReceipts.none)
+            #expect(
+                try await client.json(.post, "/v1/rooms/\(room)/read", token: token(users[1]), body: #"{"seq":2}"#)
+                    .status == .ok)
+            #expect(try await Self.delivered(client, room: room, seq: 1, as: users[2]).status == .noContent)
+            let history = try await Self.receiptsOf(client, room: room, as: users[0]) { $0.first?.delivered == 2 }
+            // Seq 1 (the creator's): the writer read it, the reader received it.
+            #expect(
+                history.map(\.receipts) == [
+                    MessageReceipts(delivered: 2, read: 1), MessageReceipts(delivered: 1, read: 1),
+                ])
+            let answer = try await client.json(.get, "/v1/rooms/\(room)/messages", token: token(users[2]))
+            #expect(answer.text.contains(#""receipts":{"#))
+
+            // The writer stops sharing reads: their read counts as received only.
+            _ = try await client.json(
+                .patch, "/v1/me/privacy", token: token(users[1]), body: #"{"readReceipts":"nobody"}"#)
+            let hidden = try await client.history(room, as: users[0]).messages.map(\.receipts)
+            #expect(hidden == [MessageReceipts(delivered: 2, read: 0), MessageReceipts(delivered: 1, read: 0)])
+
+            // A fourth member: above the limit, every message's receipts are null.
+            let fourth = try await client.signUp()
+            let added = try await client.json(
+                .put, "/v1/rooms/\(room)/members/\(userID(fourth))", token: token(users[0]), body: #"{"role":"reader"}"#
+            )
+            #expect((200..<300).contains(added.status.code), "\(added.text)")
+            #expect(try await client.history(room, as: users[0]).messages.allSatisfy { $0.receipts == nil })
+            let large = try await client.send("third", uid: "s-3", to: room, as: users[0])
+            #expect(large.receipts == nil)
+            let text = try await client.json(.get, "/v1/rooms/\(room)/messages", token: token(users[0])).text
+            #expect(text.contains(#""receipts":null"#))
+        }
+    }
+
+    /// The receipts of a room's history, once `done` holds of them (the delivered mark is
+    /// coalesced), within 5 s.
+    static func receiptsOf(
+        _ client: any TestClientProtocol, room: Int, as reader: LoginResponse,
+        until done: ([MessageReceipts]) -> Bool
+    ) async throws -> [Message] {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while true {
+            let messages = try await client.history(room, as: reader).messages
+            if done(messages.compactMap(\.receipts)) || ContinuousClock.now > deadline { return messages }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
     /// 200 members acknowledge at once, each several times out of order: every receipt ends at
     /// its member's highest, and none is ever seen to move back.
     @Test func concurrentAcknowledgementsStayMonotonic() async throws {

@@ -8,7 +8,8 @@ extension APIHarness {
     /// parts of the roles it runs, as `parley worker --roles` would.
     func workerParts() -> WorkerGraph.Parts {
         WorkerGraph.Parts(
-            postgres: database, redis: redis, fileLinks: Self.fileLinks, process: "test-\(namespace)",
+            postgres: database, redis: redis, fileLinks: Self.fileLinks, receiptsMaxMembers: receiptsMaxMembers,
+            process: "test-\(namespace)",
             logger: { _ in .quiet })
     }
 }

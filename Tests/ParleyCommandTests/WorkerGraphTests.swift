@@ -51,9 +51,11 @@ struct WorkerGraphTests {
             #expect(graph.probes.count == 1 && graph.probes.first is OutboxRelayProbe)
         }
         try await withGraph([.fanout]) { graph in
-            // One consumer per configured fan-out slot, one probe for their queue.
-            #expect(graph.services.count == 3)
-            #expect(graph.services.allSatisfy { $0 is JobConsumer })
+            // The reads' silent pushes' coalescer first (stopped after what feeds it), then one
+            // consumer per configured fan-out slot, one probe for their queue.
+            #expect(graph.services.count == 4)
+            #expect(graph.services.first is Coalescer<RoomUser>)
+            #expect(graph.services.dropFirst().allSatisfy { $0 is JobConsumer })
             #expect(graph.probes.count == 1 && graph.probes.first is JobQueueProbe)
         }
         // Ingest: the chat-in consumer, after the delivery receipts' coalescer it hands marks to
@@ -87,7 +89,8 @@ struct WorkerGraphTests {
             #expect(graph.probes.count == 1 && graph.probes.first is JobQueueProbe)
         }
         try await withGraph(Set(WorkerCommand.Role.allCases)) { graph in
-            #expect(graph.services.count == 2 + 3 + 2 + 1 + 2 + 2 + 2)
+            #expect(graph.services.count == 2 + 4 + 2 + 1 + 2 + 2 + 2)
+            #expect(graph.services.first is Coalescer<RoomUser>)
             #expect(graph.probes.count == 6)
         }
     }

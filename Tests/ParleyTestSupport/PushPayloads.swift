@@ -8,13 +8,17 @@ import ParleyPushSimulator
 /// APNs: `aps` for the system, `parley` for the app.
 public struct APNsPayload: Decodable, Sendable {
     public struct APS: Decodable, Sendable {
-        public let alert: PushText
+        /// None in a read's background push.
+        public let alert: PushText?
         public let badge: Int
-        public let threadID: String
+        public let threadID: String?
+        /// 1 in a read's background push.
+        public let contentAvailable: Int?
 
         enum CodingKeys: String, CodingKey {
             case alert, badge
             case threadID = "thread-id"
+            case contentAvailable = "content-available"
         }
     }
 
@@ -24,6 +28,7 @@ public struct APNsPayload: Decodable, Sendable {
         public let chatRoomId: String
         public let messageId: String?
         public let mention: Bool?
+        public let seq: String?
     }
 
     public let aps: APS
@@ -41,9 +46,14 @@ public struct FCMPayload: Decodable, Sendable {
     }
 
     public struct Android: Decodable, Sendable {
-        public let collapseKey: String
+        /// None in a read's data message.
+        public let collapseKey: String?
+        public let priority: String
 
-        enum CodingKeys: String, CodingKey { case collapseKey = "collapse_key" }
+        enum CodingKeys: String, CodingKey {
+            case collapseKey = "collapse_key"
+            case priority
+        }
     }
 
     public let message: Message

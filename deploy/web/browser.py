@@ -168,6 +168,26 @@ def main():
         send(alice, "Příliš žluťoučký kůň 🐎")
         wait("the second message at Bob", lambda: shown(bob, "Příliš žluťoučký kůň 🐎"))
 
+        step("read receipts under one's own messages, and a reader who hides theirs")
+
+        def receipt(driver, text):
+            return driver.execute_script(
+                "const item = [...document.querySelectorAll('li.message.mine[data-seq]')]"
+                "  .find((li) => li.textContent.includes(arguments[0]));"
+                "return item?.querySelector('.receipt')?.dataset.receipt ?? null;", text)
+
+        wait("Bob's message read by Alice, at Bob", lambda: receipt(bob, "Hi Alice! Bob here.") == "read")
+        alice.find_element(By.XPATH, "//button[text()='Privacy']").click()
+        alice.execute_script("document.querySelector('dialog select[name=readReceipts]').value = 'nobody'")
+        alice.find_element(By.CSS_SELECTOR, "dialog button[type=submit]").click()
+        wait("the privacy saved", lambda: not alice.find_elements(By.CSS_SELECTOR, "dialog[open]"))
+        send(bob, "Are you there?")
+        wait("Bob's question at Alice", lambda: shown(alice, "Are you there?"))
+        wait("Bob's question delivered, at Bob", lambda: receipt(bob, "Are you there?") == "delivered")
+        time.sleep(2)
+        if receipt(bob, "Are you there?") != "delivered":
+            raise Failure(f"a reader who hides reads was shown as reading: {receipt(bob, 'Are you there?')}")
+
         step("a reply, a mention, and search finds a message written with diacritics typed without them")
         first = wait("Alice's first message at Bob", lambda: next(
             element for element in bob.find_elements(By.CSS_SELECTOR, "li.message[data-seq]")

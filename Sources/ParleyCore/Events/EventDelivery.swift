@@ -56,7 +56,9 @@ extension DomainEvent {
             return EventDelivery(
                 roomEvents: hidden ? [] : [RoomEvent.read(read).json()],
                 fanout: [
-                    FanoutJob(roomID: read.chatRoomId, event: cleared.json(), audience: .users, userIDs: [read.userId])
+                    FanoutJob(
+                        roomID: read.chatRoomId, event: cleared.json(), audience: .users, userIDs: [read.userId],
+                        push: PushIntent(reason: .read, actorID: read.userId, seq: read.seq))
                 ])
         case .receiptChanged(let changed):
             return EventDelivery(roomEvents: [RoomEvent.receiptChanged(changed).json()])

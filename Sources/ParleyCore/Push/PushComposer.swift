@@ -44,6 +44,18 @@ public struct PushComposer: Sendable {
             }
     }
 
+    /// A read's silent update for each of the reader's devices: no text, the room read up to
+    /// `seq` and the badge as it stands (no mute or quiet hours hold back what shows nothing).
+    public func readJobs(roomID: Int64, roomUID: String, seq: Int64, devices: [PushRecipient]) -> [PushJob] {
+        devices.map { device in
+            PushJob(
+                deviceID: device.deviceID, userID: device.userID, provider: device.provider, token: device.token,
+                notification: PushNotification(
+                    reason: .read, roomID: roomID, roomUID: roomUID, title: nil, body: nil, actorID: device.userID,
+                    messageID: nil, seq: seq, badge: device.unread))
+        }
+    }
+
     func text(for intent: PushIntent, context: PushRoomContext) -> (title: String?, body: String?) {
         guard content == .preview else { return (nil, nil) }
         let actor = context.actorName ?? "Someone"
@@ -59,6 +71,8 @@ public struct PushComposer: Sendable {
             // Actor 0: an administrator's change of groups or roles, made by no member.
             guard intent.actorID != 0 else { return (context.roomName ?? "Parley", "You were added to \(room)") }
             return (context.roomName ?? actor, "\(actor) added you to \(room)")
+        case .read:
+            return (nil, nil)
         }
     }
 

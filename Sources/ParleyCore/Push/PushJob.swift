@@ -6,6 +6,9 @@ public enum PushReason: String, Codable, Sendable {
     case message
     /// The user was added to a room.
     case added
+    /// The user read a room (from any device): a silent update of every device's badge and of
+    /// what it shows of the room (APNs background push, FCM data message).
+    case read
 }
 
 /// What a fan-out pushes besides publishing its event (carried by ``FanoutJob``).
@@ -96,10 +99,13 @@ public struct PushNotification: Codable, Sendable, Equatable {
 
     /// Identifiers for the app, as strings (FCM data values must be strings).
     public var data: [String: String] {
-        var data = [
-            "type": reason == .message ? "new-message" : "added", "chatRoomId": "\(roomID)",
-            "chatRoomUid": roomUID, "actorId": "\(actorID)",
-        ]
+        let type =
+            switch reason {
+            case .message: "new-message"
+            case .added: "added"
+            case .read: "read"
+            }
+        var data = ["type": type, "chatRoomId": "\(roomID)", "chatRoomUid": roomUID, "actorId": "\(actorID)"]
         if let messageID { data["messageId"] = "\(messageID)" }
         if let seq { data["seq"] = "\(seq)" }
         if mention { data["mention"] = "true" }

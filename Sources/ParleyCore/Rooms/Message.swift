@@ -31,13 +31,16 @@ public struct Message: Sendable, Equatable, Codable {
     public let mentions: [Int64]
     /// Reactions in the order their keys were first used; `me` only where a caller is known.
     public var reactions: [ReactionSummary]
+    /// How many other members received and read it; nil in a room above the receipts' member
+    /// limit (``MessageReceipts``).
+    @NullEncoded public var receipts: MessageReceipts?
 
     public init(
         id: Int64, seq: Int64, chatRoomId: Int64, chatRoomUid: String, sentById: Int64?, content: String, uid: String,
         fileId: Int64?, createdAt: Date, file: FileObject? = nil, editedAt: Date? = nil, deletedAt: Date? = nil,
         deletedById: Int64? = nil, replyTo: ReplyPreview? = nil, replyCount: Int64 = 0, mentions: [Int64] = [],
         reactions: [ReactionSummary] = [], type: MessageType = .text, metadata: MessageMetadata? = nil,
-        attachments: [FileObject]? = nil
+        attachments: [FileObject]? = nil, receipts: MessageReceipts? = nil
     ) {
         self.id = id
         self.seq = seq
@@ -59,6 +62,7 @@ public struct Message: Sendable, Equatable, Codable {
         self.replyCount = replyCount
         self.mentions = mentions
         self.reactions = reactions
+        self.receipts = receipts
     }
 
     /// A client's reading of the contract's Message: `fileId` comes from `file`. Written with
@@ -84,12 +88,13 @@ public struct Message: Sendable, Equatable, Codable {
             reactions: try container.decodeIfPresent([ReactionSummary].self, forKey: .reactions) ?? [],
             type: try container.decodeIfPresent(MessageType.self, forKey: .type) ?? .text,
             metadata: try container.decodeIfPresent(MessageMetadata.self, forKey: .metadata),
-            attachments: try container.decodeIfPresent([FileObject].self, forKey: .attachments))
+            attachments: try container.decodeIfPresent([FileObject].self, forKey: .attachments),
+            receipts: try container.decodeIfPresent(MessageReceipts.self, forKey: .receipts))
     }
 
     enum CodingKeys: String, CodingKey {
         case id, seq, chatRoomId, chatRoomUid, sentById, content, uid, type, metadata, file, attachments, createdAt
-        case editedAt, deletedAt, deletedById, replyTo, replyCount, mentions, reactions
+        case editedAt, deletedAt, deletedById, replyTo, replyCount, mentions, reactions, receipts
     }
 }
 

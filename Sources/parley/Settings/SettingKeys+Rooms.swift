@@ -22,9 +22,13 @@ extension SettingKeys {
             "Days finished webhook deliveries (and bots' commands), with their attempts, are kept and listed.")
         static let auditRetentionDays = SettingKey(
             "audit.retentionDays", default: "365", "Days entries of the audit log (GET /v1/admin/audit) are kept.")
+        static let receiptsMaxMembers = SettingKey(
+            "receipts.maxMembers", default: "100",
+            "Rooms of up to this many members carry each message's receipts {delivered, read} in history and "
+                + "in its event (0 to 1000; 0: none); larger rooms have receipts null.")
         static let all = [
             editWindow, retentionDefaultDays, maintenanceInterval, roomAddPolicy, deliveryRetentionDays,
-            auditRetentionDays,
+            auditRetentionDays, receiptsMaxMembers,
         ]
     }
 

@@ -10,6 +10,12 @@ extension Settings {
         return policy
     }
 
+    /// The most members a room may have for its messages' receipts.
+    func receiptsMaxMembers() throws -> Int {
+        let key = SettingKeys.Messages.receiptsMaxMembers
+        return try required(int(key, in: MessageReceipts.maxMembersRange), key)
+    }
+
     /// How long after sending a message may be edited; zero: always.
     func messageEditWindow() throws -> Duration {
         try seconds(SettingKeys.Messages.editWindow) ?? .zero

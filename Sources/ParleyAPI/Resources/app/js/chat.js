@@ -2,7 +2,7 @@ import { Live } from './live.js';
 import { Conversation } from './conversation.js';
 import { filesOf } from './message-view.js';
 import { startDirectChat, startGroup } from './people.js';
-import { quietHoursDialog } from './settings.js';
+import { privacyDialog, quietHoursDialog } from './settings.js';
 import { searchDialog } from './search.js';
 import { h, clear, fullName, shortTime, notify } from './dom.js';
 
@@ -98,6 +98,7 @@ export class Chat {
           h('button', { type: 'button', onclick: () => startGroup(this) }, 'New group'),
           h('button', { type: 'button', onclick: () => searchDialog(this) }, 'Search'),
           h('button', { type: 'button', onclick: () => quietHoursDialog(this) }, 'Quiet hours'),
+          h('button', { type: 'button', onclick: () => privacyDialog(this) }, 'Privacy'),
           h('button', { type: 'button', onclick: () => this.api.logout() }, 'Sign out'))),
       this.roomList);
     this.elsewhere = h('p', { class: 'elsewhere', role: 'status', hidden: true },
@@ -205,8 +206,12 @@ export class Chat {
           this.renderRooms();
         }
         open?.receive(data);
+        if (data.sentById !== this.me.id) this.acknowledge(room, data.seq);
         break;
       }
+      case 'receipt-changed':
+        open?.receiptChanged(data.userId, { delivered: data.deliveredSeq, read: data.readSeq });
+        break;
       case 'message-edited':
         open?.replace(data.message);
         break;
@@ -220,6 +225,7 @@ export class Chat {
         if (data.userId !== this.me.id) open?.typing(data);
         break;
       case 'read-message-notification': {
+        open?.receiptChanged(data.userId, { delivered: data.seq, read: data.seq });
         const room = this.rooms.get(roomID);
         if (room && data.userId === this.me.id && data.seq >= (room.lastReadSeq ?? 0)) {
           room.lastReadSeq = data.seq;
@@ -252,6 +258,17 @@ export class Chat {
       default:
         break;
     }
+  }
+
+  /// Tells the room's members this device received it up to `seq` (a delivery receipt): over
+  /// chat-in while connected, else over REST; each seq once.
+  acknowledge(room, seq) {
+    if (!seq || seq <= (room.acknowledgedSeq ?? 0)) return;
+    room.acknowledgedSeq = seq;
+    const envelope = { type: 'delivered-message-notification', data: { chatRoomId: room.id, seq }, hash: `d-${room.id}-${seq}` };
+    this.live.publish(room, envelope)
+      .catch(() => this.api.send('POST', `/v1/rooms/${room.id}/delivered`, { seq }))
+      .catch(() => {});
   }
 
   /// After a reconnect: what changed while the client was away.

@@ -18,6 +18,9 @@ export class Conversation {
     this.room = room;
     this.messages = new Map();
     this.pending = new Map();
+    /// How far each member received and read the room (`GET .../receipts`, then events):
+    /// the marks under one's own messages. Null until read, or in a room above the limit.
+    this.marks = null;
     this.hasOlder = true;
     this.loadingOlder = false;
     this.build();
@@ -82,6 +85,8 @@ export class Conversation {
     this.hasOlder = page.messages.length === PAGE;
     for (const message of page.messages) this.place(message);
     this.scrollToEnd();
+    if (page.messages.length) this.chat.acknowledge(this.room, page.messages.at(-1).seq);
+    this.loadMarks().catch(() => {});
     if (seq) {
       for (let pages = 0; pages < 20 && !this.messages.has(seq) && this.hasOlder; pages += 1) await this.loadOlder();
       const element = this.list.querySelector(`li[data-seq="${seq}"]`);
@@ -93,6 +98,54 @@ export class Conversation {
       this.markRead();
     }
     this.input.focus();
+  }
+
+  /// Every member's receipts, when the room carries them (its messages' `receipts` are not null).
+  async loadMarks() {
+    if ([...this.messages.values()].some((message) => message.receipts === null)) return;
+    const page = await this.api.get(`/v1/rooms/${this.room.id}/receipts?limit=200`);
+    this.marks = new Map(page.receipts.map((each) => [each.userId, { delivered: each.deliveredSeq, read: each.readSeq }]));
+    this.renderMine();
+  }
+
+  /// A member received or read more (`receipt-changed`, `read-message-notification`).
+  receiptChanged(userID, { delivered, read }) {
+    if (!this.marks) return;
+    const old = this.marks.get(userID) ?? { delivered: 0, read: 0 };
+    this.marks.set(userID, {
+      delivered: Math.max(old.delivered, delivered ?? 0),
+      read: read === null || read === undefined ? old.read : Math.max(old.read ?? 0, read),
+    });
+    this.renderMine();
+  }
+
+  /// Sent, delivered (to every other member) or read (by all, or by some in a group) of one's
+  /// own stored message; nothing where the room carries no receipts.
+  receiptOf(message) {
+    if (message.seq === undefined || message.receipts === null) return null;
+    let others = 0; let delivered = 0; let read = 0;
+    if (this.marks) {
+      for (const [userID, mark] of this.marks) {
+        if (userID === this.chat.me.id) continue;
+        others += 1;
+        if (mark.delivered >= message.seq) delivered += 1;
+        if ((mark.read ?? 0) >= message.seq) read += 1;
+      }
+    } else if (message.receipts) {
+      // Only the counts: "read by all" needs the members' marks.
+      ({ delivered, read } = message.receipts);
+      others = Infinity;
+    }
+    if (others > 0 && read === others) return { state: 'read', label: '✓✓ Read' };
+    if (read > 0) return { state: 'read-some', label: `✓✓ Read by ${read}` };
+    if (delivered > 0 && (delivered === others || others === Infinity)) return { state: 'delivered', label: '✓✓ Delivered' };
+    return { state: 'sent', label: '✓ Sent' };
+  }
+
+  renderMine() {
+    for (const message of this.messages.values()) {
+      if (message.sentById === this.chat.me.id) this.place(message);
+    }
   }
 
   /// The next message sent answers `message`, until cancelled.

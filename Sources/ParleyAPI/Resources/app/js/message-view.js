@@ -69,6 +69,7 @@ export function renderMessage(view, message) {
       actions.append(h('button', { type: 'button', class: 'delete', onclick: () => view.remove(message) }, 'Delete'));
     }
   }
+  const receipt = mine && !message.pending && !message.failed && !message.deletedAt ? view.receiptOf?.(message) : null;
   return h('li', {
     class: `message${mine ? ' mine' : ''}${message.pending ? ' pending' : ''}${message.failed ? ' failed' : ''}${(message.mentions ?? []).includes(view.chat.me.id) ? ' mentions-me' : ''}`,
     dataset: message.seq === undefined ? { uid: message.uid } : { seq: message.seq, uid: message.uid },
@@ -76,7 +77,8 @@ export function renderMessage(view, message) {
   h('div', { class: 'meta' }, view.chat.userName(message.sentById), ' ',
     h('time', { datetime: message.createdAt }, shortTime(message.createdAt)),
     message.editedAt && !message.deletedAt ? ' · edited' : '',
-    message.pending ? ' · sending…' : '', message.failed ? ` · not sent: ${message.failed}` : ''),
+    message.pending ? ' · sending…' : '', message.failed ? ` · not sent: ${message.failed}` : '',
+    receipt && h('span', { class: `receipt ${receipt.state}`, dataset: { receipt: receipt.state } }, ` · ${receipt.label}`)),
   body, actions);
 }
 

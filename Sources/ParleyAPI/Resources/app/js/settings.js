@@ -70,3 +70,36 @@ export async function quietHoursDialog(chat) {
   } }, 'Turn off'));
   element = dialog('Quiet hours', form);
 }
+
+/// What others see of the user: their read state, their typing, and who follows their presence.
+export async function privacyDialog(chat) {
+  let current;
+  try {
+    current = await chat.api.get('/v1/me/privacy');
+  } catch (error) {
+    notify(error.message);
+    return;
+  }
+  const choice = (name, options) => h('select', { name },
+    options.map(([value, label]) => h('option', { value, selected: current[name] === value }, label)));
+  const readReceipts = choice('readReceipts', [['everyone', 'Everyone in the room'], ['nobody', 'Nobody']]);
+  const typing = choice('typing', [['on', 'Shown'], ['off', 'Not shown']]);
+  const presence = choice('presence', [['everyone', 'Everyone'], ['room-mates', 'People I share a room with'], ['nobody', 'Nobody']]);
+  let element;
+  const form = h('form', { onsubmit: async (event) => {
+    event.preventDefault();
+    try {
+      await chat.api.send('PATCH', '/v1/me/privacy', {
+        readReceipts: readReceipts.value, typing: typing.value, presence: presence.value,
+      });
+      element.close();
+    } catch (error) {
+      notify(error.message);
+    }
+  } },
+  h('label', {}, 'Who sees that I read ', readReceipts),
+  h('label', {}, 'My typing ', typing),
+  h('label', {}, 'Who sees when I am online ', presence),
+  h('button', { type: 'submit' }, 'Save'));
+  element = dialog('Privacy', form);
+}
