@@ -178,6 +178,7 @@ def main():
 
         wait("Bob's message read by Alice, at Bob", lambda: receipt(bob, "Hi Alice! Bob here.") == "read")
         alice.find_element(By.XPATH, "//button[text()='Privacy']").click()
+        wait("the privacy dialog", lambda: alice.find_element(By.CSS_SELECTOR, "dialog select[name=readReceipts]"))
         alice.execute_script("document.querySelector('dialog select[name=readReceipts]').value = 'nobody'")
         alice.find_element(By.CSS_SELECTOR, "dialog button[type=submit]").click()
         wait("the privacy saved", lambda: not alice.find_elements(By.CSS_SELECTOR, "dialog[open]"))

@@ -243,7 +243,10 @@ export class Conversation {
     const element = this.render(message);
     this.messages.set(message.seq, message);
     if (existing) {
-      this.list.querySelector(`li[data-seq="${message.seq}"]`)?.replaceWith(element);
+      const shown = this.list.querySelector(`li[data-seq="${message.seq}"]`);
+      // A message found by search stays marked as it changes.
+      if (shown?.classList.contains('found')) element.classList.add('found');
+      shown?.replaceWith(element);
       return;
     }
     const after = [...this.list.querySelectorAll('li.message[data-seq]')].find((li) => Number(li.dataset.seq) > message.seq);
