@@ -7,11 +7,11 @@ import PostgresNIO
 /// messages: the row (alias `m`), its room's uid, its file (alias `f`) as JSON, the message it
 /// replies to (alias `rt`, ``replyJoin``), its count of replies, whether it has reactions
 /// (read by ``MessageRowReading/withReactions(_:flagged:viewer:on:)``, as `me` depends on
-/// who asks), its type, metadata and attached files, and, for a message just stored, whether
-/// its room is small enough for receipts (``ParleyCore/MessageReceipts``; a message read later
-/// gets its counts from ``MessageRowReading/withReceipts(_:on:)``).
+/// who asks), its type, metadata and attached files. Receipts are not among them: a message
+/// read gets them from ``MessageRowReading/withReceipts(_:on:)``, a new one's event from the
+/// relay (``SmallRooms``).
 enum MessageColumns {
-    static let count = 25
+    static let count = 24
 
     /// - Parameters:
     ///   - roomUID: the expression of the room's uid (`c.uid` with ``source``).
@@ -21,13 +21,9 @@ enum MessageColumns {
     ///     lookups are skipped (the pipeline's hot path).
     ///   - plain: a plain text message (``ParleyCore/NewMessage/isPlain``): its reply, metadata
     ///     and attachment columns are NULL, and the query needs no ``replyJoin``.
-    ///   - receiptsLimit: with `fresh`, the parameter (`$n::integer`) holding the most members a
-    ///     room may have for receipts: the message then has ``ParleyCore/MessageReceipts/none``
-    ///     or, in a larger room, none.
     static func list(
         roomUID: String = "c.uid", file: String = FileRecord.optionalJSON,
-        attachments: String = FileRecord.attachments, fresh: Bool = false, plain: Bool = false,
-        receiptsLimit: String? = nil
+        attachments: String = FileRecord.attachments, fresh: Bool = false, plain: Bool = false
     ) -> String {
         let counts =
             fresh
@@ -39,19 +35,8 @@ enum MessageColumns {
         return """
             m.id, m.seq, m.chat_room_id, \(roomUID), m.sent_by_id, m.content, m.uid, m.file_id, m.created_at, \(file),
             m.edited_at, m.deleted_at, m.deleted_by_id, m.mentions, \(plain ? noReply : reply), \(counts),
-            \(plain ? "'text', NULL::text, NULL::text" : "m.type, m.metadata::text, \(attachments)"),
-            \(receiptsLimit.map(smallRoom) ?? "NULL::boolean")
+            \(plain ? "'text', NULL::text, NULL::text" : "m.type, m.metadata::text, \(attachments)")
             """
-    }
-
-    /// Whether the message's room has at most `limit` members: no more than `limit + 1` of
-    /// them are read to know.
-    private static func smallRoom(_ limit: String) -> String {
-        """
-        (SELECT count(*) <= \(limit) FROM (
-            SELECT DISTINCT user_account_id FROM messenger.room_membership
-            WHERE chat_room_id = m.chat_room_id LIMIT \(limit) + 1) members)
-        """
     }
 
     static let replyJoin = "LEFT JOIN messenger.message rt ON rt.id = m.reply_to_id"
@@ -90,8 +75,7 @@ enum MessageColumns {
             deletedById: try cell(12, Int64?.self), replyTo: replyTo, replyCount: try cell(19, Int64.self),
             mentions: try cell(13, [Int64].self), type: MessageType(rawValue: try cell(21, String.self)),
             metadata: try cell(22, String?.self).map { try MessageMetadata(json: $0) },
-            attachments: try cell(23, String?.self).map { try FileRecord.decodeAll($0).map(links.object) },
-            receipts: try cell(24, Bool?.self) == true ? MessageReceipts.none : nil)
+            attachments: try cell(23, String?.self).map { try FileRecord.decodeAll($0).map(links.object) })
         return (message, try cell(20, Bool.self))
     }
 }

@@ -21,10 +21,9 @@ enum MessageStore {
 
     /// Bindings both shapes share: `$1` rooms, `$2` senders, `$3` uids, `$4` contents, `$5`
     /// traceparents (``StoredBatchRecords/traceparents(of:)``). ``Shape/checked`` adds `$6`, the
-    /// lowest rank that may send, and `$7`, the receipts' member limit; ``Shape/prepared`` adds
-    /// `$6` attachments and `$8` mentions (each an array literal), `$7` reply targets (0 for
-    /// none: arrays carry no NULL elements here), `$9` types, `$10` metadata ('' for none) and
-    /// `$11`, the receipts' member limit.
+    /// lowest rank that may send; ``Shape/prepared`` adds `$6` attachments and `$8` mentions
+    /// (each an array literal), `$7` reply targets (0 for none: arrays carry no NULL elements
+    /// here), `$9` types and `$10` metadata ('' for none).
     static func sql(_ shape: Shape) -> String {
         """
         WITH \(shape == .checked ? checkedSends : preparedSends), numbered AS (
@@ -122,8 +121,7 @@ enum MessageStore {
     private static func columns(_ shape: Shape) -> String {
         switch shape {
         case .checked:
-            MessageColumns.list(
-                roomUID: "room.uid", file: "NULL::text", fresh: true, plain: true, receiptsLimit: "$7::integer")
+            MessageColumns.list(roomUID: "room.uid", file: "NULL::text", fresh: true, plain: true)
         case .prepared:
             // The statement's own attachment rows are not visible to it: the files come from the sends.
             MessageColumns.list(
@@ -133,7 +131,7 @@ enum MessageStore {
                         SELECT json_agg(\(FileRecord.object) ORDER BY a.nth)::text
                         FROM unnest(s.attachments) WITH ORDINALITY AS a(file_id, nth) JOIN cloud.file f ON f.id = a.file_id)
                     END
-                    """, fresh: true, receiptsLimit: "$11::integer")
+                    """, fresh: true)
         }
     }
 }
@@ -147,19 +145,16 @@ struct StoreNewMessagesStatement: PostgresPreparedStatement {
     let sends: MessageStoreArrays
     /// The lowest `cloud.role.rank` that may send.
     let minimumRank: Int32
-    let receiptsMaxMembers: Int32
 
-    init(_ submissions: [MessageSubmission], minimumRank: Int32, receiptsMaxMembers: Int32) {
+    init(_ submissions: [MessageSubmission], minimumRank: Int32) {
         sends = MessageStoreArrays(submissions)
         self.minimumRank = minimumRank
-        self.receiptsMaxMembers = receiptsMaxMembers
     }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 7)
+        var bindings = PostgresBindings(capacity: 6)
         try sends.append(to: &bindings)
         try bindings.append(minimumRank)
-        try bindings.append(receiptsMaxMembers)
         return bindings
     }
 
@@ -181,11 +176,9 @@ struct InsertMessagesStatement: PostgresPreparedStatement {
     let types: [String]
     /// "" for none.
     let metadata: [String]
-    let receiptsMaxMembers: Int32
 
     /// - Parameter submissions: each key once.
-    init(_ submissions: [MessageSubmission], receiptsMaxMembers: Int32) {
-        self.receiptsMaxMembers = receiptsMaxMembers
+    init(_ submissions: [MessageSubmission]) {
         sends = MessageStoreArrays(submissions)
         attachments = submissions.map { Self.literal($0.message.attachments) }
         replyToIDs = submissions.map { $0.message.replyToId ?? 0 }
@@ -199,14 +192,13 @@ struct InsertMessagesStatement: PostgresPreparedStatement {
     }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 11)
+        var bindings = PostgresBindings(capacity: 10)
         try sends.append(to: &bindings)
         try bindings.append(attachments)
         try bindings.append(replyToIDs)
         try bindings.append(mentions)
         try bindings.append(types)
         try bindings.append(metadata)
-        try bindings.append(receiptsMaxMembers)
         return bindings
     }
 

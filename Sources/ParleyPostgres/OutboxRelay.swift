@@ -38,6 +38,8 @@ public struct OutboxRelay: Service {
     let batchSize: Int
     /// `PARLEY_RECEIPTS_MAX_MEMBERS`: a new message in a larger room has no receipts.
     let receiptsMaxMembers: Int
+    /// Which rooms are small enough for receipts, by readers version.
+    let smallRooms = SmallRooms()
     /// Signs file URLs in new messages' events, as the API does.
     let fileLinks: FileLinks
     /// A batch whose events went out but whose fan-out job could not be queued (Redis was
@@ -133,18 +135,19 @@ public struct OutboxRelay: Service {
     /// Deletes `published` and relays up to one batch after it; returns the ids of the rows
     /// it published, still to be deleted.
     func relayBatch(deleting published: [Int64], on connection: PostgresConnection) async throws -> [Int64] {
-        let rows = try await connection.whileOpen(within: Self.statementLimit) {
+        let read = try await connection.whileOpen(within: Self.statementLimit) {
             try await connection.execute(
-                OutboxBatchStatement(
-                    limit: Int32(batchSize), published: published, links: fileLinks,
-                    receiptsMaxMembers: Int32(receiptsMaxMembers)), logger: logger
+                OutboxBatchStatement(limit: Int32(batchSize), published: published, links: fileLinks), logger: logger
             ).allRows()
         }
-        guard !rows.isEmpty else { return [] }
-        let ids = rows.map(\.id)
+        guard !read.isEmpty else { return [] }
+        let ids = read.map(\.id)
         if let (published, jobs) = unqueued.batch(heading: ids) {
             try await handOn(jobs, for: published)
             return published
+        }
+        let rows = try await connection.whileOpen(within: Self.statementLimit) {
+            try await encodingNewMessages(read, on: connection)
         }
         for row in rows {
             if let unreadable = row.unreadable {

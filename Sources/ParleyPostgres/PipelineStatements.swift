@@ -65,7 +65,7 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
         WITH deleted AS (DELETE FROM messenger.outbox WHERE id = ANY($2::bigint[]))
         SELECT o.id, o.kind, o.topic, c.uid, o.event, o.fanout,
                coalesce(c.readers_version, 0), (SELECT version FROM notifications.push_token_version),
-               o.traceparent, \(MessageColumns.list(fresh: true, receiptsLimit: "$3::integer"))
+               o.traceparent, \(MessageColumns.list(fresh: true))
         FROM messenger.outbox o
         LEFT JOIN messenger.chat_room c ON c.id = o.chat_room_id
         LEFT JOIN messenger.message m ON m.id = o.message_id
@@ -78,14 +78,12 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
     let published: [Int64]
     /// Signs the URLs of a new message's file.
     let links: FileLinks
-    /// The most members a room may have for a new message's receipts.
-    let receiptsMaxMembers: Int32
 
     struct Row {
         let id: Int64
         /// Published in this order: the room's events, then commands for the broker plugin.
-        let events: [(topic: String, payload: String)]
-        let fanout: [FanoutBatch.Entry]
+        var events: [(topic: String, payload: String)]
+        var fanout: [FanoutBatch.Entry]
         /// The trace of the send that stored a new message (``ParleyCore/PipelineTrace``).
         let traceparent: String?
         /// Why the row delivers nothing although it recorded an event: one this server cannot
@@ -94,13 +92,36 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
         /// The event the row recorded, for the webhooks; nil for a row recorded before domain
         /// events (migration 0023).
         var event: DomainEvent? = nil
+        /// A new message whose event waits for its receipts (``encode(receipts:)``).
+        var newMessage: NewMessage? = nil
+
+        struct NewMessage {
+            let message: Message
+            let topic: String
+            let readersVersion: Int64
+            let tokensVersion: Int64
+        }
+
+        /// The new message's event and fan-out, `receipts` set (nil in a room above the limit):
+        /// encoded once, these bytes go to the room topic and to every reader's copy.
+        mutating func encode(receipts: MessageReceipts?) {
+            guard let pending = newMessage else { return }
+            var message = pending.message
+            message.receipts = receipts
+            let (encoded, job) = EventDelivery.newMessage(
+                message, readersVersion: pending.readersVersion, pushTokensVersion: pending.tokensVersion,
+                traceparent: traceparent)
+            events = [(pending.topic, encoded)]
+            fanout = [FanoutBatch.Entry(job, event: encoded)]
+            event = .messageCreated(message)
+            newMessage = nil
+        }
     }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 3)
+        var bindings = PostgresBindings(capacity: 2)
         try bindings.append(limit)
         try bindings.append(published)
-        try bindings.append(receiptsMaxMembers)
         return bindings
     }
 
@@ -119,13 +140,11 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
                 unreadable: nil)
         }
         let message = try MessageColumns.decode(columns, from: 9, links: links).message
-        // Encoded once: these bytes go to the room topic and to every reader's copy.
-        let (encoded, job) = EventDelivery.newMessage(
-            message, readersVersion: readersVersion, pushTokensVersion: tokensVersion, traceparent: traceparent)
         return Row(
-            id: id, events: [(topic ?? Topic.room(roomUID ?? ""), encoded)],
-            fanout: [FanoutBatch.Entry(job, event: encoded)], traceparent: traceparent, unreadable: nil,
-            event: .messageCreated(message))
+            id: id, events: [], fanout: [], traceparent: traceparent, unreadable: nil,
+            newMessage: .init(
+                message: message, topic: topic ?? Topic.room(roomUID ?? ""), readersVersion: readersVersion,
+                tokensVersion: tokensVersion))
     }
 
     private static func domainEvent(id: Int64, kind: String, payload: String?, roomUID: String?) -> Row {

@@ -18,12 +18,23 @@ extension PostgresMessageRepository {
             distinct.append(submission)
             return distinct.count - 1
         }
-        let stored = try await storeDistinct(distinct)
+        let stored = try await answering(storeDistinct(distinct))
         var answered = Set<Int>()
         return slots.map { slot in
             answered.insert(slot).inserted
                 ? stored[slot] : stored[slot].map { SentMessage(message: $0.message, created: false) }
         }
+    }
+
+    /// The outcomes with the stored messages' receipts, when answers carry them (a retry's
+    /// message has them already).
+    private func answering(_ outcomes: [SendOutcome]) async throws -> [SendOutcome] {
+        let sent = outcomes.map { outcome -> SentMessage? in
+            guard case .success(let sent) = outcome, sent.created else { return nil }
+            return sent
+        }
+        let answered = try await answering(sent)
+        return zip(outcomes, answered).map { outcome, answer in answer.map { .success($0) } ?? outcome }
     }
 
     /// Sends with distinct keys: together in one transaction, or, when that fails for a reason
@@ -86,8 +97,7 @@ extension PostgresMessageRepository {
         }
         if !new.isEmpty {
             let rows = try await connection.execute(
-                InsertMessagesStatement(
-                    new.map { submissions[$0] }, receiptsMaxMembers: Int32(receiptsMaxMembers)), logger: logger
+                InsertMessagesStatement(new.map { submissions[$0] }), logger: logger
             ).allRows()
             for row in rows {
                 let place = Int(try row.decode(Int64.self))

@@ -10,6 +10,9 @@ public struct PostgresMessageRepository: MessageRepository, MessageRowReading {
     let logger: Logger
     let fileLinks: FileLinks
     let receiptsMaxMembers: Int
+    /// Whether a send's answer carries its receipts (the REST API's does; the ingest's answers
+    /// reach no client, the relay tells the message).
+    let receiptsInAnswers: Bool
 
     /// - Parameters:
     ///   - fileLinks: the deployment's file-link key, so that a URL signed by one process
@@ -17,12 +20,23 @@ public struct PostgresMessageRepository: MessageRepository, MessageRowReading {
     ///   - receiptsMaxMembers: `PARLEY_RECEIPTS_MAX_MEMBERS`.
     public init(
         database: PostgresPool, logger: Logger, fileLinks: FileLinks,
-        receiptsMaxMembers: Int = MessageReceipts.defaultMaxMembers
+        receiptsMaxMembers: Int = MessageReceipts.defaultMaxMembers, receiptsInAnswers: Bool = true
     ) {
         self.database = database
         self.logger = logger
         self.fileLinks = fileLinks
         self.receiptsMaxMembers = receiptsMaxMembers
+        self.receiptsInAnswers = receiptsInAnswers
+    }
+
+    /// What a send answers: its stored message, with its receipts when answers carry them.
+    func answering(_ sent: [SentMessage?]) async throws -> [SentMessage?] {
+        guard receiptsInAnswers, sent.contains(where: { $0 != nil }) else { return sent }
+        let messages = try await withReceipts(sent.compactMap { $0?.message }, on: nil)
+        var next = messages.makeIterator()
+        return sent.map { answer in
+            answer.flatMap { answer in next.next().map { SentMessage(message: $0, created: answer.created) } }
+        }
     }
 
     public func sendIfAllowed(batch: [MessageSubmission], minimum: RoomRole) async throws -> [SentMessage?] {
@@ -36,8 +50,7 @@ public struct PostgresMessageRepository: MessageRepository, MessageRowReading {
             // commits at the protocol's Sync, after the rows and CommandComplete that end
             // PostgresNIO's answer, so a crash in between lost a send already acknowledged.
             // COMMIT answers only once the commit is durable.
-            let statement = StoreNewMessagesStatement(
-                batch, minimumRank: Int32(minimum.rank), receiptsMaxMembers: Int32(receiptsMaxMembers))
+            let statement = StoreNewMessagesStatement(batch, minimumRank: Int32(minimum.rank))
             let rows = try await database.transaction(logger: logger) { connection in
                 try await connection.execute(statement, logger: logger).allRows()
             }
@@ -46,6 +59,7 @@ public struct PostgresMessageRepository: MessageRepository, MessageRowReading {
                 let (message, _) = try MessageColumns.decode(row.makeRandomAccess(), from: 1, links: fileLinks)
                 sent[Int(place) - 1] = SentMessage(message: message, created: true)
             }
+            sent = try await answering(sent)
         } catch let error as PSQLError where error.isUniqueViolation {
             // A send of a key in the batch committed meanwhile: the general path finds it.
         } catch let error as any DependencyError where error.isUnavailability {

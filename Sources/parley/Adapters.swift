@@ -63,9 +63,12 @@ extension RoomStoreParts {
             database: postgres, logger: logger, fileLinks: fileLinks, receiptsMaxMembers: receiptsMaxMembers)
     }
 
-    func messages(_ logger: Logger) -> PostgresMessageRepository {
+    /// - Parameter receiptsInAnswers: whether a send's answer carries its receipts (the REST
+    ///   API's; the ingest's reach no client).
+    func messages(_ logger: Logger, receiptsInAnswers: Bool = true) -> PostgresMessageRepository {
         PostgresMessageRepository(
-            database: postgres, logger: logger, fileLinks: fileLinks, receiptsMaxMembers: receiptsMaxMembers)
+            database: postgres, logger: logger, fileLinks: fileLinks, receiptsMaxMembers: receiptsMaxMembers,
+            receiptsInAnswers: receiptsInAnswers)
     }
 }
 

@@ -64,7 +64,8 @@ struct WorkerGraph {
         let logger = parts.logger("ingest")
         let rooms = parts.rooms(logger)
         let service = RoomService(
-            rooms: rooms, messages: parts.messages(logger), batching: nil, limits: ingest.abuseLimits,
+            rooms: rooms, messages: parts.messages(logger, receiptsInAnswers: false), batching: nil,
+            limits: ingest.abuseLimits,
             buckets: LeasedTokenBuckets(
                 store: RedisTokenBuckets(pool: parts.redis, namespace: ingest.rateLimitNamespace)),
             hook: ingest.messageHook,
