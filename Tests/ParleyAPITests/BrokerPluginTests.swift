@@ -38,10 +38,12 @@ struct BrokerPluginTests {
     /// As above, with the harness (its database) for the body too.
     func withBroker(
         valgrind: Bool = false, relay: Bool = false, ingest: Bool = false, brokerOptions: String = "",
-        senders: ChatInSender = .plugin,
+        senders: ChatInSender = .plugin, receiptsMaxMembers: Int = MessageReceipts.defaultMaxMembers,
         _ body: @escaping @Sendable (any TestClientProtocol, PluginBroker, APIHarness) async throws -> Void
     ) async throws -> PluginBroker {
-        let harness = try await APIHarness.make()
+        var made = try await APIHarness.make()
+        made.receiptsMaxMembers = receiptsMaxMembers
+        let harness = made
         let authority = BrokerAuthority(
             key: APIHarness.mqttKey, server: Self.server,
             sessions: PostgresSessionRepository(database: harness.database, logger: .quiet),
