@@ -56,7 +56,11 @@ public struct PostgresExportRepository: ExportRepository {
                 "profile.json",
                 """
                 SELECT json_build_object('id', id, 'email', email, 'firstName', first_name, 'lastName', last_name,
-                    'isAdmin', is_admin, 'createdAt', created_at, 'lastActivityAt', last_activity_at)::text
+                    'isAdmin', is_admin, 'createdAt', created_at, 'lastActivityAt', last_activity_at,
+                    'privacy', json_build_object(
+                        'readReceipts', CASE WHEN shares_read_receipts THEN 'everyone' ELSE 'nobody' END,
+                        'typing', CASE WHEN shares_typing THEN 'on' ELSE 'off' END,
+                        'presence', presence_audience))::text
                 FROM cloud.user_account WHERE id = \(userID)
                 """
             ),

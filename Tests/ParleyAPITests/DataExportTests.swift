@@ -59,6 +59,10 @@ struct DataExportTests {
             #expect(rooms.contains("my words") && !rooms.contains("not mine"))
             let profile = try await Subprocess.run("/usr/bin/unzip", ["-p", path, "profile.json"]).standardOutput
             #expect(profile.contains(user.user.email ?? "?"))
+            // What others see of them is theirs too.
+            #expect(
+                profile.contains(
+                    #""privacy" : {"readReceipts" : "everyone", "typing" : "on", "presence" : "room-mates"}"#))
             let content = try await Subprocess.run(
                 "/bin/sh",
                 ["-c", "unzip -p \"$1\" \"$2\" | cmp - \"$3\"", "sh", path, "files/\(attached.fileID)-data.bin", copy])
