@@ -34,27 +34,20 @@ extension MessageRowReading {
     }
 
     /// Fills in the receipts of messages in rooms of at most ``receiptsMaxMembers`` members, in
-    /// one query for all their rooms; the rest have none.
+    /// one query for all their rooms (their members read once, bounded); the rest have none.
     func withReceipts(_ messages: [Message], on connection: PostgresConnection?) async throws -> [Message] {
         let rooms = Array(Set(messages.map(\.chatRoomId)))
         guard !rooms.isEmpty, receiptsMaxMembers > 0 else { return messages }
-        // A small room's members (one row with none for a room without members); a larger
-        // room has no row.
+        // Each room's members, at most one past the limit (one row with none for a room
+        // without members): a room that shows more is too large for receipts.
         let query: PostgresQuery = """
             SELECT r.room, mm.member, greatest(coalesce(d.seq, 0), coalesce(rm.seq, 0)),
                    CASE WHEN u.shares_read_receipts THEN coalesce(rm.seq, 0) END
             FROM unnest(\(rooms)::bigint[]) AS r(room)
-            CROSS JOIN LATERAL (
-                SELECT count(*) AS n FROM (
-                    SELECT DISTINCT user_account_id FROM messenger.room_membership
-                    WHERE chat_room_id = r.room LIMIT \(receiptsMaxMembers + 1)) members) size
-            LEFT JOIN LATERAL (
-                SELECT DISTINCT user_account_id AS member FROM messenger.room_membership
-                WHERE chat_room_id = r.room) mm ON true
+            LEFT JOIN LATERAL (\(unescaped: ReceiptRooms.members(upTo: receiptsMaxMembers + 1))) mm ON true
             LEFT JOIN cloud.user_account u ON u.id = mm.member
             LEFT JOIN messenger.read_marker rm ON rm.chat_room_id = r.room AND rm.user_account_id = mm.member
             LEFT JOIN messenger.delivery_marker d ON d.chat_room_id = r.room AND d.user_account_id = mm.member
-            WHERE size.n <= \(receiptsMaxMembers)
             """
         let rows =
             if let connection {
@@ -67,6 +60,7 @@ extension MessageRowReading {
             members[room, default: []].append(
                 contentsOf: member.map { [.init(userID: $0, delivered: delivered, read: read)] } ?? [])
         }
+        members = members.filter { $0.value.count <= receiptsMaxMembers }
         let marks = members.mapValues(RoomMarks.init(members:))
         return messages.map { message in
             var message = message

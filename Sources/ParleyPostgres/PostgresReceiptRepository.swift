@@ -14,7 +14,7 @@ public struct PostgresReceiptRepository: ReceiptRepository {
     }
 
     /// One statement moves them all; each that went beyond the member's read marker is told.
-    public func recordDelivered(_ marks: [(member: MemberOfRoom, seq: Int64)]) async throws {
+    public func recordDelivered(_ marks: [(member: RoomUser, seq: Int64)]) async throws {
         guard !marks.isEmpty else { return }
         try await database.transaction(logger: logger) { connection in
             let rows = try await connection.query(

@@ -49,8 +49,7 @@ extension OutboxRelay {
             let answers = try await connection.query(
                 """
                 SELECT r.room, (SELECT count(*) <= \(receiptsMaxMembers) FROM (
-                    SELECT DISTINCT user_account_id FROM messenger.room_membership
-                    WHERE chat_room_id = r.room LIMIT \(receiptsMaxMembers + 1)) members)
+                    \(unescaped: ReceiptRooms.members(upTo: receiptsMaxMembers + 1))) members)
                 FROM unnest(\(rooms)::bigint[]) AS r(room)
                 """, logger: logger
             ).all((Int64, Bool).self)
@@ -64,5 +63,15 @@ extension OutboxRelay {
             }
             return row
         }
+    }
+}
+
+/// Whether a room is small enough for receipts is read one way: its distinct members, at most
+/// one past the limit, so a large room costs no more than a small one.
+enum ReceiptRooms {
+    /// The members (`member`) of the room `r.room`, at most `limit` of them; the limit is an
+    /// integer the caller passes from its configuration, never a client's input.
+    static func members(upTo limit: Int) -> String {
+        "SELECT DISTINCT user_account_id AS member FROM messenger.room_membership WHERE chat_room_id = r.room LIMIT \(limit)"
     }
 }

@@ -79,10 +79,10 @@ extension Adapters {
     /// Delivery receipts as `serve` and the ingest take them: the service over the store, and
     /// the coalescer in front of it (a service the process runs, and stops after what feeds it).
     static func receipts(rooms: RoomService, database: PostgresPool, logger: Logger) -> (
-        service: ReceiptService, coalescer: Coalescer<MemberOfRoom>
+        service: ReceiptService, coalescer: Coalescer<RoomUser>
     ) {
         let store = PostgresReceiptRepository(database: database, logger: logger)
-        let coalescer = Coalescer<MemberOfRoom>(
+        let coalescer = Coalescer<RoomUser>(
             onFailure: { error in logger.warning("delivery receipts not stored", metadata: ["error": "\(error)"]) },
             write: ReceiptService.write(to: store))
         return (ReceiptService(rooms: rooms, receipts: store, marks: coalescer), coalescer)

@@ -191,7 +191,7 @@ struct PostgresReceiptRepositoryProbe: Sendable {
 
     func record(member: Int64, room: Int64, seq: Int64) async throws {
         try await PostgresReceiptRepository(database: harness.database, logger: .quiet).recordDelivered([
-            (MemberOfRoom(roomID: room, userID: member), seq)
+            (RoomUser(roomID: room, userID: member), seq)
         ])
     }
 

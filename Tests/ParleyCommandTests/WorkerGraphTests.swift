@@ -62,7 +62,7 @@ struct WorkerGraphTests {
         // (stopped after it, so what it handed on is written).
         try await withGraph([.ingest]) { graph in
             #expect(graph.services.count == 2)
-            #expect(graph.services.first is Coalescer<MemberOfRoom> && graph.services.last is IngestConsumer)
+            #expect(graph.services.first is Coalescer<RoomUser> && graph.services.last is IngestConsumer)
             #expect(graph.probes.isEmpty)
         }
         try await withGraph([.push]) { graph in

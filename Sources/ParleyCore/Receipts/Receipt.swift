@@ -19,17 +19,6 @@ public struct Receipt: Sendable, Equatable, Codable {
     }
 }
 
-/// A member of a room, as receipts are kept per member and room.
-public struct MemberOfRoom: Hashable, Sendable {
-    public let roomID: Int64
-    public let userID: Int64
-
-    public init(roomID: Int64, userID: Int64) {
-        self.roomID = roomID
-        self.userID = userID
-    }
-}
-
 extension RoomEvent {
     /// `receipt-changed` on the room's topic: a member's devices received more of the room
     /// (`readSeq` null when they share no read state).

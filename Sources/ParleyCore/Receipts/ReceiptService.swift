@@ -19,7 +19,7 @@ public struct ReceiptService: Sendable {
     public func delivered(roomID: Int64, seq: Int64, by userID: Int64) async throws {
         guard seq >= 0 else { throw ParleyError.invalidRequest("seq must be 0 or more", field: "seq") }
         try await rooms.require(.reader, roomID: roomID, userID: userID)
-        marks.delivered(MemberOfRoom(roomID: roomID, userID: userID), upTo: seq)
+        marks.delivered(RoomUser(roomID: roomID, userID: userID), upTo: seq)
     }
 
     public func receipts(roomID: Int64, for userID: Int64, afterUserID: Int64?, limit: Int) async throws
@@ -30,7 +30,7 @@ public struct ReceiptService: Sendable {
     }
 
     /// The coalescer's writer: what it passes, stored.
-    public static func write(to receipts: any ReceiptRepository) -> Coalescer<MemberOfRoom>.Write {
+    public static func write(to receipts: any ReceiptRepository) -> Coalescer<RoomUser>.Write {
         { due in try await receipts.recordDelivered(due.map { (member: $0.key, seq: $0.value) }) }
     }
 }

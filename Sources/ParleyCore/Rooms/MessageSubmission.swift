@@ -44,17 +44,6 @@ public struct MessageKey: Hashable, Sendable {
     }
 }
 
-/// A user in a room, as whose role is asked.
-public struct RoomUser: Hashable, Sendable {
-    public let roomID: Int64
-    public let userID: Int64
-
-    public init(roomID: Int64, userID: Int64) {
-        self.roomID = roomID
-        self.userID = userID
-    }
-}
-
 /// A stored message, and whether this send stored it (`false`: a retry found it stored).
 public struct SentMessage: Sendable, Equatable {
     public let message: Message
