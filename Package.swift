@@ -254,6 +254,8 @@ let package = Package(
                 "ParleyCore", "ParleyPostgres", "ParleyRedis", "ParleyMQTT", "ParleyAPI", "ParleyWorker", "ParleyPush",
                 "ParleyMedia", "ParleyEMQX", "ParleyRuntime", "ParleyIdentity", "ParleyOutbound",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),

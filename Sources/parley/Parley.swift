@@ -1,4 +1,6 @@
 import ArgumentParser
+import NIOCore
+import NIOPosix
 
 /// `parley`: the one executable of the server.
 @main
@@ -11,6 +13,14 @@ struct Parley: AsyncParsableCommand {
             RoleCommand.self, DoctorCommand.self,
         ]
     )
+
+    /// Swift concurrency's jobs run on NIO's event loops, where sockets are read and written, so
+    /// a request no longer crosses threads twice (see the ParleyRuntime article
+    /// <doc:ConcurrencyOnTheEventLoops>). Installed before the command starts any task.
+    static func main() async {
+        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        await main(nil)
+    }
 }
 
 /// Options every subcommand takes.
