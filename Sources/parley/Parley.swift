@@ -15,8 +15,8 @@ struct Parley: AsyncParsableCommand {
     )
 
     /// Swift concurrency's jobs run on NIO's event loops, where sockets are read and written, so
-    /// a request no longer crosses threads twice (see the ParleyRuntime article
-    /// <doc:ConcurrencyOnTheEventLoops>). Installed before the command starts any task.
+    /// a request no longer crosses threads twice (<doc:ConcurrencyOnTheEventLoops>). Installed
+    /// before the command starts any task.
     static func main() async {
         NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         await main(nil)
