@@ -10,10 +10,10 @@ import argparse, datetime, json, os
 # Server CPU per operation is read at a fixed offered rate that every machine sustains, where
 # the per-batch costs still show (issue 52's goals); the server is what Parley runs.
 GOAL_RATES = {"chat-2": 1000, "chat-2-hook": 1000, "chat-many": 1000, "chat-100": 40, "rest-rooms": 500,
-              "rest-messages": 500}
+              "rest-messages": 500, "synapse": 1000}
 SERVER = ("serve", "worker", "postgres", "redis")
 
-ORDER = ["chat-2", "chat-2-hook", "chat-100", "chat-many", "rest-rooms", "rest-messages", "connect-storm", "fanout", "memory-serve", "memory-broker", "search"]
+ORDER = ["chat-2", "chat-2-hook", "chat-100", "chat-many", "rest-rooms", "rest-messages", "connect-storm", "fanout", "memory-serve", "memory-broker", "synapse", "search"]
 
 
 def figure(side):
