@@ -16,6 +16,8 @@ import argparse, asyncio, hashlib, hmac, json, os, time, uuid
 
 import aiohttp
 
+from report import SERVER, figure  # deploy/bench/report.py, beside this script
+
 TICKS = os.sysconf("SC_CLK_TCK")
 SYNC_FILTER = json.dumps({
     "presence": {"types": []}, "account_data": {"types": []},
@@ -170,24 +172,24 @@ class Bench:
             await asyncio.sleep(2)
             await self.step(session, pairs, self.args.warmup_rate, 3, "warmup")
             steps, best_pass, first_fail = [], None, None
-            for rate in self.args.rates:
-                result = await self.step(session, pairs, rate, self.args.step_seconds, f"r{rate}")
+
+            async def offer(rate, label):
+                nonlocal best_pass, first_fail
+                result = await self.step(session, pairs, rate, self.args.step_seconds, label)
                 steps.append(result)
                 if result["passed"]:
                     best_pass = rate
                 else:
                     first_fail = rate
+                return result["passed"]
+
+            for rate in self.args.rates:
+                if not await offer(rate, f"r{rate}"):
                     break
             for _ in range(2):
                 if best_pass is None or first_fail is None or first_fail - best_pass <= 1:
                     break
-                rate = (best_pass + first_fail) // 2
-                result = await self.step(session, pairs, rate, self.args.step_seconds, f"n{rate}")
-                steps.append(result)
-                if result["passed"]:
-                    best_pass = rate
-                else:
-                    first_fail = rate
+                await offer((best_pass + first_fail) // 2, f"n{(best_pass + first_fail) // 2}")
             self.stopping = True
             for sync in syncs:
                 sync.cancel()
@@ -217,12 +219,9 @@ def main():
         parley = json.load(f)
     synapse_side = {"label": args.version, "unit": "msg/s", "p99Limit": args.p99_limit, "steps": steps}
 
-    def best(side):
-        passed = [s for s in side["steps"] if s["passed"]]
-        return max(passed, key=lambda s: s["achievedRate"]) if passed else None
-
-    parley_best, synapse_best = best(parley["subject"]), best(synapse_side)
-    ratio = parley_best["achievedRate"] / synapse_best["achievedRate"] if parley_best and synapse_best else None
+    parley_rate, parley_best = figure(parley["subject"])
+    synapse_rate, synapse_best = figure(synapse_side)
+    ratio = parley_rate / synapse_rate if parley_best and synapse_best else None
     notes = [
         f"{args.version} from PyPI in a virtualenv of its own, PostgreSQL (the benchmark's cluster, a database "
         "of its own, C collation) as Synapse advises for production; presence, metrics and rate limits off, "
@@ -249,7 +248,7 @@ def main():
         # Parley's ladder starts higher: its lowest step at or above Synapse's rate, where its
         # fixed costs weigh more per message than at its own sustained rate.
         nearest = min(parley["subject"]["steps"], key=lambda s: abs(s["offeredRate"] - synapse_best["offeredRate"]))
-        parley_cpu = sum(nearest["cpuSecondsPerOperation"].get(k, 0) for k in ("serve", "worker", "postgres", "redis"))
+        parley_cpu = sum(nearest["cpuSecondsPerOperation"].get(k, 0) for k in SERVER)
         notes.append(f"server CPU µs per message, Parley at {nearest['offeredRate']:,} msg/s (its step nearest "
                      f"Synapse's sustained rate, its lowest): {parley_cpu * 1e6:,.0f}; Synapse / Parley: "
                      f"{synapse_cpu / parley_cpu:,.1f}x")
