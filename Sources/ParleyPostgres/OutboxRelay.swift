@@ -34,6 +34,8 @@ public struct OutboxRelay: Service {
     let planner: (any FanoutPlanner)?
     /// The events some webhook subscribes to go to their queue; nil: no webhooks role.
     let webhooks: WebhookFeed?
+    /// Holds busy rooms' copies for their windows' summaries; nil: every copy goes at once.
+    let holding: NotificationHolding?
     let logger: Logger
     let batchSize: Int
     /// `PARLEY_RECEIPTS_MAX_MEMBERS`: a new message in a larger room has no receipts.
@@ -54,8 +56,9 @@ public struct OutboxRelay: Service {
 
     public init(
         database: PostgresPool, publisher: any EventPublisher, fanout: any JobQueue,
-        planner: (any FanoutPlanner)? = nil, webhooks: WebhookFeed? = nil, fileLinks: FileLinks, logger: Logger,
-        batchSize: Int = 100, receiptsMaxMembers: Int = MessageReceipts.defaultMaxMembers
+        planner: (any FanoutPlanner)? = nil, webhooks: WebhookFeed? = nil, holding: NotificationHolding? = nil,
+        fileLinks: FileLinks, logger: Logger, batchSize: Int = 100,
+        receiptsMaxMembers: Int = MessageReceipts.defaultMaxMembers
     ) {
         self.receiptsMaxMembers = receiptsMaxMembers
         self.database = database
@@ -63,6 +66,7 @@ public struct OutboxRelay: Service {
         self.fanout = fanout
         self.planner = planner
         self.webhooks = webhooks
+        self.holding = holding
         self.fileLinks = fileLinks
         self.logger = logger
         self.batchSize = batchSize
@@ -156,12 +160,20 @@ public struct OutboxRelay: Service {
         }
         let spans = RelaySpans(rows)
         // In commit order, with the copies the planner could make, acknowledged together; the
-        // rest of the batch's fan-out as one job.
-        let entries = spans.entries(of: rows)
+        // rest of the batch's fan-out as one job. Rooms whose windows hold a message park
+        // their summaries before the rows go.
+        var entries = spans.entries(of: rows)
+        var jobs: [Unqueued.Job] = []
+        if let holding {
+            let admitted = holding.windows.admit(entries, at: .now)
+            entries = admitted.entries
+            if let parked = holding.backstops(of: admitted.held) {
+                jobs.append(.init(queue: parked.queue, jobs: parked.jobs))
+            }
+        }
         let plan = planner?.plan(entries) ?? FanoutPlan(queued: entries)
         do {
             try await publish(rows.flatMap(\.events) + plan.copies)
-            var jobs: [Unqueued.Job] = []
             if !plan.queued.isEmpty { jobs.append(.init(queue: fanout, job: FanoutBatch.encode(plan.queued))) }
             if let webhooks, let job = await webhooks.job(of: rows) {
                 jobs.append(.init(queue: webhooks.queue, job: job))
@@ -227,10 +239,17 @@ public struct OutboxRelay: Service {
     /// the outbox (they are deleted only after the job is queued), so a read finds them first,
     /// perhaps followed by rows committed since.
     final class Unqueued: Sendable {
-        /// A job for a queue: the fan-out's, or the webhooks'.
+        /// Jobs for a queue (the fan-out's, the webhooks', parked summaries), in one round trip.
         struct Job: Sendable {
             let queue: any JobQueue
-            let job: String
+            let jobs: [String]
+
+            init(queue: any JobQueue, job: String) { self.init(queue: queue, jobs: [job]) }
+
+            init(queue: any JobQueue, jobs: [String]) {
+                self.queue = queue
+                self.jobs = jobs
+            }
         }
 
         private let state = Mutex<(ids: [Int64], jobs: [Job])?>(nil)
@@ -252,7 +271,7 @@ public struct OutboxRelay: Service {
     private func handOn(_ jobs: [Unqueued.Job], for ids: [Int64]) async throws {
         for (index, job) in jobs.enumerated() {
             do {
-                try await job.queue.enqueue(job.job)
+                try await job.queue.enqueue(contentsOf: job.jobs)
             } catch {
                 unqueued.remember(Array(jobs[index...]), for: ids)
                 throw error

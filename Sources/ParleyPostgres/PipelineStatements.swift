@@ -33,11 +33,15 @@ struct ReaderIDsStatement: PostgresPreparedStatement {
         SELECT r.room, r.after, m.user_account_id, c.readers_version
         FROM unnest($1::bigint[], $2::bigint[]) AS r(room, after)
         JOIN messenger.chat_room c ON c.id = r.room
-        CROSS JOIN LATERAL (
-            SELECT DISTINCT user_account_id FROM messenger.room_membership
-            WHERE chat_room_id = r.room AND user_account_id > r.after
-            ORDER BY user_account_id LIMIT $3::integer) m
+        CROSS JOIN LATERAL \(chunkReaders) m
         ORDER BY r.room, r.after, m.user_account_id
+        """
+    /// The readers of chunk `r(room, after)`, at most `$3`: the summaries of busy rooms reach
+    /// the same users.
+    static let chunkReaders = """
+        (SELECT DISTINCT user_account_id FROM messenger.room_membership
+         WHERE chat_room_id = r.room AND user_account_id > r.after
+         ORDER BY user_account_id LIMIT $3::integer)
         """
     typealias Row = (Int64, Int64, Int64, Int64)
     let rooms: [Int64]

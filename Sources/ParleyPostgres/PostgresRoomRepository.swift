@@ -112,7 +112,7 @@ public struct PostgresRoomRepository: RoomRepository, MessageRowReading {
                 description: row.19, archived: row.20, createdAt: row.4, lastMessageAt: row.5,
                 myRole: RoomRole(rank: row.7) ?? .reader, lastSeq: row.6,
                 lastReadMessageId: row.8, lastReadSeq: row.8 == nil ? nil : row.9,
-                unreadCount: max(0, row.6 - row.23 - row.17), unreadMentionCount: row.18, peer: peer,
+                unreadCount: row.17, unreadMentionCount: row.18, peer: peer,
                 avatar: try row.22.map { fileLinks.object(try FileRecord.decode($0)) })
             rooms.append((room, row.16))
         }

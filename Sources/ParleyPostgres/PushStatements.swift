@@ -12,8 +12,7 @@ struct PushRecipientsStatement: PostgresPreparedStatement {
             SELECT DISTINCT room, user_id FROM unnest($1::bigint[], $2::bigint[]) AS w(room, user_id)
         ), unread AS (
             SELECT m.user_account_id,
-                   sum(greatest(c.last_seq - \(RoomViewsStatement.readThrough) - \(RoomViewsStatement.deletedUnread), 0))::bigint
-                       AS count
+                   sum(\(RoomViewsStatement.unreadCount))::bigint AS count
             FROM (SELECT DISTINCT chat_room_id, user_account_id FROM messenger.room_membership
                   WHERE user_account_id IN (SELECT p.user_account_id FROM notifications.user_push_token p
                                             WHERE p.user_account_id IN (SELECT user_id FROM wanted))) m

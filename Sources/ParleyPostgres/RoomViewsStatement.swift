@@ -18,11 +18,11 @@ struct RoomViewsStatement: PostgresPreparedStatement {
         SELECT c.id, c.uid, c.type, c.name, c.created_at, c.last_message_at, c.last_seq, mine.rank::integer,
                rm.message_id, coalesce(rm.seq, 0),
                p.id, p.email, p.first_name, p.last_name, p.is_admin, p.created_at,
-               \(RoomCursor.activitySQL), \(RoomViewsStatement.deletedUnread), \(RoomViewsStatement.unreadMentions),
+               \(RoomCursor.activitySQL), \(RoomViewsStatement.unreadCount),
+               \(RoomViewsStatement.unreadMentions(of: "$1::bigint")),
                c.description, c.archived_at IS NOT NULL,
                (SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = p.avatar_file_id),
-               (SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = c.avatar_file_id),
-               \(RoomViewsStatement.readThrough)
+               (SELECT \(FileRecord.json) FROM cloud.file f WHERE f.id = c.avatar_file_id)
         FROM mine JOIN messenger.chat_room c ON c.id = mine.chat_room_id
         LEFT JOIN messenger.read_marker rm ON rm.chat_room_id = c.id AND rm.user_account_id = $1::bigint
         LEFT JOIN messenger.room_hidden h ON h.chat_room_id = c.id AND h.user_account_id = $1::bigint
@@ -40,7 +40,7 @@ struct RoomViewsStatement: PostgresPreparedStatement {
         """
     typealias Row = (
         Int64, String, String, String?, Date, Date?, Int64, Int, Int64?, Int64, Int64?, String?, String?,
-        String?, Bool?, Date?, Int64, Int64, Int64, String?, Bool, String?, String?, Int64
+        String?, Bool?, Date?, Int64, Int64, Int64, String?, Bool, String?, String?
     )
     /// The `seq` up to which the reader has nothing unread: their marker, or what retention
     /// purged (gone for everyone), whichever is higher.
@@ -53,13 +53,20 @@ struct RoomViewsStatement: PostgresPreparedStatement {
             WHERE d.chat_room_id = c.id AND d.deleted_at IS NOT NULL AND d.seq > coalesce(rm.seq, 0))
         ELSE 0 END
         """
-    /// Mentions of the reader after their marker; looked for only when the room has any after it.
-    static let unreadMentions = """
+    /// The reader's unread messages in room `c` with marker `rm`: after what they read
+    /// through, not deleted. The room list, the summaries of busy rooms and the pushes' badges
+    /// count with it.
+    static let unreadCount = "greatest(c.last_seq - \(readThrough) - \(deletedUnread), 0)::bigint"
+    /// Mentions of the reader `user` (an SQL expression) after their marker; looked for only
+    /// when the room has any after it.
+    static func unreadMentions(of user: String) -> String {
+        """
         CASE WHEN c.last_mention_seq > coalesce(rm.seq, 0) THEN (
             SELECT count(*) FROM messenger.mention n
-            WHERE n.user_account_id = $1::bigint AND n.chat_room_id = c.id AND n.seq > coalesce(rm.seq, 0))
+            WHERE n.user_account_id = \(user) AND n.chat_room_id = c.id AND n.seq > coalesce(rm.seq, 0))
         ELSE 0 END
         """
+    }
     let userID: Int64
     let roomID: Int64?
     let since: Date?

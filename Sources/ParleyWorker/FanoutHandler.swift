@@ -26,10 +26,13 @@ public struct FanoutHandler: Sendable {
     public var readUpdates: (any Service)? { pushes?.readUpdates }
     let logger: Logger
     let cache: ReaderCache
+    /// Busy windows' summaries (``SummaryFanout``); nil: this deployment holds no copies.
+    let summaries: SummaryFanout?
 
     public init(
         readers: any RoomReaders, publisher: any EventPublisher, queue: any JobQueue, chunkSize: Int = 500,
-        pushes: PushFanout? = nil, logger: Logger, cacheCapacity: Int = 1_000_000
+        pushes: PushFanout? = nil, summaries: (any RoomSummaries)? = nil, logger: Logger,
+        cacheCapacity: Int = 1_000_000
     ) {
         self.readers = readers
         self.publisher = publisher
@@ -38,6 +41,9 @@ public struct FanoutHandler: Sendable {
         self.pushes = pushes
         self.logger = logger
         self.cache = ReaderCache(capacity: cacheCapacity)
+        self.summaries = summaries.map {
+            SummaryFanout(summaries: $0, publisher: publisher, queue: queue, chunkSize: chunkSize)
+        }
     }
 
     /// One job and the users it reaches in this run.
@@ -54,6 +60,12 @@ public struct FanoutHandler: Sendable {
     public func handle(_ payload: String) async throws {
         let jobs: [FanoutJob]
         do {
+            if let summary = try NotificationSummaryJob(payload: payload) {
+                // A parked backstop outlives a change of configuration: without summaries it
+                // has nothing to do.
+                try await summaries?.handle(summary)
+                return
+            }
             jobs = try FanoutBatch.decode(payload)
         } catch {
             // A malformed job can never succeed: straight to the dead letters.
@@ -84,14 +96,15 @@ public struct FanoutHandler: Sendable {
         try await queuePushes(deliveries)
         // The rest is queued only after this chunk went out: a retry of a failed chunk must not
         // start a second chain of continuations.
-        let continuations = published.compactMap { delivery -> String? in
+        // A held message's pushes-only job (``ParleyCore/NotificationWindows``) continues too.
+        let continuations = deliveries.compactMap { delivery -> String? in
             let job = delivery.job
             guard job.audience == .readers, delivery.users.count == chunkSize, let last = delivery.users.last else {
                 return nil
             }
             return FanoutJob(
                 roomID: job.roomID, event: job.event, audience: .readers, afterUserID: last, push: job.push,
-                pushTokensVersion: job.pushTokensVersion, traceparent: delivery.traceparent
+                pushesOnly: job.pushesOnly, pushTokensVersion: job.pushTokensVersion, traceparent: delivery.traceparent
             )
             .json()
         }

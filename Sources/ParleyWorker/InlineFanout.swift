@@ -8,7 +8,7 @@ import ParleyCore
 /// Everything else goes to the queue as before: rooms not kept (first messages, a change of
 /// readers, rooms larger than a chunk), jobs of other events, and the pushes of a message
 /// when any reader may have a push token (as a pushes-only job: composing them needs the
-/// database). Delivery stays at least once: the copies go out before the relay deletes the
+/// database), a message held for its window's summary included. Delivery stays at least once: the copies go out before the relay deletes the
 /// batch's rows, like its events.
 public struct InlineFanout: FanoutPlanner {
     let readers: ReaderCache
@@ -24,14 +24,16 @@ public struct InlineFanout: FanoutPlanner {
     public func plan(_ entries: [FanoutBatch.Entry]) -> FanoutPlan {
         var plan = FanoutPlan()
         for entry in entries {
-            guard let job = entry.made, let event = entry.event, job.audience == .readers, job.afterUserID == 0,
-                job.pushesOnly != true, let version = job.readersVersion,
-                let kept = readers.readers(of: job.roomID, atLeast: version)
+            guard let job = entry.made, job.audience == .readers, job.afterUserID == 0,
+                let version = job.readersVersion, let kept = readers.readers(of: job.roomID, atLeast: version)
             else {
                 plan.queued.append(entry)
                 continue
             }
-            plan.copies += kept.map { (Topic.notifications($0), event) }
+            // A held message's job has only pushes (``ParleyCore/NotificationWindows``).
+            if job.pushesOnly != true, let event = entry.event {
+                plan.copies += kept.map { (Topic.notifications($0), event) }
+            }
             if let push = job.push, let pushes,
                 !pushes.candidates(of: push, among: kept, tokensVersion: job.pushTokensVersion).isEmpty
             {

@@ -41,6 +41,15 @@ extension WorkerGraph {
         /// With the fan-out role in the same process, the relay publishes the copies of rooms
         /// whose readers it keeps itself (``InlineFanout``); off: every copy goes through the queue.
         var plansInline = true
+        /// Busy rooms' notification copies held for one summary per window; nil: every copy at once.
+        var notificationWindow: NotificationWindow? = nil
+    }
+
+    /// `PARLEY_NOTIFICATION_WINDOW_MILLISECONDS` (``ParleyCore/NotificationWindows``).
+    struct NotificationWindow: Sendable {
+        var length: Duration
+        /// Where the relay parks each held room's summary and releases it: the fan-out's queue.
+        var summaries: any ParkedJobs
     }
 
     /// Stores client input from `chat-in` (a shared subscription), in lanes of batches.

@@ -19,7 +19,10 @@ extension WorkerGraph.Parts {
         if roles.contains(.outbox) {
             outbox = WorkerGraph.Outbox(
                 publisher: connections.relayPublisher, fanoutJobs: try queues.fanout(),
-                stallLimit: try settings.outboxStallLimit(), webhookJobs: try queues.webhooks())
+                stallLimit: try settings.outboxStallLimit(), webhookJobs: try queues.webhooks(),
+                notificationWindow: try settings.notificationWindow().map {
+                    WorkerGraph.NotificationWindow(length: $0, summaries: try queues.fanout())
+                })
         }
         if roles.contains(.ingest) {
             guard let input = connections.ingestInput else {

@@ -47,6 +47,14 @@ struct WorkerGraph {
 
     private mutating func addOutbox(_ outbox: Outbox, inline fanout: FanoutHandler?) {
         let logger = parts.logger("outbox")
+        let holding = outbox.notificationWindow.map {
+            NotificationHolding(windows: NotificationWindows(length: $0.length), parked: $0.summaries)
+        }
+        // Before the relay, so it stops after it and releases what the relay last held.
+        if let holding {
+            services.append(
+                NotificationSummaryRelease(windows: holding.windows, parked: holding.parked, logger: logger))
+        }
         services.append(
             OutboxRelay(
                 database: parts.postgres, publisher: outbox.publisher, fanout: outbox.fanoutJobs,
@@ -55,7 +63,8 @@ struct WorkerGraph {
                     WebhookFeed(
                         queue: $0, store: PostgresWebhookRepository(database: parts.postgres, logger: logger),
                         logger: logger)
-                }, fileLinks: parts.fileLinks, logger: logger, receiptsMaxMembers: parts.receiptsMaxMembers))
+                }, holding: holding, fileLinks: parts.fileLinks, logger: logger,
+                receiptsMaxMembers: parts.receiptsMaxMembers))
         services.append(OutboxMonitor(database: parts.postgres, logger: logger))
         probes.append(OutboxRelayProbe(database: parts.postgres, stallLimit: outbox.stallLimit, logger: logger))
     }
@@ -88,8 +97,9 @@ struct WorkerGraph {
     }
 
     private static func fanoutHandler(_ parts: Parts, _ fanout: Fanout) -> FanoutHandler {
-        FanoutHandler(
-            readers: parts.rooms(parts.logger("fanout")),
+        let rooms = parts.rooms(parts.logger("fanout"))
+        return FanoutHandler(
+            readers: rooms,
             publisher: fanout.publisher, queue: fanout.queue, chunkSize: fanout.chunkSize,
             pushes: fanout.pushJobs.map {
                 PushFanout(
@@ -100,7 +110,8 @@ struct WorkerGraph {
                         logger.warning("reads' silent pushes not queued", metadata: ["error": "\(error)"])
                     })
             },
-            logger: parts.logger("fanout"))
+            // Any relay's summaries, a backstop parked before this process's configuration changed included.
+            summaries: rooms, logger: parts.logger("fanout"))
     }
 
     private mutating func addFanout(_ fanout: Fanout, handler: FanoutHandler) {

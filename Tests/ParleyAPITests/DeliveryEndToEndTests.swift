@@ -20,9 +20,10 @@ import Testing
 struct DeliveryEndToEndTests {
     /// Runs `body` with the API, an outbox relay and a fan-out consumer, and an MQTT subscriber;
     /// `inline`: the relay publishes the copies of rooms the fan-out keeps, as in one worker
-    /// process running both roles. `queued` counts the relay's fan-out jobs.
+    /// process running both roles. `queued` counts the relay's fan-out jobs. `window`: busy
+    /// rooms' notification copies held for a summary per window (none: every copy at once).
     func withPipeline(
-        inline: Bool = false, queued: QueueCounter = QueueCounter(),
+        inline: Bool = false, queued: QueueCounter = QueueCounter(), window: Duration? = nil,
         _ body: @escaping @Sendable (any TestClientProtocol, MQTTClient) async throws -> Void
     ) async throws {
         let harness = try await APIHarness.make()
@@ -35,7 +36,8 @@ struct DeliveryEndToEndTests {
         var parts = harness.workerParts()
         parts.outbox = WorkerGraph.Outbox(
             publisher: publisher, fanoutJobs: CountingQueue(base: queue, counter: queued), stallLimit: .seconds(60),
-            plansInline: inline)
+            plansInline: inline,
+            notificationWindow: window.map { WorkerGraph.NotificationWindow(length: $0, summaries: queue) })
         parts.fanout = WorkerGraph.Fanout(publisher: publisher, queue: queue, consumers: 1, chunkSize: 500)
         let workers = WorkerGraph(parts).serviceGroup()
         try await harness.run { client in

@@ -268,6 +268,27 @@ def main():
         if history != [f"history {index:03d}" for index in range(200)]:
             raise Failure(f"Bob's history is not the 200 messages in order: {len(history)} shown")
 
+        step("a busy group Bob has not opened: one copy, then a summary with his exact unread count")
+        bob_id = session(bob)["user"]["id"]
+        group = rest(url, token, "POST", "/v1/rooms",
+                     {"name": "Busy group", "members": [{"userId": bob_id, "role": "writer"}]})
+        wait("the group in Bob's list", lambda: bob.find_element(
+            By.CSS_SELECTOR, f"button.room[data-room-id='{group['id']}']"))
+        for index in range(12):
+            body = {"content": f"busy {index:02d}", "uid": f"busy-{index}"}
+            if index == 5:
+                body["mentions"] = [bob_id]
+            rest(url, token, "POST", f"/v1/rooms/{group['id']}/messages", body)
+
+        def badge():
+            button = bob.find_element(By.CSS_SELECTOR, f"button.room[data-room-id='{group['id']}']")
+            unread = button.find_elements(By.CSS_SELECTOR, ".unread")
+            return (unread[0].get_attribute("aria-label") if unread else None,
+                    button.find_element(By.CSS_SELECTOR, ".room-preview").text)
+
+        wait("12 unread, one mentioning Bob, and the last as the preview", lambda: badge() == (
+            "12 unread, 1 mentioning you", "busy 11"), limit=20)
+
         step("the broker restarts; what was sent meanwhile reaches Bob")
         services = os.path.join(ROOT, "deploy", "local", "services")
         subprocess.run([services, "stop", arguments.data_dir, "mosquitto"], check=True, capture_output=True)

@@ -208,6 +208,11 @@ enum SettingKeys {
         static let fanoutChunkSize = SettingKey(
             "fanout.chunkSize", default: "500",
             "Readers of one room notified per fan-out job; larger rooms take several jobs.")
+        static let notificationWindow = SettingKey(
+            "notification.windowMilliseconds", default: "1000",
+            "While a room stays busy, each member's notification topic gets at most one copy per this many ms: "
+                + "a room-summary with the newest message and their unread counts (the first message of a quiet "
+                + "room goes at once; 0: a copy of every message).")
         static let fanoutConsumers = SettingKey(
             "fanout.consumers", default: "2", "Fan-out jobs one worker process handles at once.")
         static let ingestPayloadLimit = SettingKey(
@@ -255,8 +260,8 @@ enum SettingKeys {
             "outbox.stallSeconds", default: "30",
             "Seconds the oldest unpublished room event may wait before the worker's readiness names the relay.")
         static let all = [
-            maxAttempts, visibilityTimeout, fanoutChunkSize, fanoutConsumers, ingestPayloadLimit, ingestSender,
-            ingestSession,
+            maxAttempts, visibilityTimeout, fanoutChunkSize, notificationWindow, fanoutConsumers, ingestPayloadLimit,
+            ingestSender, ingestSession,
             ingestConcurrency, ingestCommitInterval,
             batchLanes, batchLimit, batchWindow, outboxStall,
         ]

@@ -18,6 +18,13 @@ extension Settings {
         try required(int(SettingKeys.Jobs.fanoutChunkSize, in: 1...100_000), SettingKeys.Jobs.fanoutChunkSize)
     }
 
+    /// Nil when 0: every message's copies go at once.
+    func notificationWindow() throws -> Duration? {
+        let key = SettingKeys.Jobs.notificationWindow
+        let milliseconds = try required(int(key, in: 0...3_600_000), key)
+        return milliseconds == 0 ? nil : .milliseconds(milliseconds)
+    }
+
     func fanoutConsumers() throws -> Int {
         try required(int(SettingKeys.Jobs.fanoutConsumers, in: 1...256), SettingKeys.Jobs.fanoutConsumers)
     }

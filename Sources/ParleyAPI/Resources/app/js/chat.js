@@ -209,6 +209,29 @@ export class Chat {
         if (data.sentById !== this.me.id) this.acknowledge(room, data.seq);
         break;
       }
+      case 'room-summary': {
+        // A busy room's window ended: its newest message, and this user's counts as the room
+        // list has them (they replace what was counted here).
+        const room = this.rooms.get(roomID);
+        if (!room) {
+          this.loadRooms().catch(() => {});
+          return;
+        }
+        if (data.seq >= room.lastSeq) {
+          room.lastSeq = data.seq;
+          if (data.message) {
+            room.lastMessageAt = data.message.createdAt;
+            room.preview = data.message;
+          }
+          if (!(open && open.isReading())) {
+            room.unreadCount = data.unreadCount;
+            room.unreadMentionCount = data.unreadMentionCount;
+          }
+          this.renderRooms();
+        }
+        if (data.message && data.message.sentById !== this.me.id) this.acknowledge(room, data.seq);
+        break;
+      }
       case 'receipt-changed':
         open?.receiptChanged(data.userId, { delivered: data.deliveredSeq, read: data.readSeq });
         break;
