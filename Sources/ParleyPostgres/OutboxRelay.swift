@@ -160,16 +160,16 @@ public struct OutboxRelay: Service {
         }
         let spans = RelaySpans(rows)
         // In commit order, with the copies the planner could make, acknowledged together; the
-        // rest of the batch's fan-out as one job. Rooms whose windows hold a message park
-        // their summaries before the rows go.
+        // rest of the batch's fan-out as one job. A window that holds its first message parks
+        // its summary before the rows go.
         var entries = spans.entries(of: rows)
         var jobs: [Unqueued.Job] = []
+        var backstops: NotificationHolding.Backstops?
         if let holding {
             let admitted = holding.windows.admit(entries, at: .now)
             entries = admitted.entries
-            if let parked = holding.backstops(of: admitted.held) {
-                jobs.append(.init(queue: parked.queue, jobs: parked.jobs))
-            }
+            backstops = holding.backstops(of: admitted.held)
+            if let backstops { jobs.append(.init(queue: backstops.queue, jobs: backstops.jobs)) }
         }
         let plan = planner?.plan(entries) ?? FanoutPlan(queued: entries)
         do {
@@ -183,6 +183,7 @@ public struct OutboxRelay: Service {
             spans.end(failing: error)
             throw error
         }
+        if let backstops { holding?.windows.markParked(backstops.windows) }
         spans.end()
         return ids
     }

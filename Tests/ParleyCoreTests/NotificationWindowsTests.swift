@@ -107,3 +107,24 @@ struct NotificationWindowsTests {
         #expect(envelope.json().contains(#""unreadMentionCount":1"#))
     }
 }
+
+extension NotificationWindowsTests {
+    @Test func aWindowsSummaryIsParkedOnceAndItsSuccessorParksItsOwn() {
+        #expect(windows.admit(room: 1, at: at(0)) == .now)
+        #expect(windows.unparked([1]).isEmpty)
+        #expect(windows.admit(room: 1, at: at(10)) == .held)
+        let first = windows.unparked([1])
+        #expect(first.map(\.room) == [1])
+        // Until its batch's jobs were handed on, every batch that holds one parks it again.
+        #expect(windows.unparked([1]) == first)
+        windows.markParked(first)
+        #expect(windows.admit(room: 1, at: at(20)) == .held)
+        #expect(windows.unparked([1]).isEmpty)
+
+        #expect(windows.due(at: at(1_000)) == [1])
+        #expect(windows.admit(room: 1, at: at(1_100)) == .held)
+        // A mark meant for the window that ended does not reach its successor.
+        windows.markParked(first)
+        #expect(windows.unparked([1]).map(\.room) == [1])
+    }
+}

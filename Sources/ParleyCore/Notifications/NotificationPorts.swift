@@ -87,15 +87,23 @@ public struct NotificationHolding: Sendable {
         self.backstopDelay = backstopDelay
     }
 
-    /// The parked summaries of rooms that held messages, as the relay hands them on with its
-    /// batch; parked again with each batch that holds one (the same job, due later), so a
-    /// batch that failed and was read again still leaves its backstop. Nil when none held.
-    public func backstops(of held: [Int64], now: Date = Date()) -> (queue: any JobQueue, jobs: [String])? {
-        guard !held.isEmpty else { return nil }
-        return (
-            ParkingQueue(parked, until: now + (windows.length + backstopDelay).timeInterval),
-            held.map { NotificationSummaryJob(room: $0).payload }
-        )
+    /// The backstops to park for rooms whose windows hold messages, as the relay hands them
+    /// on with its batch: those of windows not yet parked (the relay marks them parked once
+    /// its batch's jobs are handed on: a batch that failed parks them again when read again).
+    /// Nil when none is due one.
+    public func backstops(of held: [Int64], now: Date = Date()) -> Backstops? {
+        let windows = self.windows.unparked(held)
+        guard !windows.isEmpty else { return nil }
+        return Backstops(
+            queue: ParkingQueue(parked, until: now + (self.windows.length + backstopDelay).timeInterval),
+            jobs: windows.map { NotificationSummaryJob(room: $0.room).payload }, windows: windows)
+    }
+
+    /// Summaries to park, and the windows to mark parked once they are.
+    public struct Backstops: Sendable {
+        public let queue: any JobQueue
+        public let jobs: [String]
+        public let windows: [NotificationWindows.Held]
     }
 }
 

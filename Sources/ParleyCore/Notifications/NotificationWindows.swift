@@ -29,6 +29,15 @@ public final class NotificationWindows: Sendable {
     private struct Window {
         var end: Instant
         var held: Bool
+        /// Its summary's backstop is parked (``NotificationHolding``).
+        var parked = false
+    }
+
+    /// A room's window, as the relay parks its summary's backstop: marked parked only while it
+    /// is still the room's window.
+    public struct Held: Sendable, Equatable {
+        public let room: Int64
+        let end: Instant
     }
 
     private struct State {
@@ -98,6 +107,25 @@ public final class NotificationWindows: Sendable {
                 }
             }
             return rooms
+        }
+    }
+
+    /// The windows of `rooms` that hold messages and whose summaries are not parked yet.
+    public func unparked(_ rooms: [Int64]) -> [Held] {
+        state.withLock { state in
+            rooms.compactMap { room in
+                state.windows[room].flatMap { $0.held && !$0.parked ? Held(room: room, end: $0.end) : nil }
+            }
+        }
+    }
+
+    /// Notes that the summaries of `windows` are parked; a window that ended since is not the
+    /// room's window any more, and its successor is not marked.
+    public func markParked(_ windows: [Held]) {
+        state.withLock { state in
+            for window in windows where state.windows[window.room]?.end == window.end {
+                state.windows[window.room]?.parked = true
+            }
         }
     }
 
