@@ -6,7 +6,8 @@ import PostgresNIO
 /// <doc:MessagePipelinePerformance>). Both take the sends as arrays in the batch's order,
 /// hand each room's new `seq`s out after the last one under the room's lock, advance the room,
 /// insert the messages and what every stored message writes besides (``StoredBatchRecords``),
-/// and answer each stored message with its place in the batch (from 1).
+/// and answer each stored message with its place in the batch (from 1), then its columns
+/// (``MessageColumns``), then its room's readers version (``readersVersionColumn``).
 ///
 /// - ``Shape/checked``: the common batch in one round trip (``StoreNewMessagesStatement``).
 ///   It checks in the statement what the general path checks before it, and stores only the
@@ -18,6 +19,9 @@ enum MessageStore {
         case checked
         case prepared
     }
+
+    /// Where a stored message's room's readers version is in its row.
+    static let readersVersionColumn = 1 + MessageColumns.count
 
     /// Bindings both shapes share: `$1` rooms, `$2` senders, `$3` uids, `$4` contents, `$5`
     /// traceparents (``StoredBatchRecords/traceparents(of:)``). ``Shape/checked`` adds `$6`, the
@@ -37,7 +41,7 @@ enum MessageStore {
                 last_mention_seq = CASE WHEN x.mention_nth > 0 THEN c.last_seq + x.mention_nth
                                         ELSE c.last_mention_seq END
             FROM counted x WHERE c.id = x.room_id
-            RETURNING c.id, c.uid, c.last_seq - x.n AS base, c.last_message_at AS at
+            RETURNING c.id, c.uid, c.last_seq - x.n AS base, c.last_message_at AS at, c.readers_version
         ), m AS (
             INSERT INTO messenger.message
                 (chat_room_id, seq, sent_by_id, uid, content, file_id, reply_to_id, mentions, type, metadata,
@@ -56,7 +60,7 @@ enum MessageStore {
                     SELECT nullif(($5::text[])[s.place::integer], '') FROM allowed s
                     WHERE s.room_id = m.chat_room_id AND s.sender_id = coalesce(m.sent_by_id, 0) AND s.uid = m.uid
                     """)))
-        SELECT s.place, \(columns(shape))
+        SELECT s.place, \(columns(shape)), room.readers_version
         FROM m JOIN room ON room.id = m.chat_room_id
             JOIN allowed s ON s.room_id = m.chat_room_id AND s.sender_id = coalesce(m.sent_by_id, 0) AND s.uid = m.uid
             \(shape == .prepared ? MessageColumns.replyJoin : "") CROSS JOIN \(StoredBatchRecords.wake)

@@ -18,7 +18,8 @@ extension PostgresMessageRepository {
             distinct.append(submission)
             return distinct.count - 1
         }
-        let stored = try await answering(storeDistinct(distinct))
+        let distinctSends = try await storeDistinct(distinct)
+        let stored = try await answering(distinctSends.outcomes, versions: distinctSends.versions)
         var answered = Set<Int>()
         return slots.map { slot in
             answered.insert(slot).inserted
@@ -28,18 +29,18 @@ extension PostgresMessageRepository {
 
     /// The outcomes with the stored messages' receipts, when answers carry them (a retry's
     /// message has them already).
-    private func answering(_ outcomes: [SendOutcome]) async throws -> [SendOutcome] {
+    private func answering(_ outcomes: [SendOutcome], versions: [Int64: Int64]) async throws -> [SendOutcome] {
         let sent = outcomes.map { outcome -> SentMessage? in
             guard case .success(let sent) = outcome, sent.created else { return nil }
             return sent
         }
-        let answered = try await answering(sent)
+        let answered = try await answering(sent, versions: versions)
         return zip(outcomes, answered).map { outcome, answer in answer.map { .success($0) } ?? outcome }
     }
 
     /// Sends with distinct keys: together in one transaction, or, when that fails for a reason
     /// other than the database being unreachable, one by one (so one bad send fails alone).
-    private func storeDistinct(_ submissions: [MessageSubmission]) async throws -> [SendOutcome] {
+    private func storeDistinct(_ submissions: [MessageSubmission]) async throws -> StoredSends {
         if submissions.count > 1 {
             do {
                 return try await database.transaction(logger: logger) { try await store(submissions, on: $0) }
@@ -51,27 +52,36 @@ extension PostgresMessageRepository {
                     metadata: ["count": "\(submissions.count)", "error": "\(String(reflecting: error))"])
             }
         }
-        var outcomes: [SendOutcome] = []
+        var stored = StoredSends(outcomes: [], versions: [:])
         for submission in submissions {
             do {
-                outcomes.append(
-                    try await database.transaction(logger: logger) { try await store([submission], on: $0)[0] })
+                let one = try await database.transaction(logger: logger) { try await store([submission], on: $0) }
+                stored.outcomes += one.outcomes
+                stored.versions.merge(one.versions) { max($0, $1) }
             } catch let error as any DependencyError where error.isUnavailability && submissions.count == 1 {
                 throw error
             } catch {
-                outcomes.append(.failure(error))
+                stored.outcomes.append(.failure(error))
             }
         }
-        return outcomes
+        return stored
+    }
+
+    /// One outcome per send, in order, and the readers version of each room a message was
+    /// stored in, as the store read it.
+    struct StoredSends {
+        var outcomes: [SendOutcome]
+        var versions: [Int64: Int64]
     }
 
     /// Stores sends with distinct keys in the caller's transaction, in three or four
     /// statements whatever their number: files, room locks, retries, and the insert (which
     /// also records the outbox rows). One outcome per send, in order.
     func store(_ submissions: [MessageSubmission], on connection: PostgresConnection) async throws
-        -> [SendOutcome]
+        -> StoredSends
     {
         var outcomes = [SendOutcome?](repeating: nil, count: submissions.count)
+        var versions: [Int64: Int64] = [:]
         let owned = try await submitFiles(of: submissions, on: connection)
         // Locked before the retries are looked for: a send of one of these keys that
         // committed before is then visible, and none can commit until this one has.
@@ -101,11 +111,13 @@ extension PostgresMessageRepository {
             ).allRows()
             for row in rows {
                 let place = Int(try row.decode(Int64.self))
-                let (message, _) = try MessageColumns.decode(row.makeRandomAccess(), from: 1, links: fileLinks)
+                let columns = row.makeRandomAccess()
+                let (message, _) = try MessageColumns.decode(columns, from: 1, links: fileLinks)
+                versions[message.chatRoomId] = try columns[MessageStore.readersVersionColumn].decode(Int64.self)
                 outcomes[new[place - 1]] = .success(SentMessage(message: message, created: true))
             }
         }
-        return outcomes.map { $0 ?? .failure(MissingRowError()) }
+        return StoredSends(outcomes: outcomes.map { $0 ?? .failure(MissingRowError()) }, versions: versions)
     }
 
     /// The `[file, sender]` pairs whose file the sender uploaded, now marked submitted.

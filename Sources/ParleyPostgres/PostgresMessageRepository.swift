@@ -13,6 +13,8 @@ public struct PostgresMessageRepository: MessageRepository, MessageRowReading {
     /// Whether a send's answer carries its receipts (the REST API's does; the ingest's answers
     /// reach no client, the relay tells the message).
     let receiptsInAnswers: Bool
+    /// Which rooms are small enough for receipts, for the answers to sends.
+    let smallRooms = SmallRooms()
 
     /// - Parameters:
     ///   - fileLinks: the deployment's file-link key, so that a URL signed by one process
@@ -29,13 +31,22 @@ public struct PostgresMessageRepository: MessageRepository, MessageRowReading {
         self.receiptsInAnswers = receiptsInAnswers
     }
 
-    /// What a send answers: its stored message, with its receipts when answers carry them.
-    func answering(_ sent: [SentMessage?]) async throws -> [SentMessage?] {
-        guard receiptsInAnswers, sent.contains(where: { $0 != nil }) else { return sent }
-        let messages = try await withReceipts(sent.compactMap { $0?.message }, on: nil)
-        var next = messages.makeIterator()
+    /// What sends answer: the messages they just stored, with their receipts when answers
+    /// carry them. Nobody else has a message just stored: in a room small enough for receipts
+    /// they are none yet, in a larger one there are none, as the relay's event says
+    /// (``SmallRooms``, by each room's readers version as the store read it).
+    func answering(_ sent: [SentMessage?], versions: [Int64: Int64]) async throws -> [SentMessage?] {
+        guard receiptsInAnswers, receiptsMaxMembers > 0, !versions.isEmpty else { return sent }
+        let small = try await smallRooms.small(versions) { rooms in
+            try await database.client.query(SmallRooms.query(of: rooms, maxMembers: receiptsMaxMembers), logger: logger)
+                .all((Int64, Bool).self)
+        }
         return sent.map { answer in
-            answer.flatMap { answer in next.next().map { SentMessage(message: $0, created: answer.created) } }
+            answer.map { answer in
+                var message = answer.message
+                message.receipts = small[message.chatRoomId] == true ? MessageReceipts.none : nil
+                return SentMessage(message: message, created: answer.created)
+            }
         }
     }
 
@@ -54,12 +65,15 @@ public struct PostgresMessageRepository: MessageRepository, MessageRowReading {
             let rows = try await database.transaction(logger: logger) { connection in
                 try await connection.execute(statement, logger: logger).allRows()
             }
+            var versions: [Int64: Int64] = [:]
             for row in rows {
                 let place = try row.decode(Int64.self)
-                let (message, _) = try MessageColumns.decode(row.makeRandomAccess(), from: 1, links: fileLinks)
+                let columns = row.makeRandomAccess()
+                let (message, _) = try MessageColumns.decode(columns, from: 1, links: fileLinks)
+                versions[message.chatRoomId] = try columns[MessageStore.readersVersionColumn].decode(Int64.self)
                 sent[Int(place) - 1] = SentMessage(message: message, created: true)
             }
-            sent = try await answering(sent)
+            sent = try await answering(sent, versions: versions)
         } catch let error as PSQLError where error.isUniqueViolation {
             // A send of a key in the batch committed meanwhile: the general path finds it.
         } catch let error as any DependencyError where error.isUnavailability {

@@ -156,7 +156,7 @@ public struct PostgresRoomRepository: RoomRepository, MessageRowReading {
                             roomID: roomID, senderID: creatorID, message: firstMessage,
                             traceparent: PipelineTrace.current())
                     ], on: connection
-                )[0].get()
+                ).outcomes[0].get()
             }
             return roomID
         }
