@@ -10,14 +10,21 @@
 
 #define CACHE_SLOTS 65536
 
+/* Each entry is in two chains: its key's, for look-ups, and its client's (every entry of one
+   username and client id), so a CONNECT and a DISCONNECT clear one client's entries without
+   walking the whole table (two walks of 65,536 slots per connection held a connect storm to
+   half of plugin-less mosquitto's rate). Each chain link also knows what points at it, so an
+   entry leaves both chains at once. */
 typedef struct cache_entry {
     char *key; /* "<username>\x01<client id>\x01<access>\x01<topic>" */
     bool allowed;
     time_t expires;
-    struct cache_entry *next;
+    struct cache_entry *next, **link;
+    struct cache_entry *client_next, **client_link;
 } cache_entry;
 
 static cache_entry *slots[CACHE_SLOTS];
+static cache_entry *client_slots[CACHE_SLOTS];
 static size_t count;
 
 static time_t now_seconds(void) { return time(NULL); }
@@ -30,6 +37,55 @@ unsigned long text_hash(const char *text)
 }
 
 static unsigned long hash(const char *text) { return text_hash(text) % CACHE_SLOTS; }
+
+/* The slot of a client's chain: the hash of "<username>\x01<client id>\x01". */
+static unsigned long client_hash(const char *username, size_t user_len, const char *client_id, size_t client_len)
+{
+    unsigned long h = 5381;
+    for (size_t i = 0; i < user_len; i++) h = h * 33 + (unsigned char)username[i];
+    h = h * 33 + 1;
+    for (size_t i = 0; i < client_len; i++) h = h * 33 + (unsigned char)client_id[i];
+    return (h * 33 + 1) % CACHE_SLOTS;
+}
+
+/* The client slot of a key: its first two fields. */
+static unsigned long key_client_hash(const char *key)
+{
+    const char *client = strchr(key, '\x01');
+    if (client == NULL) return 0;
+    client++;
+    const char *end = strchr(client, '\x01');
+    size_t client_len = end ? (size_t)(end - client) : strlen(client);
+    return client_hash(key, (size_t)(client - key - 1), client, client_len);
+}
+
+static void push(cache_entry **head, cache_entry *e)
+{
+    e->next = *head;
+    if (*head != NULL) (*head)->link = &e->next;
+    *head = e;
+    e->link = head;
+}
+
+static void push_client(cache_entry **head, cache_entry *e)
+{
+    e->client_next = *head;
+    if (*head != NULL) (*head)->client_link = &e->client_next;
+    *head = e;
+    e->client_link = head;
+}
+
+/* Takes an entry out of both its chains and frees it. */
+static void free_entry(cache_entry *e)
+{
+    *e->link = e->next;
+    if (e->next != NULL) e->next->link = e->link;
+    *e->client_link = e->client_next;
+    if (e->client_next != NULL) e->client_next->client_link = e->client_link;
+    free(e->key);
+    free(e);
+    count--;
+}
 
 static char *make_key(const char *username, const char *client_id, int access, const char *topic)
 {
@@ -76,8 +132,8 @@ static void store_key(char *key, bool allowed, time_t expires)
     e->key = key;
     e->allowed = allowed;
     e->expires = expires;
-    e->next = slots[h];
-    slots[h] = e;
+    push(&slots[h], e);
+    push_client(&client_slots[key_client_hash(key)], e);
     count++;
 }
 
@@ -130,22 +186,29 @@ static bool is_read_key(const char *key)
 
 static bool is_read(const cache_entry *e) { return is_read_key(e->key); }
 
-/* The one walk that frees entries: drops every entry `drop` says to. */
+/* The walk of the whole table: drops every entry `drop` says to. */
 static void remove_where(bool (*drop)(const cache_entry *e, const void *context), const void *context)
 {
     for (size_t i = 0; i < CACHE_SLOTS; i++) {
-        cache_entry **link = &slots[i];
-        while (*link != NULL) {
-            cache_entry *e = *link;
-            if (drop(e, context)) {
-                *link = e->next;
-                free(e->key);
-                free(e);
-                count--;
-            } else {
-                link = &e->next;
-            }
+        cache_entry *e = slots[i];
+        while (e != NULL) {
+            cache_entry *next = e->next;
+            if (drop(e, context)) free_entry(e);
+            e = next;
         }
+    }
+}
+
+/* The walk of one client's chain (others hashed to its slot are not theirs: `drop` checks). */
+static void remove_client_where(
+    const char *username, const char *client_id, bool (*drop)(const cache_entry *e, const void *context),
+    const void *context)
+{
+    cache_entry *e = client_slots[client_hash(username, strlen(username), client_id, strlen(client_id))];
+    while (e != NULL) {
+        cache_entry *next = e->client_next;
+        if (drop(e, context)) free_entry(e);
+        e = next;
     }
 }
 
@@ -174,7 +237,11 @@ static bool drop_expired_or_decision(const cache_entry *e, const void *context)
 void cache_clear_matching(const char *username, const char *client_id, const char *topic)
 {
     match_fields m = {username, client_id, topic};
-    remove_where(drop_matching, &m);
+    if (username != NULL && client_id != NULL) {
+        remove_client_where(username, client_id, drop_matching, &m);
+    } else {
+        remove_where(drop_matching, &m);
+    }
 }
 
 /* Makes room without cutting deliveries: drops expired entries and decisions, keeping the
@@ -184,7 +251,11 @@ void cache_evict(time_t now) { remove_where(drop_expired_or_decision, &now); }
 void cache_clear_decisions(const char *username, const char *client_id)
 {
     match_fields m = {username, client_id, NULL};
-    remove_where(drop_matching_decision, &m);
+    if (username != NULL && client_id != NULL) {
+        remove_client_where(username, client_id, drop_matching_decision, &m);
+    } else {
+        remove_where(drop_matching_decision, &m);
+    }
 }
 
 /* The READ entries in force, allowed and denied: "<expires> <0|1> <key>" lines in a new file
