@@ -26,9 +26,27 @@ struct EffectiveRoleStatement: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int?.self) }
 }
 
+/// A statement over chunks of rooms' readers: `$1` rooms, `$2` each one's `after`, `$3` the
+/// most readers a chunk reads (``ReaderIDsStatement/chunkReaders``).
+protocol ReaderChunksStatement: PostgresPreparedStatement {
+    var rooms: [Int64] { get }
+    var after: [Int64] { get }
+    var limit: Int32 { get }
+}
+
+extension ReaderChunksStatement {
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 3)
+        try bindings.append(rooms)
+        try bindings.append(after)
+        try bindings.append(limit)
+        return bindings
+    }
+}
+
 /// The readers of several rooms' chunks at once (a fan-out batch): each chunk's users after
 /// its `after`, ascending, at most `limit`, with the room's readers version they were read at.
-struct ReaderIDsStatement: PostgresPreparedStatement {
+struct ReaderIDsStatement: ReaderChunksStatement {
     static let sql = """
         SELECT r.room, r.after, m.user_account_id, c.readers_version
         FROM unnest($1::bigint[], $2::bigint[]) AS r(room, after)
@@ -47,14 +65,6 @@ struct ReaderIDsStatement: PostgresPreparedStatement {
     let rooms: [Int64]
     let after: [Int64]
     let limit: Int32
-
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 3)
-        try bindings.append(rooms)
-        try bindings.append(after)
-        try bindings.append(limit)
-        return bindings
-    }
 
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }

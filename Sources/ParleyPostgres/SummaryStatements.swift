@@ -6,7 +6,7 @@ import PostgresNIO
 
 /// The readers of several rooms' chunks, each with their unread counts as the room list
 /// counts them, and the room's newest seq.
-struct SummaryMembersStatement: PostgresPreparedStatement {
+struct SummaryMembersStatement: ReaderChunksStatement {
     static let sql = """
         SELECT r.room, r.after, u.user_account_id, c.last_seq, \(RoomViewsStatement.unreadCount),
                \(RoomViewsStatement.unreadMentions(of: "u.user_account_id"))
@@ -20,14 +20,6 @@ struct SummaryMembersStatement: PostgresPreparedStatement {
     let rooms: [Int64]
     let after: [Int64]
     let limit: Int32
-
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 3)
-        try bindings.append(rooms)
-        try bindings.append(after)
-        try bindings.append(limit)
-        return bindings
-    }
 
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }
