@@ -95,7 +95,7 @@ public struct NotificationHolding: Sendable {
         let windows = self.windows.unparked(held)
         guard !windows.isEmpty else { return nil }
         return Backstops(
-            queue: ParkingQueue(parked, until: now + (self.windows.length + backstopDelay).timeInterval),
+            queue: ParkingQueue(parked, until: now + (self.windows.length + backstopDelay).seconds),
             jobs: windows.map { NotificationSummaryJob(room: $0.room).payload }, windows: windows)
     }
 
@@ -104,12 +104,5 @@ public struct NotificationHolding: Sendable {
         public let queue: any JobQueue
         public let jobs: [String]
         public let windows: [NotificationWindows.Held]
-    }
-}
-
-extension Duration {
-    /// In seconds, as `Date` counts them.
-    var timeInterval: TimeInterval {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }
