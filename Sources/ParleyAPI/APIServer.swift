@@ -35,7 +35,7 @@ public struct APIServer: Sendable {
             services.append(
                 application(
                     router: publicRouter,
-                    server: try .http2Upgrade(tlsConfiguration: try tlsConfiguration(), configuration: http2),
+                    server: try .tls(try tlsConfiguration(), configuration: http2),
                     host: configuration.host, port: port, listener: .tls, onListening: onListening))
         }
         if let port = configuration.internalPort {

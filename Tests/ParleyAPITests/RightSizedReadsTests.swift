@@ -1,0 +1,27 @@
+import NIOCore
+import NIOEmbedded
+import Testing
+
+@testable import ParleyAPI
+
+struct RightSizedReadsTests {
+    /// NIOSSL decrypts every read into one 32 KiB buffer it reuses; what the HTTP/2 parser keeps
+    /// of a read must not share it, or each next read copies it into a new 32 KiB buffer.
+    @Test func aReadGoesOnInABufferOfItsOwnSizeAndTheReusedBufferStaysUnshared() throws {
+        let channel = EmbeddedChannel(handler: RightSizedReads())
+        var reused = channel.allocator.buffer(capacity: 32 * 1024)
+        reused.writeString("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+        try channel.writeInbound(reused)
+        let kept = try #require(try channel.readInbound(as: ByteBuffer.self))
+        #expect(kept == reused)
+        #expect(kept.capacity < 1024)
+
+        let before = reused.withVeryUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
+        reused.clear()
+        reused.writeString("the next read")
+        let after = reused.withVeryUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
+        #expect(before == after, "the reused buffer was copied on write: what went on still shares it")
+        #expect(String(buffer: kept) == "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+        _ = try channel.finish()
+    }
+}
