@@ -15,6 +15,7 @@ struct SettingsTests {
         #expect(postgres.tls.rawValue == SettingKeys.Postgres.tls.defaultValue)
         #expect(postgres.connectTimeout == .seconds(Int(SettingKeys.Postgres.connectTimeout.defaultValue ?? "") ?? -1))
         #expect(postgres.idleTimeout == .seconds(Int(SettingKeys.Postgres.idleTimeout.defaultValue ?? "") ?? -1))
+        #expect(postgres.keepAlive == .seconds(Int(SettingKeys.Postgres.keepAlive.defaultValue ?? "") ?? -1))
         let http = try settings.http()
         #expect(http.internalHost == SettingKeys.HTTP.internalHost.defaultValue)
         #expect(http.idleTimeout == .seconds(Int(SettingKeys.HTTP.idleTimeout.defaultValue ?? "") ?? -1))

@@ -37,4 +37,25 @@ struct IdleConnectionsTests {
             #expect(remaining == 1)
         }
     }
+
+    /// Off by default: PostgresNIO's pool arms a keep-alive timer each time a connection falls
+    /// idle, under load every statement. Set, an idle connection runs its query when due.
+    @Test(arguments: [Duration.zero, .seconds(1)])
+    func anIdleConnectionRunsTheKeepAliveQueryOnlyWhenOneIsSet(keepAlive: Duration) async throws {
+        var configuration = try await TestServices.shared().makeDatabase(migrated: false)
+        configuration.maximumConnections = 1
+        configuration.keepAlive = keepAlive
+        let observer = PostgresPool(configuration: configuration, logger: .quiet)
+        try await PostgresPool(configuration: configuration, logger: .quiet).withRunningClient { pool in
+            let backend = try #require(
+                try await pool.client.query("SELECT pg_backend_pid()", logger: .quiet).first(Int32.self))
+            try await Task.sleep(for: .milliseconds(2500))
+            try await observer.withRunningClient { observer in
+                let last = try await observer.client.query(
+                    "SELECT query FROM pg_stat_activity WHERE pid = \(backend)", logger: .quiet
+                ).first(String.self)
+                #expect(last == (keepAlive == .zero ? "SELECT pg_backend_pid()" : "SELECT 1;"))
+            }
+        }
+    }
 }

@@ -36,6 +36,11 @@ enum SettingKeys {
             "postgres.idleTimeout", default: "3600",
             "Seconds a PostgreSQL connection stays open without work, so a rise in load finds those an "
                 + "earlier one opened.")
+        static let keepAlive = SettingKey(
+            "postgres.keepAlive", default: "0",
+            "Seconds an idle PostgreSQL connection waits before a keep-alive query; 0: none, so the "
+                + "pool arms no timer each time a connection falls idle. Set it (30) where a NAT or "
+                + "proxy between Parley and PostgreSQL forgets idle connections.")
         static let connectTimeout = SettingKey(
             "postgres.connectTimeout", default: "5", "Seconds to wait for a PostgreSQL connection.")
         static let answerTimeout = SettingKey(
@@ -53,7 +58,7 @@ enum SettingKeys {
             "Seconds after a user's last write during which their reads go to the primary (at least "
                 + "postgres.replicaMaxLag plus 2), so a client always sees its own writes.")
         static let all = [
-            host, port, user, password, database, tls, maxConnections, idleTimeout, connectTimeout,
+            host, port, user, password, database, tls, maxConnections, idleTimeout, keepAlive, connectTimeout,
             answerTimeout, replicas, replicaMaxLag, readYourWrites,
         ]
     }

@@ -22,6 +22,7 @@ extension Settings {
             tls: tls,
             maximumConnections: try required(int(K.maxConnections, in: 1...1000), K.maxConnections),
             idleTimeout: try positiveSeconds(K.idleTimeout),
+            keepAlive: try required(seconds(K.keepAlive), K.keepAlive),
             connectTimeout: try required(seconds(K.connectTimeout), K.connectTimeout),
             answerTimeout: try required(seconds(K.answerTimeout), K.answerTimeout))
     }
