@@ -15,6 +15,8 @@ let package = Package(
         .executable(name: "parley-load", targets: ["parley-load"]),
         // The mosquitto plugin, loaded by the broker: libParleyMosquittoPlugin.so.
         .library(name: "ParleyMosquittoPlugin", type: .dynamic, targets: ["CParleyMosquittoPlugin"]),
+        // The client library an app adds to chat through Parley.
+        .library(name: "ParleyKit", targets: ["ParleyKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1"),
@@ -375,6 +377,22 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The client library: nothing of the server's, so an app builds it alone.
+        .target(
+            name: "ParleyKit",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ParleyKitTests",
+            dependencies: [
+                "ParleyKit", "ParleyTestSupport", "ParleyRuntime",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
