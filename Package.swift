@@ -384,7 +384,11 @@ let package = Package(
         // The client library: nothing of the server's, so an app builds it alone.
         .target(
             name: "ParleyKit",
-            dependencies: [.product(name: "NIOCore", package: "swift-nio")],
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,91 @@
+import Foundation
+import NIOCore
+import NIOSSL
+import ParleyKit
+import ParleyRuntime
+import ParleyTestSupport
+import Testing
+
+/// ``MQTTConnection`` against the test services' mosquitto, in both versions.
+struct MQTTConnectionTests {
+    private func connect(
+        _ version: MQTTVersion, clientID: String = "kit-\(UUID().uuidString.prefix(8))", cleanStart: Bool = true,
+        keepAlive: UInt16 = 30, password: String? = nil, properties: MQTTProperties = [], tls: Bool = false
+    ) async throws -> MQTTConnection {
+        let services = try await TestServices.shared()
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.trustRoots = .file(services.certificatePath)
+        return try await MQTTConnection.connect(
+            host: "127.0.0.1", port: services.port(tls ? "MQTT_TLS" : "MQTT"), tls: tls ? configuration : nil,
+            serverHostname: "localhost",
+            as: .init(
+                version: version, clientID: clientID, cleanStart: cleanStart, keepAlive: keepAlive,
+                username: "parley-server", password: ByteBuffer(string: password ?? services.secret("MQTT")),
+                properties: properties))
+    }
+
+    private func next(_ deliveries: AsyncStream<MQTTPacket.Publish>) async throws -> MQTTPacket.Publish? {
+        try await withTimeout(.seconds(5)) {
+            var iterator = deliveries.makeAsyncIterator()
+            return await iterator.next()
+        }
+    }
+
+    @Test(arguments: MQTTVersion.allCases)
+    func aPublicationReachesASubscriberAtEachQoS(version: MQTTVersion) async throws {
+        let topic = "parley-kit/\(UUID().uuidString)"
+        let subscriber = try await connect(version)
+        let publisher = try await connect(version, tls: true)
+        #expect(try await subscriber.subscribe([.init(topicFilter: topic, qos: .atLeastOnce)]) == [1])
+        #expect(
+            try await publisher.publish(.init(topic: topic, payload: ByteBuffer(string: "one"), qos: .atLeastOnce)) == 0
+        )
+        try await publisher.publish(.init(topic: topic, payload: ByteBuffer(string: "two")))
+        let first = try await next(subscriber.deliveries)
+        #expect(first?.payload == ByteBuffer(string: "one"))
+        #expect(first?.qos == .atLeastOnce)
+        #expect(try await next(subscriber.deliveries)?.payload == ByteBuffer(string: "two"))
+        #expect(try await subscriber.unsubscribe([topic]) == (version == .v5 ? [0] : []))
+        await publisher.disconnect()
+        await subscriber.disconnect()
+    }
+
+    /// A session kept by the broker (3.1.1's clean session off, 5's expiry) gets what was
+    /// published at QoS 1 while it was away.
+    @Test(arguments: MQTTVersion.allCases)
+    func aResumedSessionGetsWhatCameWhileAway(version: MQTTVersion) async throws {
+        let topic = "parley-kit/\(UUID().uuidString)"
+        let clientID = "kit-resume-\(UUID().uuidString.prefix(8))"
+        let expiry: MQTTProperties = version == .v5 ? [.sessionExpiryInterval(60)] : []
+        let away = try await connect(version, clientID: clientID, cleanStart: false, properties: expiry)
+        _ = try await away.subscribe([.init(topicFilter: topic, qos: .atLeastOnce)])
+        await away.disconnect()
+        let publisher = try await connect(version)
+        try await publisher.publish(.init(topic: topic, payload: ByteBuffer(string: "while away"), qos: .atLeastOnce))
+        await publisher.disconnect()
+
+        let back = try await connect(version, clientID: clientID, cleanStart: false, properties: expiry)
+        #expect(back.connack.sessionPresent)
+        #expect(try await next(back.deliveries)?.payload == ByteBuffer(string: "while away"))
+        await back.disconnect()
+        // Cleaned up: a clean start ends the kept session.
+        await (try await connect(version, clientID: clientID)).disconnect()
+    }
+
+    @Test(arguments: [(MQTTVersion.v3_1_1, UInt8(5)), (.v5, 0x87)])
+    func aWrongPasswordIsRefusedWithTheBrokersCode(version: MQTTVersion, code: UInt8) async throws {
+        await #expect(throws: MQTTConnectionError.refused(code)) {
+            _ = try await connect(version, password: "not the password")
+        }
+    }
+
+    /// mosquitto closes a client silent for one and a half keep-alives: pings keep it open.
+    @Test func pingsKeepAnIdleConnectionOpen() async throws {
+        let topic = "parley-kit/\(UUID().uuidString)"
+        let idle = try await connect(.v3_1_1, keepAlive: 1)
+        try await Task.sleep(for: .milliseconds(3500))
+        #expect(try await idle.subscribe([.init(topicFilter: topic, qos: .atMostOnce)]) == [0])
+        await idle.disconnect()
+        await idle.closed()
+    }
+}
