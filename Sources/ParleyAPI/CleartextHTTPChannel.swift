@@ -11,44 +11,24 @@ import NIOTLS
 /// HTTP/2 connection preface gets HTTP/2, anything else HTTP/1.1. The decision is handed to
 /// NIO's protocol negotiation handler as if ALPN had made it, reusing its pipeline switch.
 public struct CleartextHTTPChannel: HTTPChannelHandler {
-    public struct Value: ServerChildChannelValue {
-        let negotiated: EventLoopFuture<NIONegotiatedHTTPVersion<HTTP1Channel.Value, HTTP2Channel.Value>>
-        public let channel: any Channel
-    }
-
-    private let http1: HTTP1Channel
-    private let http2: HTTP2Channel
-    public var responder: Responder { http1.responder }
+    private let choice: HTTPVersionChoice
+    public var responder: Responder { choice.http1.responder }
 
     public init(responder: @escaping Responder, configuration: HTTP2ChannelConfiguration = .init()) {
-        self.http1 = HTTP1Channel(responder: responder, configuration: configuration.streamConfiguration)
-        self.http2 = HTTP2Channel(responder: responder, configuration: configuration)
+        choice = HTTPVersionChoice(responder: responder, configuration: configuration)
     }
 
-    public func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+    public func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<NegotiatedHTTPConnection> {
         channel.eventLoop.makeCompletedFuture {
-            typealias Negotiated = NIONegotiatedHTTPVersion<HTTP1Channel.Value, HTTP2Channel.Value>
-            let negotiation = NIOTypedApplicationProtocolNegotiationHandler<Negotiated> { result in
-                if case .negotiated("h2") = result {
-                    return http2.setup(channel: channel, logger: logger).map { .http2($0) }
-                }
-                return http1.setup(channel: channel, logger: logger).map { .http1_1($0) }
-            }
+            let negotiation = choice.negotiation(channel: channel, logger: logger)
             try channel.pipeline.syncOperations.addHandler(HTTP2PrefaceSniffer(timeout: .seconds(10)))
             try channel.pipeline.syncOperations.addHandler(negotiation)
-            return Value(negotiated: negotiation.protocolNegotiationResult, channel: channel)
+            return NegotiatedHTTPConnection(negotiated: negotiation.protocolNegotiationResult, channel: channel)
         }
     }
 
-    public func handle(value: Value, logger: Logger) async {
-        do {
-            switch try await value.negotiated.get() {
-            case .http1_1(let connection): await http1.handle(value: connection, logger: logger)
-            case .http2(let connection): await http2.handle(value: connection, logger: logger)
-            }
-        } catch {
-            logger.debug("cleartext connection failed before a protocol was chosen", metadata: ["error": "\(error)"])
-        }
+    public func handle(value: NegotiatedHTTPConnection, logger: Logger) async {
+        await choice.handle(value, logger: logger)
     }
 }
 
