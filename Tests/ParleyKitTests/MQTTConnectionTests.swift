@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 import NIOCore
 import NIOSSL
 import ParleyKit
@@ -8,16 +9,26 @@ import Testing
 
 /// ``MQTTConnection`` against the test services' mosquitto, in both versions.
 struct MQTTConnectionTests {
+    /// How a test reaches the broker: plain TCP, TLS, or WebSocket under TLS (`wss://…/mqtt`,
+    /// as the login tells clients).
+    enum Way: CaseIterable { case tcp, tls, webSocket }
+
     private func connect(
         _ version: MQTTVersion, clientID: String = "kit-\(UUID().uuidString.prefix(8))", cleanStart: Bool = true,
-        keepAlive: UInt16 = 30, password: String? = nil, properties: MQTTProperties = [], tls: Bool = false
+        keepAlive: UInt16 = 30, password: String? = nil, properties: MQTTProperties = [], way: Way = .tcp
     ) async throws -> MQTTConnection {
         let services = try await TestServices.shared()
-        var configuration = TLSConfiguration.makeClientConfiguration()
-        configuration.trustRoots = .file(services.certificatePath)
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .file(services.certificatePath)
+        var endpoint: MQTTEndpoint
+        switch way {
+        case .tcp: endpoint = MQTTEndpoint(host: "127.0.0.1", port: services.port("MQTT"))
+        case .tls: endpoint = MQTTEndpoint(host: "127.0.0.1", port: services.port("MQTT_TLS"), tls: tls)
+        case .webSocket: endpoint = try MQTTEndpoint(url: "wss://127.0.0.1:\(services.port("MQTT_WS"))/mqtt", tls: tls)
+        }
+        endpoint.serverHostname = "localhost"
         return try await MQTTConnection.connect(
-            host: "127.0.0.1", port: services.port(tls ? "MQTT_TLS" : "MQTT"), tls: tls ? configuration : nil,
-            serverHostname: "localhost",
+            to: endpoint,
             as: .init(
                 version: version, clientID: clientID, cleanStart: cleanStart, keepAlive: keepAlive,
                 username: "parley-server", password: ByteBuffer(string: password ?? services.secret("MQTT")),
@@ -31,11 +42,11 @@ struct MQTTConnectionTests {
         }
     }
 
-    @Test(arguments: MQTTVersion.allCases)
-    func aPublicationReachesASubscriberAtEachQoS(version: MQTTVersion) async throws {
+    @Test(arguments: MQTTVersion.allCases, Way.allCases)
+    func aPublicationReachesASubscriberAtEachQoS(version: MQTTVersion, way: Way) async throws {
         let topic = "parley-kit/\(UUID().uuidString)"
-        let subscriber = try await connect(version)
-        let publisher = try await connect(version, tls: true)
+        let subscriber = try await connect(version, way: way)
+        let publisher = try await connect(version)
         #expect(try await subscriber.subscribe([.init(topicFilter: topic, qos: .atLeastOnce)]) == [1])
         #expect(
             try await publisher.publish(.init(topic: topic, payload: ByteBuffer(string: "one"), qos: .atLeastOnce)) == 0
@@ -87,5 +98,30 @@ struct MQTTConnectionTests {
         #expect(try await idle.subscribe([.init(topicFilter: topic, qos: .atMostOnce)]) == [0])
         await idle.disconnect()
         await idle.closed()
+    }
+
+    @Test func aURLNamesTheTransportTheTLSAndTheSchemesPort() throws {
+        let wss = try MQTTEndpoint(url: "wss://chat.example.com/mqtt")
+        #expect(wss.port == 443)
+        #expect(wss.transport == .webSocket(path: "/mqtt"))
+        #expect(wss.tls != nil)
+        let plain = try MQTTEndpoint(url: "mqtt://127.0.0.1")
+        #expect(plain.port == 1883)
+        #expect(plain.transport == .tcp)
+        #expect(plain.tls == nil)
+        #expect(try MQTTEndpoint(url: "mqtts://h:9").port == 9)
+        #expect(throws: MQTTEndpointError.unsupportedURL("https://h/")) { try MQTTEndpoint(url: "https://h/") }
+    }
+
+    /// An HTTP server that does not upgrade (no broker there): the connection fails with its status.
+    @Test func aWebSocketUpgradeRefusedSaysItsStatus() async throws {
+        let router = Router()
+        router.get("/elsewhere") { _, _ in "not here" }
+        let server = try await LoopbackHTTPServer.start(router)
+        defer { Task { await server.stop() } }
+        let endpoint = MQTTEndpoint(host: "127.0.0.1", port: server.port, transport: .webSocket(path: "/mqtt"))
+        await #expect(throws: MQTTEndpointError.webSocketRefused(404)) {
+            _ = try await MQTTConnection.connect(to: endpoint, as: .init(version: .v5, clientID: "c"))
+        }
     }
 }

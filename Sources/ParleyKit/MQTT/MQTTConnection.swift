@@ -2,12 +2,12 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 
-/// One connected MQTT session with a broker, over TCP or TLS: requests that complete with the
+/// One connected MQTT session with a broker (over TCP or WebSocket, either under TLS): requests that complete with the
 /// broker's answer, and the publications it delivers.
 ///
 /// ```swift
 /// let connection = try await MQTTConnection.connect(
-///     host: "chat.example.com", port: 8883, tls: .makeClientConfiguration(),
+///     to: try MQTTEndpoint(url: "wss://chat.example.com:8884/mqtt"),
 ///     as: .init(version: .v5, clientID: "parley-7-phone", username: "7", password: ByteBuffer(string: token)))
 /// _ = try await connection.subscribe([.init(topicFilter: "messenger/rooms/42", qos: .atLeastOnce)])
 /// for await publication in connection.deliveries { … }
@@ -34,30 +34,51 @@ public final class MQTTConnection: Sendable {
     /// Connects, sends `connect` and waits for the broker's CONNACK; a refusal throws
     /// ``MQTTConnectionError/refused(_:)`` with its code.
     public static func connect(
-        host: String, port: Int, tls: TLSConfiguration? = nil, serverHostname: String? = nil,
-        as connect: MQTTPacket.Connect, maximumPacketSize: Int = 1 << 20,
+        to endpoint: MQTTEndpoint, as connect: MQTTPacket.Connect, maximumPacketSize: Int = 1 << 20,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> MQTTConnection {
-        let context = try tls.map { try NIOSSLContext(configuration: $0) }
+        let tls = try endpoint.tls.map { try NIOSSLContext(configuration: $0) }
         let (deliveries, continuation) = AsyncStream.makeStream(of: MQTTPacket.Publish.self)
-        let channel = try await ClientBootstrap(group: group)
-            .connectTimeout(.seconds(10))
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let operations = channel.pipeline.syncOperations
-                    if let context {
-                        try operations.addHandler(
-                            try NIOSSLClientHandler(context: context, serverHostname: serverHostname ?? host))
-                    }
-                    try operations.addHandlers(
-                        ByteToMessageHandler(
-                            MQTTPacketDecoder(version: connect.version, maximumPacketSize: maximumPacketSize)),
-                        MessageToByteHandler(MQTTPacketEncoder(version: connect.version)),
-                        MQTTSessionHandler(deliveries: continuation))
-                }
-            }
-            .connect(host: host, port: port).get()
+        @Sendable func addMQTT(to channel: any Channel) throws {
+            try channel.pipeline.syncOperations.addHandlers(
+                ByteToMessageHandler(MQTTPacketDecoder(version: connect.version, maximumPacketSize: maximumPacketSize)),
+                MessageToByteHandler(MQTTPacketEncoder(version: connect.version)),
+                MQTTSessionHandler(deliveries: continuation))
+        }
+        let eventLoop = group.next()
+        // Completes once the MQTT handlers are on the pipeline: at once over TCP, after the
+        // upgrade over WebSocket.
+        let ready = eventLoop.makePromise(of: Void.self)
+        let channel: any Channel
         do {
+            channel = try await ClientBootstrap(group: eventLoop)
+                .connectTimeout(.seconds(10))
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        if let tls {
+                            try channel.pipeline.syncOperations.addHandler(
+                                try NIOSSLClientHandler(
+                                    context: tls, serverHostname: endpoint.serverHostname ?? endpoint.host))
+                        }
+                        switch endpoint.transport {
+                        case .tcp:
+                            try addMQTT(to: channel)
+                            ready.succeed()
+                        case .webSocket(let path):
+                            try WebSocketTransport.configure(
+                                channel, host: endpoint.host, path: path, ready: ready, upgraded: addMQTT)
+                        }
+                    }
+                }
+                .connect(host: endpoint.host, port: endpoint.port).get()
+        } catch {
+            ready.fail(error)
+            throw error
+        }
+        // A promise completes once: after the upgrade this does nothing.
+        channel.closeFuture.whenComplete { _ in ready.fail(MQTTConnectionError.closed) }
+        do {
+            try await ready.futureResult.get()
             typealias Connected = (NIOLoopBound<MQTTSessionHandler>, MQTTPacket.Connack)
             let (handler, connack) = try await channel.eventLoop.flatSubmit { () -> EventLoopFuture<Connected> in
                 let handler: MQTTSessionHandler

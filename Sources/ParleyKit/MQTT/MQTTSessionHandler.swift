@@ -91,7 +91,8 @@ final class MQTTSessionHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .unsuback(let answer):
             awaiting.removeValue(forKey: answer.packetID)?.succeed(packet)
         case .publish(let publication):
-            // Handed on first, acknowledged after: a crash in between means a redelivery, not a loss.
+            // Buffered for the app first, acknowledged after. What the app had not yet processed when
+            // its process ended is fetched by history (`after=seq`), as after any reconnect.
             deliveries.yield(publication)
             switch (publication.qos, publication.packetID) {
             case (.atLeastOnce, let id?): send(.puback(.init(packetID: id)))
