@@ -35,6 +35,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", exact: "1.35.2"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", exact: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", exact: "1.13.4"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", exact: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-openapi-urlsession.git", exact: "1.4.0"),
         // Tests only: the certificate authority of the test's identity provider.
         .package(url: "https://github.com/apple/swift-certificates.git", exact: "1.21.1"),
         .package(url: "https://github.com/vapor/multipart-kit.git", exact: "4.7.1"),
@@ -371,7 +374,7 @@ let package = Package(
             name: "ParleyAPITests",
             dependencies: [
                 "ParleyAPI", "ParleyPostgres", "ParleyRedis", "ParleyMQTT", "ParleyWorker", "ParleyTestSupport",
-                "ParleyPush", "ParleyPushSimulator", "ParleyMedia", "ParleyIdentity", "ParleyOutbound",
+                "ParleyPush", "ParleyPushSimulator", "ParleyMedia", "ParleyIdentity", "ParleyOutbound", "ParleyKit",
                 // `parley serve`'s and `parley worker`'s graphs, through `@testable import parley`.
                 "parley",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -390,6 +393,15 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                // REST's transport: AsyncHTTPClient where NIO runs the sockets, URLSession on Apple's platforms.
+                .product(
+                    name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client",
+                    condition: .when(platforms: [.linux])),
+                .product(
+                    name: "OpenAPIURLSession", package: "swift-openapi-urlsession",
+                    condition: .when(platforms: [.macOS, .iOS])),
             ],
             swiftSettings: swiftSettings
         ),

@@ -101,9 +101,10 @@ struct APIHarness: Sendable {
         return cache
     }
 
-    /// Runs `body` with the database pool running and a client for one API instance.
+    /// Runs `body` with the database pool running and a client for one API instance (in memory,
+    /// or `.live` on a loopback port).
     func run(
-        broker: any BrokerSessionControl = NoBroker(),
+        broker: any BrokerSessionControl = NoBroker(), mode: TestingSetup = .router,
         _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
         let features = features(broker: broker)
@@ -116,7 +117,7 @@ struct APIHarness: Sendable {
         try await database.withRunningClient { _ in
             let running = Task { try await background.run() }
             do {
-                try await application.test(.router, body)
+                try await application.test(mode, body)
             } catch {
                 await background.triggerGracefulShutdown()
                 _ = try? await running.value

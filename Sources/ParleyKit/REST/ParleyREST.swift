@@ -1,0 +1,62 @@
+import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+
+#if canImport(OpenAPIURLSession)
+    import OpenAPIURLSession
+#else
+    import OpenAPIAsyncHTTPClient
+#endif
+
+/// Parley's REST API, generated from its OpenAPI document (`Client`, `Operations`,
+/// `Components`), over the platform's HTTP client: URLSession on Apple's platforms,
+/// AsyncHTTPClient elsewhere.
+public enum ParleyREST {
+    /// A client of the server at `baseURL` whose requests carry the access token `accessToken`
+    /// gives at the time (none when it gives nil: sign-in, registration).
+    public static func client(
+        baseURL: URL, accessToken: @escaping @Sendable () async throws -> String? = { nil }
+    ) -> Client {
+        Client(
+            serverURL: baseURL, configuration: Configuration(dateTranscoder: RFC3339Dates()),
+            transport: platformTransport(), middlewares: [BearerToken(token: accessToken)])
+    }
+
+    static func platformTransport() -> any ClientTransport {
+        #if canImport(OpenAPIURLSession)
+            URLSessionTransport()
+        #else
+            AsyncHTTPClientTransport()
+        #endif
+    }
+}
+
+/// Adds `Authorization: Bearer …` to a request that has none.
+struct BearerToken: ClientMiddleware {
+    let token: @Sendable () async throws -> String?
+
+    func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        var request = request
+        if request.headerFields[.authorization] == nil, let token = try await token() {
+            request.headerFields[.authorization] = "Bearer \(token)"
+        }
+        return try await next(request, body, baseURL)
+    }
+}
+
+/// Parley's timestamps: RFC 3339 in UTC with milliseconds (`2026-11-21T22:43:00.123Z`); read with
+/// or without the fraction. The runtime's default (no fraction) cannot read Parley's answers.
+struct RFC3339Dates: DateTranscoder {
+    private static let withFraction = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    private static let wholeSeconds = Date.ISO8601FormatStyle()
+
+    func encode(_ date: Date) throws -> String { date.formatted(Self.withFraction) }
+
+    func decode(_ text: String) throws -> Date {
+        if let date = (try? Self.withFraction.parse(text)) ?? (try? Self.wholeSeconds.parse(text)) { return date }
+        throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not an RFC 3339 timestamp: \(text)"))
+    }
+}
