@@ -47,15 +47,19 @@ struct MQTTConnectionTests {
         let topic = "parley-kit/\(UUID().uuidString)"
         let subscriber = try await connect(version, way: way)
         let publisher = try await connect(version)
-        #expect(try await subscriber.subscribe([.init(topicFilter: topic, qos: .atLeastOnce)]) == [1])
+        #expect(try await subscriber.subscribe([.init(topicFilter: topic, qos: .exactlyOnce)]) == [2])
         #expect(
             try await publisher.publish(.init(topic: topic, payload: ByteBuffer(string: "one"), qos: .atLeastOnce)) == 0
         )
         try await publisher.publish(.init(topic: topic, payload: ByteBuffer(string: "two")))
-        let first = try await next(subscriber.deliveries)
-        #expect(first?.payload == ByteBuffer(string: "one"))
-        #expect(first?.qos == .atLeastOnce)
-        #expect(try await next(subscriber.deliveries)?.payload == ByteBuffer(string: "two"))
+        #expect(
+            try await publisher.publish(.init(topic: topic, payload: ByteBuffer(string: "three"), qos: .exactlyOnce))
+                == 0)
+        for (payload, qos) in [("one", MQTTQoS.atLeastOnce), ("two", .atMostOnce), ("three", .exactlyOnce)] {
+            let delivered = try await next(subscriber.deliveries)
+            #expect(delivered?.payload == ByteBuffer(string: payload))
+            #expect(delivered?.qos == qos)
+        }
         #expect(try await subscriber.unsubscribe([topic]) == (version == .v5 ? [0] : []))
         await publisher.disconnect()
         await subscriber.disconnect()

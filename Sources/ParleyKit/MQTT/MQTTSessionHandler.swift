@@ -27,6 +27,8 @@ final class MQTTSessionHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Requests awaiting their PUBACK, PUBCOMP, SUBACK or UNSUBACK.
     private var awaiting: [UInt16: EventLoopPromise<MQTTPacket>] = [:]
     private var lastPacketID: UInt16 = 0
+    /// QoS 2 publications received and not yet released (PUBREL): one sent again is not delivered twice.
+    private var unreleased: Set<UInt16> = []
     private let deliveries: AsyncStream<MQTTPacket.Publish>.Continuation
     private var keepAlive: TimeAmount?
     private var keepAliveTask: RepeatedTask?
@@ -93,13 +95,18 @@ final class MQTTSessionHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .publish(let publication):
             // Buffered for the app first, acknowledged after. What the app had not yet processed when
             // its process ended is fetched by history (`after=seq`), as after any reconnect.
-            deliveries.yield(publication)
             switch (publication.qos, publication.packetID) {
-            case (.atLeastOnce, let id?): send(.puback(.init(packetID: id)))
-            case (.exactlyOnce, let id?): send(.pubrec(.init(packetID: id)))
-            default: break
+            case (.atLeastOnce, let id?):
+                deliveries.yield(publication)
+                send(.puback(.init(packetID: id)))
+            case (.exactlyOnce, let id?):
+                if unreleased.insert(id).inserted { deliveries.yield(publication) }
+                send(.pubrec(.init(packetID: id)))
+            default:
+                deliveries.yield(publication)
             }
         case .pubrel(let release):
+            unreleased.remove(release.packetID)
             send(.pubcomp(.init(packetID: release.packetID)))
         case .pingresp:
             pingSent = nil
