@@ -50,6 +50,7 @@ struct MQTTSessionHandlerTests {
     /// Requests waiting for an answer fail when the connection ends, and say why.
     @Test func awaitedAnswersFailWhenTheConnectionCloses() async throws {
         let (channel, _) = try channel()
+        try await channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 1883))
         let handler = try channel.pipeline.syncOperations.handler(type: MQTTSessionHandler.self)
         let promise = channel.eventLoop.makePromise(of: MQTTPacket.self)
         handler.request(
@@ -62,5 +63,22 @@ struct MQTTSessionHandlerTests {
         #expect(subscribe.packetID == 1)
         try channel.writeInbound(MQTTPacket.disconnect(.init(reasonCode: 0x8E)))
         await #expect(throws: MQTTConnectionError.disconnected(0x8E)) { try await promise.futureResult.get() }
+    }
+
+    /// A request this version cannot say (properties in 3.1.1) fails with why, not waits for ever.
+    @Test func aRequestThatCannotBeWrittenFailsAtOnce() async throws {
+        let (deliveries, continuation) = AsyncStream.makeStream(of: MQTTPacket.Publish.self)
+        _ = deliveries
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandlers(
+            MessageToByteHandler(MQTTPacketEncoder(version: .v3_1_1)), MQTTSessionHandler(deliveries: continuation))
+        try await channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 1883))
+        let handler = try channel.pipeline.syncOperations.handler(type: MQTTSessionHandler.self)
+        let promise = channel.eventLoop.makePromise(of: MQTTPacket.self)
+        handler.request(
+            { .subscribe(.init(packetID: $0, subscriptions: [.init(topicFilter: "a", qos: .atMostOnce)], properties: [.subscriptionIdentifier(1)])) },
+            promise: promise)
+        await #expect(throws: MQTTCodecError.notInVersion("properties")) { try await promise.futureResult.get() }
+        #expect(channel.isActive, "a packet the code could not write does not end the connection")
     }
 }

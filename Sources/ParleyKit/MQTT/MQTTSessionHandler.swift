@@ -52,9 +52,15 @@ final class MQTTSessionHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Sends a request that takes a packet id and completes with the broker's answer to it.
     func request(_ make: (UInt16) -> MQTTPacket, promise: EventLoopPromise<MQTTPacket>) {
         if let failure { return promise.fail(failure) }
+        guard let context else { return promise.fail(MQTTConnectionError.closed) }
         guard let id = freePacketID() else { return promise.fail(MQTTConnectionError.noFreePacketID) }
         awaiting[id] = promise
-        send(make(id))
+        // A packet that cannot be written (one this version cannot say) gets no answer: its
+        // request fails with the write's error instead of waiting for ever.
+        let written = context.eventLoop.makePromise(of: Void.self)
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        written.futureResult.whenFailure { error in handler.value.awaiting.removeValue(forKey: id)?.fail(error) }
+        send(make(id), promise: written)
     }
 
     /// Sends a packet that awaits no answer (QoS 0 PUBLISH, DISCONNECT).
@@ -124,7 +130,12 @@ final class MQTTSessionHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        context.close(promise: nil)
+        // A packet that could not be written failed its own write; the connection is fine.
+        // Anything else (bytes that are not MQTT, a TLS or socket error) ends it.
+        switch error as? MQTTCodecError {
+        case .notInVersion, .outOfRange: return
+        default: context.close(promise: nil)
+        }
     }
 
     private func startKeepAlive(context: ChannelHandlerContext) {
