@@ -76,7 +76,12 @@ struct MQTTSessionHandlerTests {
         let handler = try channel.pipeline.syncOperations.handler(type: MQTTSessionHandler.self)
         let promise = channel.eventLoop.makePromise(of: MQTTPacket.self)
         handler.request(
-            { .subscribe(.init(packetID: $0, subscriptions: [.init(topicFilter: "a", qos: .atMostOnce)], properties: [.subscriptionIdentifier(1)])) },
+            {
+                .subscribe(
+                    .init(
+                        packetID: $0, subscriptions: [.init(topicFilter: "a", qos: .atMostOnce)],
+                        properties: [.subscriptionIdentifier(1)]))
+            },
             promise: promise)
         await #expect(throws: MQTTCodecError.notInVersion("properties")) { try await promise.futureResult.get() }
         #expect(channel.isActive, "a packet the code could not write does not end the connection")
