@@ -22,6 +22,14 @@ public enum ParleyREST {
             transport: platformTransport(), middlewares: [BearerToken(token: accessToken)])
     }
 
+    /// A client whose requests carry `tokens`' access token, renewed when due; a request the
+    /// server refuses with 401 is sent once more with a renewed token when its body can be.
+    public static func client(baseURL: URL, tokens: ParleyTokens) -> Client {
+        Client(
+            serverURL: baseURL, configuration: Configuration(dateTranscoder: RFC3339Dates()),
+            transport: platformTransport(), middlewares: [RenewingBearerToken(tokens: tokens)])
+    }
+
     static func platformTransport() -> any ClientTransport {
         #if canImport(OpenAPIURLSession)
             URLSessionTransport()
@@ -58,5 +66,26 @@ struct RFC3339Dates: DateTranscoder {
     func decode(_ text: String) throws -> Date {
         if let date = (try? Self.withFraction.parse(text)) ?? (try? Self.wholeSeconds.parse(text)) { return date }
         throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not an RFC 3339 timestamp: \(text)"))
+    }
+}
+
+/// Adds the session's access token; after a 401, renews it (one refresh shared by every caller)
+/// and sends the request again, once.
+struct RenewingBearerToken: ClientMiddleware {
+    let tokens: ParleyTokens
+
+    func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        var request = request
+        let token = try await tokens.accessToken()
+        request.headerFields[.authorization] = "Bearer \(token)"
+        let (response, answer) = try await next(request, body, baseURL)
+        guard response.status == .unauthorized, body == nil || body?.iterationBehavior == .multiple else {
+            return (response, answer)
+        }
+        request.headerFields[.authorization] = "Bearer \(try await tokens.renew(after: token))"
+        return try await next(request, body, baseURL)
     }
 }
