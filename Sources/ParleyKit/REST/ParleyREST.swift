@@ -17,17 +17,20 @@ public enum ParleyREST {
     public static func client(
         baseURL: URL, accessToken: @escaping @Sendable () async throws -> String? = { nil }
     ) -> Client {
-        Client(
-            serverURL: baseURL, configuration: Configuration(dateTranscoder: RFC3339Dates()),
-            transport: platformTransport(), middlewares: [BearerToken(token: accessToken)])
+        client(baseURL: baseURL, authorising: BearerToken(token: accessToken))
     }
 
     /// A client whose requests carry `tokens`' access token, renewed when due; a request the
     /// server refuses with 401 is sent once more with a renewed token when its body can be.
     public static func client(baseURL: URL, tokens: ParleyTokens) -> Client {
+        client(baseURL: baseURL, authorising: RenewingBearerToken(tokens: tokens))
+    }
+
+    /// The one place a client is made: Parley's timestamps, the platform's transport, `authorising`.
+    private static func client(baseURL: URL, authorising: some ClientMiddleware) -> Client {
         Client(
             serverURL: baseURL, configuration: Configuration(dateTranscoder: RFC3339Dates()),
-            transport: platformTransport(), middlewares: [RenewingBearerToken(tokens: tokens)])
+            transport: platformTransport(), middlewares: [authorising])
     }
 
     static func platformTransport() -> any ClientTransport {
