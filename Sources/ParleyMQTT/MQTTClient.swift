@@ -29,8 +29,6 @@ public final class MQTTClient: Service, Sendable {
     let network: MQTTNetworkLoop
     /// The connection's socket (-1 while none): for tests that read its TCP counters.
     var socketDescriptor: Int32 { mosquitto_socket(handle) }
-    /// False once ``stopReading()`` was called: the socket is left unread for good.
-    private let reading = Atomic<Bool>(true)
 
     public init(configuration: MQTTConfiguration, logger: Logger) throws {
         MQTTLibrary.initialise()
@@ -115,20 +113,19 @@ public final class MQTTClient: Service, Sendable {
             mayWrite: { [weak self] in self.map { $0.acknowledgementGate.isOpen || !$0.isConnected } ?? true })
     }
 
-    /// Whether the network loop may read: not stopped, room in the inbox, and the gate not shut
-    /// for too long (``AcknowledgementGate/pausesReading``), unless a new connection waits for
-    /// its CONNACK behind a batch of the lost one. Asked on every pass of the loop: the
-    /// connection state's lock only when the gate would pause.
+    /// Whether the network loop may read: room in the inbox, and the gate not shut for too
+    /// long (``AcknowledgementGate/pausesReading``), unless a new connection waits for its
+    /// CONNACK behind a batch of the lost one. Asked on every pass of the loop: the connection
+    /// state's lock only when the gate would pause.
     private var mayRead: Bool {
-        reading.load(ordering: .acquiring) && !messages.isFull
-            && (!acknowledgementGate.pausesReading || !isConnected)
+        !messages.isFull && (!acknowledgementGate.pausesReading || !isConnected)
     }
 
     /// Reads nothing more from the broker (it keeps what it would send, as for a slow
-    /// subscriber): a consumer stopping takes no message it could not finish.
+    /// subscriber): a consumer stopping takes no message it could not finish. On return no
+    /// message is being read: every one taken has reached its route.
     public func stopReading() {
-        reading.store(false, ordering: .releasing)
-        network.wake()
+        network.stopReading()
     }
 
     /// Calls `handler` on the network thread each time the connection is lost: what was

@@ -29,6 +29,11 @@ final class MQTTNetworkLoop: Sendable {
     private let finished = DispatchSemaphore(value: 0)
     /// The thread ended (``stop()`` saw it).
     private let hasEnded = Atomic<Bool>(false)
+    /// False once ``stopReading()`` was called. Reads happen under this lock, so once
+    /// ``stopReading()`` returns no read is under way and none begins: a read already past
+    /// its check would otherwise take messages after their receiver stopped taking them, and
+    /// libmosquitto would acknowledge them (the ingest lost one so, under load).
+    private let readable = Mutex(true)
 
     init(handle: OpaquePointer, logger: Logger) throws {
         var pipe: [Int32] = [-1, -1]
@@ -111,6 +116,13 @@ final class MQTTNetworkLoop: Sendable {
 
     private var isStopping: Bool { stopping.load(ordering: .sequentiallyConsistent) }
 
+    /// Reads nothing more from the socket, except to see it end; waits for a read under way.
+    /// Brief: a read takes what the socket holds, at most 64 packets, and never waits.
+    func stopReading() {
+        readable.withLock { $0 = false }
+        wake()
+    }
+
     /// Whether the loop may read the socket and write what is queued now.
     ///
     /// Passed down, never kept in a `Mutex`: reading a closure out of a `Mutex<() -> Bool>`
@@ -156,7 +168,7 @@ final class MQTTNetworkLoop: Sendable {
         let socket = mosquitto_socket(handle)
         guard socket >= 0 else { return }
         passes.add(1, ordering: .relaxed)
-        let reading = gates.mayRead()
+        let reading = readable.withLock { $0 } && gates.mayRead()
         let writing = mosquitto_want_write(handle) && gates.mayWrite()
         let events = (reading ? Int16(POLLIN) : 0) | (writing ? Int16(POLLOUT) : 0)
         var descriptors = [
@@ -165,9 +177,13 @@ final class MQTTNetworkLoop: Sendable {
         guard poll(&descriptors, 2, 1000) >= 0 || errno == EINTR else { return }
         if descriptors[1].revents != 0 { drainWakeUps() }
         var rc = MOSQ_ERR_SUCCESS.rawValue
-        // A hang-up or error is read even while paused: it ends the connection.
-        if descriptors[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
-            rc = mosquitto_loop_read(handle, 64)
+        // A hang-up or error is read even while paused or stopped: it ends the connection (what
+        // is read with it is acknowledged on no connection, so the broker sends it again).
+        let ended = descriptors[0].revents & Int16(POLLHUP | POLLERR) != 0
+        if ended || descriptors[0].revents & Int16(POLLIN) != 0 {
+            rc = readable.withLock { readable in
+                readable || ended ? mosquitto_loop_read(handle, 64) : MOSQ_ERR_SUCCESS.rawValue
+            }
         }
         if rc == MOSQ_ERR_SUCCESS.rawValue, mosquitto_socket(handle) >= 0, mosquitto_want_write(handle),
             gates.mayWrite()

@@ -92,12 +92,22 @@ extension BrokerPluginTests {
             (client, group, running) = try await startIngest()
             for _ in 0..<150 where try await stored().all < total { try await Task.sleep(for: .milliseconds(100)) }
             let after = try await stored()
-            #expect(after.all == total && after.distinct == total, "stored \(after) of \(total)")
+            let absent = after.distinct == total ? [] : try await missing(of: total, in: roomID, harness)
+            #expect(after.all == total && after.distinct == total, "stored \(after) of \(total), missing \(absent)")
             await group.triggerGracefulShutdown()
             try await running.value
             await client.shutdown()
             for client in [writer, publisher] { await client.shutdown() }
         }
         #expect(await broker.stop() == 0)
+    }
+
+    /// The burst's uids not stored in the room, for a failure to name.
+    private func missing(of total: Int, in roomID: Int, _ harness: APIHarness) async throws -> [String] {
+        let rows = try await harness.database.client.query(
+            "SELECT uid FROM messenger.message WHERE chat_room_id = \(roomID)", logger: .quiet)
+        var stored = Set<String>()
+        for try await uid in rows.decode(String.self) { stored.insert(uid) }
+        return (0..<total).map { "burst-\($0)" }.filter { !stored.contains($0) }
     }
 }
