@@ -35,6 +35,7 @@ public struct MQTTBackoff: Sendable {
 public actor MQTTLink {
     public enum State: Sendable, Equatable {
         case connecting
+        /// Connected, with every subscription in place again.
         case connected(sessionPresent: Bool)
         case waiting(retryIn: Duration)
         case stopped
@@ -106,10 +107,11 @@ public actor MQTTLink {
                 let current = try await MQTTConnection.connect(to: endpoint, as: try await makeConnect())
                 connection = current
                 attempt = 0
-                statesInput.yield(.connected(sessionPresent: current.connack.sessionPresent))
                 if !current.connack.sessionPresent, !subscriptions.isEmpty {
                     _ = try await current.subscribe(Array(subscriptions.values))
                 }
+                // Told once the subscriptions are back: what is published from then on arrives.
+                statesInput.yield(.connected(sessionPresent: current.connack.sessionPresent))
                 for await publication in current.deliveries { deliveriesInput.yield(publication) }
                 // Stopped while connected (or while connecting): leave the broker properly.
                 if Task.isCancelled { await current.disconnect() }
