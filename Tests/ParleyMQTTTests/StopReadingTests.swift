@@ -29,7 +29,9 @@ struct StopReadingTests {
             // test stops reading: the stop must wait for it.
             guard first.all.count == 1 else { return }
             usleep(300_000)
-            if stopped.load(ordering: .sequentiallyConsistent) { outlived.store(true, ordering: .sequentiallyConsistent) }
+            if stopped.load(ordering: .sequentiallyConsistent) {
+                outlived.store(true, ordering: .sequentiallyConsistent)
+            }
         }
         try receiver.start()
         try await receiver.waitUntilConnected(timeout: .seconds(5))

@@ -26,11 +26,24 @@ public enum ParleyREST {
         client(baseURL: baseURL, authorising: RenewingBearerToken(tokens: tokens))
     }
 
-    /// The one place a client is made: Parley's timestamps, the platform's transport, `authorising`.
+    /// As ``client(baseURL:tokens:)`` (or without tokens, as ``client(baseURL:accessToken:)``),
+    /// every problem answer thrown as a ``ParleyProblem``.
+    static func throwingProblems(baseURL: URL, tokens: ParleyTokens?) -> Client {
+        let authorising: any ClientMiddleware =
+            tokens.map { RenewingBearerToken(tokens: $0) } ?? BearerToken(token: { nil })
+        // Outside the authorisation: a 401 it renews after is no problem yet.
+        return client(baseURL: baseURL, middlewares: [ProblemAnswers(), authorising])
+    }
+
     private static func client(baseURL: URL, authorising: some ClientMiddleware) -> Client {
+        client(baseURL: baseURL, middlewares: [authorising])
+    }
+
+    /// The one place a client is made: Parley's timestamps, the platform's transport, `middlewares`.
+    private static func client(baseURL: URL, middlewares: [any ClientMiddleware]) -> Client {
         Client(
             serverURL: baseURL, configuration: Configuration(dateTranscoder: RFC3339Dates()),
-            transport: platformTransport(), middlewares: [authorising])
+            transport: platformTransport(), middlewares: middlewares)
     }
 
     static func platformTransport() -> any ClientTransport {
