@@ -431,6 +431,8 @@ let package = Package(
             dependencies: [
                 "ParleyTestSupport", "ParleyPostgres", "ParleyMQTT", "ParleyCore", "ParleyRuntime", "ParleyRedis",
                 "ParleyPushSimulator",
+                // ParleyClient against the whole stack, as an app runs it.
+                "ParleyKit",
                 // The answers' own types, to read them as a client written against the contract does.
                 "ParleyAPI",
                 .product(name: "Crypto", package: "swift-crypto"),

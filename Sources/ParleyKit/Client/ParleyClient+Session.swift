@@ -1,0 +1,113 @@
+import Foundation
+import NIOCore
+import NIOSSL
+
+extension ParleyClient {
+    /// Starts a session from a sign-in's answer: the room list, then the broker connection
+    /// with the room topics and the notification topic, then the outbox.
+    func start(_ login: Components.Schemas.Login) async throws {
+        if let session { await stop(session) }
+        let tokens = ParleyTokens(login: login, client: account, renewBefore: renewBefore)
+        let rest = ParleyREST.throwingProblems(baseURL: baseURL, tokens: tokens)
+        let userID = login.user.id
+        let endpoint = broker ?? Self.endpoint(of: login.mqtt)
+        let link = MQTTLink(endpoint: endpoint) {
+            let credentials = try await tokens.mqttCredentials()
+            return MQTTPacket.Connect(
+                version: .v5, clientID: credentials.clientId, cleanStart: true, keepAlive: 30,
+                username: credentials.username, password: ByteBuffer(string: credentials.password))
+        }
+        let (outbox, outboxInput) = AsyncStream.makeStream(of: ParleyOutgoingMessage.self)
+        session = Session(
+            userID: userID, deviceID: login.deviceId, tokens: tokens, rest: rest, link: link, outbox: outboxInput,
+            tasks: [])
+        try await loadRooms()
+        try await link.subscribe(
+            [.init(topicFilter: "messenger-notifications/\(userID)", qos: .atLeastOnce)]
+                + rooms.values.map { .init(topicFilter: "chat-room/\($0.uid)", qos: .atLeastOnce) })
+        let tasks = [
+            Task { for await publication in link.deliveries { await self.received(publication) } },
+            Task { for await state in link.states { await self.linkChanged(state) } },
+            Task { for await outgoing in outbox { await self.deliver(outgoing) } },
+        ]
+        session?.tasks = tasks
+        await link.start()
+    }
+
+    func stop(_ ended: Session) async {
+        guard session?.userID == ended.userID else { return }
+        session = nil
+        ended.outbox.finish()
+        await ended.link.stop()
+        for task in ended.tasks { task.cancel() }
+        rooms = [:]
+        timelines = [:]
+        pending = [:]
+        publishRoomList()
+    }
+
+    /// The broker the credentials name, over TLS when they say so.
+    static func endpoint(of credentials: Components.Schemas.MQTTCredentials) -> MQTTEndpoint {
+        MQTTEndpoint(
+            host: credentials.host, port: credentials.port,
+            tls: credentials.tls ? TLSConfiguration.makeClientConfiguration() : nil)
+    }
+
+    /// Reads the whole room list; a room new to the client starts its timeline at its newest seq
+    /// (what came before is history) and gets its topic subscribed. Returns each room's newest
+    /// seq as listed.
+    @discardableResult
+    func loadRooms() async throws -> [Int: Int] {
+        let rest = try signedIn().rest
+        var cursor: String?
+        var listed: [Int: ParleyRoom] = [:]
+        repeat {
+            let page = try await rest.getV1Rooms(query: .init(limit: 100, cursor: cursor)).ok.body.json
+            for room in page.rooms { listed[room.id] = ParleyRoom(room) }
+            cursor = page.nextCursor
+        } while cursor != nil
+        let newest = listed.mapValues(\.lastSeq)
+        let added = listed.values.filter { rooms[$0.id] == nil }
+        for room in listed.values {
+            if timelines[room.id] == nil { timelines[room.id] = RoomTimeline(told: room.lastSeq) }
+            // What the client saw beyond the list's answer stays (the list may be older).
+            if let known = rooms[room.id], known.lastSeq > room.lastSeq { listed[room.id] = known }
+        }
+        let removed = rooms.values.filter { listed[$0.id] == nil }
+        rooms = listed
+        publishRoomList()
+        guard let link = session?.link else { return newest }
+        if !added.isEmpty {
+            _ = try? await link.subscribe(added.map { .init(topicFilter: "chat-room/\($0.uid)", qos: .atLeastOnce) })
+        }
+        if !removed.isEmpty {
+            try? await link.unsubscribe(removed.map { "chat-room/\($0.uid)" })
+        }
+        return newest
+    }
+
+    private func linkChanged(_ state: MQTTLink.State) async {
+        switch state {
+        case .connected:
+            let since = disconnectedAt
+            disconnectedAt = nil
+            await catchUp(changedSince: since)
+        case .waiting, .stopped:
+            if disconnectedAt == nil { disconnectedAt = Date() }
+        case .connecting:
+            break
+        }
+    }
+
+    /// Once the subscriptions are in place (each connection): the room list afresh, the
+    /// messages of every room that has more than it told, and after a lost connection the
+    /// edits, deletions and reactions since (with a margin for clocks).
+    private func catchUp(changedSince since: Date?) async {
+        guard let newest = try? await loadRooms() else { return }
+        for (roomID, seq) in newest where seq > timelines[roomID]?.told ?? seq {
+            await repair(roomID)
+        }
+        guard let since else { return }
+        for roomID in rooms.keys { await fetchChanges(in: roomID, since: since.addingTimeInterval(-5)) }
+    }
+}

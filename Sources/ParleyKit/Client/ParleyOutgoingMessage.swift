@@ -1,0 +1,62 @@
+import Synchronization
+
+/// A message on its way: pending until the server stored it (its canonical event, or the
+/// REST send's answer) or refused it.
+public final class ParleyOutgoingMessage: Sendable, Identifiable {
+    /// The message's uid, the same on every way and every retry: the server stores it once.
+    public let uid: String
+    public let roomID: Int
+    public let content: String
+
+    public enum State: Sendable, Hashable {
+        case pending
+        case stored(ParleyMessage)
+        case rejected(ParleyRejection)
+    }
+
+    private let outcome = Mutex<(state: State, waiting: [CheckedContinuation<State, Never>])>((.pending, []))
+
+    public var id: String { uid }
+
+    init(uid: String, roomID: Int, content: String) {
+        self.uid = uid
+        self.roomID = roomID
+        self.content = content
+    }
+
+    public var state: State { outcome.withLock { $0.state } }
+
+    /// The stored message, once stored; throws the ``ParleyRejection`` when refused.
+    public func stored() async throws -> ParleyMessage {
+        let state = await withCheckedContinuation { continuation in
+            let settled = outcome.withLock { outcome -> State? in
+                if case .pending = outcome.state {
+                    outcome.waiting.append(continuation)
+                    return nil
+                }
+                return outcome.state
+            }
+            if let settled { continuation.resume(returning: settled) }
+        }
+        switch state {
+        case .stored(let message): return message
+        case .rejected(let rejection): throw rejection
+        case .pending: preconditionFailure("resumed while pending")
+        }
+    }
+
+    /// Settles the message; the first outcome wins. Returns whether this one did.
+    @discardableResult
+    func settle(_ state: State) -> Bool {
+        let waiting = outcome.withLock { outcome -> [CheckedContinuation<State, Never>]? in
+            guard case .pending = outcome.state else { return nil }
+            outcome.state = state
+            defer { outcome.waiting = [] }
+            return outcome.waiting
+        }
+        for continuation in waiting ?? [] { continuation.resume(returning: state) }
+        return waiting != nil
+    }
+
+    var isPending: Bool { if case .pending = state { true } else { false } }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import ParleyKit
+import ParleyTestSupport
+import Testing
+
+/// ParleyClient against the whole stack (serve, worker, PostgreSQL, Redis, mosquitto with
+/// Parley's plugin), as an app uses it.
+struct ParleyClientTests {
+    static let unlimited = ["PARLEY_LIMIT_MESSAGES_PER_SECOND": "1000", "PARLEY_LIMIT_MESSAGES_BURST": "1000"]
+
+    @Test func twoClientsChatBothWaysAHundredSendsResolveInOrderAndARefusalResolvesWithIt() async throws {
+        try await ParleyClientStack.run(environment: Self.unlimited) { kit in
+            let (alice, _) = try await kit.signedIn("alice")
+            let (bob, bobID) = try await kit.signedIn("bob")
+            let room = try await alice.directRoom(with: bobID)
+            let aliceSees = Collected(await alice.messages(in: room.id))
+            let bobSees = Collected(await bob.messages(in: room.id))
+
+            let hello = try await alice.send("Hello Bob", in: room.id).stored()
+            // Bob's client learns of the room from its first message.
+            #expect(await bobSees.waitForMessages(1).map(\.id) == [hello.id])
+            #expect(await bob.room(room.id)?.unreadCount == 1)
+            let reply = try await bob.send("Hi Alice", in: room.id).stored()
+            #expect(await aliceSees.waitForMessages(2).map(\.id) == [hello.id, reply.id])
+            #expect(reply.senderID == bobID && reply.content == "Hi Alice")
+
+            var outgoing: [ParleyOutgoingMessage] = []
+            for index in 0..<100 { outgoing.append(try await alice.send("n\(index)", in: room.id)) }
+            var stored: [ParleyMessage] = []
+            for message in outgoing { stored.append(try await message.stored()) }
+            #expect(stored.map(\.content) == (0..<100).map { "n\($0)" })
+            #expect(stored.map(\.seq) == Array(reply.seq + 1...reply.seq + 100), "sends resolved out of order")
+            let seen = await bobSees.waitForMessages(102)
+            #expect(
+                seen.map(\.id) == [hello.id, reply.id] + stored.map(\.id), "Bob saw a message twice or out of order")
+
+            let bobREST = try #require(await bob.rest)
+            _ = try await bobREST.putV1MeBlocksUserId(path: .init(userId: try #require(await alice.userID)))
+            let refused = try await alice.send("after the block", in: room.id)
+            do {
+                _ = try await refused.stored()
+                Issue.record("a message to the user who blocked the sender was stored")
+            } catch let rejection as ParleyRejection {
+                #expect(rejection.code == "blocked" && rejection.uid == refused.uid)
+            }
+            await alice.signOut()
+            await bob.signOut()
+        }
+    }
+
+    /// The broker goes away in the middle of a conversation and the access tokens expire
+    /// meanwhile: sends go over REST (renewing the token after the server refuses it), the
+    /// clients reconnect and fetch what they missed, and each shows every message once, in order.
+    @Test func aBrokerRestartAndAnExpiredAccessTokenLoseNothingAndShowNothingTwice() async throws {
+        let environment = Self.unlimited.merging(["PARLEY_ACCESS_TOKEN_LIFETIME": "3"]) { $1 }
+        try await ParleyClientStack.run(environment: environment) { kit in
+            let (alice, _) = try await kit.signedIn("alice", renewBefore: .zero)
+            let (bob, bobID) = try await kit.signedIn("bob", renewBefore: .zero)
+            let room = try await alice.directRoom(with: bobID)
+            let aliceSees = Collected(await alice.messages(in: room.id))
+            let bobSees = Collected(await bob.messages(in: room.id))
+            var sent: [ParleyMessage] = []
+            for index in 0..<5 { sent.append(try await alice.send("before \(index)", in: room.id).stored()) }
+            #expect(await bobSees.waitForMessages(5).count == 5)
+
+            try await kit.services.stop("mosquitto")
+            try await Task.sleep(for: .seconds(4))  // every access token has expired
+            for index in 0..<5 { sent.append(try await alice.send("while away \(index)", in: room.id).stored()) }
+            try await kit.services.start("mosquitto")
+            for index in 0..<5 { sent.append(try await bob.send("after \(index)", in: room.id).stored()) }
+
+            let expected = sent.map(\.id)
+            #expect(Set(expected).count == 15)
+            #expect(await bobSees.waitForMessages(15, timeout: .seconds(40)).map(\.id) == expected)
+            #expect(await aliceSees.waitForMessages(15, timeout: .seconds(40)).map(\.id) == expected)
+            try await Task.sleep(for: .seconds(1))
+            #expect(bobSees.messages.count == 15 && aliceSees.messages.count == 15, "a message was shown twice")
+            await alice.signOut()
+            await bob.signOut()
+        }
+    }
+}
