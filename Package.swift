@@ -13,6 +13,8 @@ let package = Package(
     products: [
         .executable(name: "parley", targets: ["parley"]),
         .executable(name: "parley-load", targets: ["parley-load"]),
+        // A chat in the terminal, built on ParleyKit alone.
+        .executable(name: "parley-chat", targets: ["parley-chat"]),
         // The mosquitto plugin, loaded by the broker: libParleyMosquittoPlugin.so.
         .library(name: "ParleyMosquittoPlugin", type: .dynamic, targets: ["CParleyMosquittoPlugin"]),
         // The client library an app adds to chat through Parley.
@@ -402,6 +404,15 @@ let package = Package(
                 .product(
                     name: "OpenAPIURLSession", package: "swift-openapi-urlsession",
                     condition: .when(platforms: [.macOS, .iOS])),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // A person's chat in the terminal, on ParleyKit as an app uses it (and its example).
+        .executableTarget(
+            name: "parley-chat",
+            dependencies: [
+                "ParleyKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),

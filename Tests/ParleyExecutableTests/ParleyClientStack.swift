@@ -43,20 +43,28 @@ struct ParleyClientStack {
         try await services.shutdown()
     }
 
-    /// A new user signed in on a new ParleyClient, with the stack's broker.
-    func signedIn(_ name: String, renewBefore: Duration = .seconds(30)) async throws -> (client: ParleyClient, id: Int)
-    {
+    static let password = "correct horse battery"
+
+    /// A new user's e-mail and id (password ``password``).
+    func registered(_ name: String) async throws -> (email: String, id: Int) {
         let email = "\(name)-\(UUID().uuidString.prefix(8))@example.com"
         let registered = try await stack.request(
             "POST", "/v1/auth/register",
-            body: #"{"email":"\#(email)","password":"correct horse battery","firstName":"\#(name)","lastName":"Kit"}"#)
+            body: #"{"email":"\#(email)","password":"\#(Self.password)","firstName":"\#(name)","lastName":"Kit"}"#)
         guard registered.status == 201, let id = Self.id(in: registered.text) else {
             throw TestEnvironmentError("sign-up failed: \(registered.status) \(registered.text)")
         }
+        return (email, id)
+    }
+
+    /// A new user signed in on a new ParleyClient, with the stack's broker.
+    func signedIn(_ name: String, renewBefore: Duration = .seconds(30)) async throws -> (client: ParleyClient, id: Int)
+    {
+        let (email, id) = try await registered(name)
         let client = ParleyClient(
             baseURL: URL(string: stack.base)!, broker: MQTTEndpoint(host: "127.0.0.1", port: services.port("MQTT")),
             renewBefore: renewBefore)
-        try await client.signIn(email: email, password: "correct horse battery")
+        try await client.signIn(email: email, password: Self.password)
         return (client, id)
     }
 

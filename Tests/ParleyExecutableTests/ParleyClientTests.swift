@@ -15,6 +15,9 @@ struct ParleyClientTests {
             let room = try await alice.directRoom(with: bobID)
             let aliceSees = Collected(await alice.messages(in: room.id))
             let bobSees = Collected(await bob.messages(in: room.id))
+            try await bob.registerPushToken("bob-apns-token", provider: .apns)
+            let bobsDevices = try await #require(await bob.rest).getV1Devices().ok.body.json.devices
+            #expect(bobsDevices.map(\.hasPushToken) == [true])
 
             let hello = try await alice.send("Hello Bob", in: room.id).stored()
             // Bob's client learns of the room from its first message.
@@ -76,6 +79,33 @@ struct ParleyClientTests {
             try await Task.sleep(for: .seconds(1))
             #expect(bobSees.messages.count == 15 && aliceSees.messages.count == 15, "a message was shown twice")
             await alice.signOut()
+            await bob.signOut()
+        }
+    }
+
+    /// `parley-chat`, the terminal chat on ParleyKit: it shows the history and sends what is
+    /// typed (piped here), saying when it is stored.
+    @Test func theTerminalChatShowsTheHistoryAndSendsWhatIsTyped() async throws {
+        try await ParleyClientStack.run { kit in
+            let (bob, bobID) = try await kit.signedIn("bob")
+            let alice = try await kit.registered("alice")
+            let room = try await bob.directRoom(with: alice.id)
+            _ = try await bob.send("hi from bob", in: room.id).stored()
+            let bobSees = Collected(await bob.messages(in: room.id))
+            let chat = URL(fileURLWithPath: try ParleyCommand.binary).deletingLastPathComponent()
+                .appendingPathComponent("parley-chat").path
+            let result = try await Subprocess.run(
+                chat,
+                [
+                    "--server", kit.stack.base, "--broker", "mqtt://127.0.0.1:\(kit.services.port("MQTT"))", "--email",
+                    alice.email,
+                ],
+                input: "/dm \(bobID)\n/history\nhello from the terminal\n",
+                environment: ["PARLEY_CHAT_PASSWORD": ParleyClientStack.password], timeLimit: .seconds(60))
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(result.standardOutput.contains("#1 user \(bobID): hi from bob"), "\(result.standardOutput)")
+            #expect(result.standardOutput.contains("✓ stored #2 in room \(room.id)"), "\(result.standardOutput)")
+            #expect(await bobSees.waitForMessages(1).map(\.content) == ["hello from the terminal"])
             await bob.signOut()
         }
     }

@@ -106,6 +106,22 @@ public actor ParleyClient {
     /// The REST client of the session, for what this type does not wrap.
     public var rest: Client? { session?.rest }
 
+    /// Where this device's pushes go: APNs or FCM (for a device token), or `webhook`.
+    public enum PushProvider: String, Sendable {
+        case apns, fcm, webhook
+    }
+
+    /// Registers the device's push token (`PUT /v1/devices/{id}/push`) for the session's
+    /// device: new messages reach it while the app is not connected. Call it again when the
+    /// platform hands the app a new token; signing out drops it.
+    public func registerPushToken(_ token: String, provider: PushProvider) async throws {
+        let session = try signedIn()
+        _ = try await session.rest.putV1DevicesIdPush(
+            path: .init(id: session.deviceID),
+            body: .json(.init(pushToken: token, pushProvider: .init(stringLiteral: provider.rawValue)))
+        ).noContent
+    }
+
     // MARK: Rooms and events
 
     /// The room list, most recent first.
