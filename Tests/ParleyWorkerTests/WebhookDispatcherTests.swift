@@ -14,11 +14,21 @@ struct WebhookDispatcherTests {
         let released = Mutex<[String]>([])
         /// Deliveries whose attempt cannot be recorded (PostgreSQL away).
         let unrecordable = Mutex<Set<String>>([])
+        /// How many more times recording events fails (PostgreSQL away), and the calls made.
+        let recordFailures = Mutex(0)
+        let recordCalls = Mutex(0)
 
         func subscriptions() async throws -> WebhookSubscriptions {
             WebhookSubscriptions(kinds: [], botCommands: false)
         }
-        func record(_ events: [QueuedWebhookEvent]) async throws {}
+        func record(_ events: [QueuedWebhookEvent]) async throws {
+            recordCalls.withLock { $0 += 1 }
+            let fails = recordFailures.withLock { failures in
+                defer { failures = max(0, failures - 1) }
+                return failures > 0
+            }
+            if fails { throw Unreachable() }
+        }
         func record(commands: [BotCommand], at timestamp: Date) async throws {}
         func claimDue(lanes: Int, perLane: Int, lease: Duration) async throws -> [[DueWebhookDelivery]] { [] }
         func release(_ deliveryIDs: [String]) async throws { released.withLock { $0 += deliveryIDs } }
@@ -65,6 +75,29 @@ struct WebhookDispatcherTests {
 
     func dispatcher(_ store: Store, _ transport: Transport, _ replies: Replies = Replies()) -> WebhookDispatcher {
         WebhookDispatcher(store: store, transport: transport, replies: replies, logger: Logger(label: "test"))
+    }
+
+    static let job = QueuedWebhookEvent.job([
+        QueuedWebhookEvent(id: "881-0", type: .messageCreated, roomId: 12, timestamp: Date(), data: "{}")
+    ])
+
+    /// A job whose events cannot be recorded for a moment is recorded in place, so the jobs
+    /// after it (the consumer is serial) do not overtake it: a room's events keep their order.
+    @Test func aJobIsRecordedInPlaceThroughAShortOutage() async throws {
+        let store = Store()
+        store.recordFailures.withLock { $0 = 3 }
+        try await dispatcher(store, Transport([:])).record(job: Self.job)
+        #expect(store.recordCalls.withLock { $0 } == 4)
+    }
+
+    @Test func aLongerOutageGivesTheJobBackToTheQueue() async {
+        let store = Store()
+        store.recordFailures.withLock { $0 = 1_000 }
+        let patient = WebhookDispatcher(
+            store: store, transport: Transport([:]), replies: nil, recordPatience: .milliseconds(400),
+            logger: Logger(label: "test"))
+        await #expect(throws: Store.Unreachable.self) { try await patient.record(job: Self.job) }
+        #expect((2...4).contains(store.recordCalls.withLock { $0 }))
     }
 
     @Test func aLaneStopsAtARetryAndGivesTheRestBack() async {
