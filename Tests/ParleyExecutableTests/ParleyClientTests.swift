@@ -1,6 +1,7 @@
 import Foundation
 import ParleyKit
 import ParleyTestSupport
+import Synchronization
 import Testing
 
 /// ParleyClient against the whole stack (serve, worker, PostgreSQL, Redis, mosquitto with
@@ -36,6 +37,15 @@ struct ParleyClientTests {
             let seen = await bobSees.waitForMessages(102)
             #expect(
                 seen.map(\.id) == [hello.id, reply.id] + stored.map(\.id), "Bob saw a message twice or out of order")
+
+            let seenProgress = Mutex<[ParleyUploadProgress]>([])
+            let file = try await alice.upload(Data(repeating: 0x61, count: 200_000), name: "notes.txt") { progress in
+                seenProgress.withLock { $0.append(progress) }
+            }
+            #expect(seenProgress.withLock { $0.map(\.sent) } == [65_536, 131_072, 196_608, 200_000])
+            let attached = try await alice.send("see attached", in: room.id, attachments: [file.id]).stored()
+            #expect(attached.attachmentIDs == [file.id])
+            #expect(await bobSees.waitForMessages(103).last?.attachmentIDs == [file.id])
 
             let bobREST = try #require(await bob.rest)
             _ = try await bobREST.putV1MeBlocksUserId(path: .init(userId: try #require(await alice.userID)))

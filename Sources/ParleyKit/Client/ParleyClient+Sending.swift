@@ -7,13 +7,16 @@ extension ParleyClient {
     /// REST send with the same uid (which the server stores once); it resolves with the stored
     /// message or the server's refusal (``ParleyOutgoingMessage/stored()``).
     ///
-    /// - Parameter uid: the message's id for every retry; a new one by default.
-    public func send(_ content: String, in roomID: Int, uid: String = UUID().uuidString) throws
-        -> ParleyOutgoingMessage
-    {
+    /// - Parameters:
+    ///   - attachments: the ids of files this user uploaded (``upload(_:name:protected:progress:)``),
+    ///     up to 10, in the order shown.
+    ///   - uid: the message's id for every retry; a new one by default.
+    public func send(
+        _ content: String, in roomID: Int, attachments: [Int] = [], uid: String = UUID().uuidString
+    ) throws -> ParleyOutgoingMessage {
         let session = try signedIn()
         guard rooms[roomID] != nil else { throw ParleyClientError.unknownRoom(roomID) }
-        let outgoing = ParleyOutgoingMessage(uid: uid, roomID: roomID, content: content)
+        let outgoing = ParleyOutgoingMessage(uid: uid, roomID: roomID, content: content, attachments: attachments)
         pending[uid] = outgoing
         session.outbox.yield(outgoing)
         return outgoing
@@ -25,7 +28,10 @@ extension ParleyClient {
         guard let session, outgoing.isPending, let room = rooms[outgoing.roomID] else { return }
         let input = NewMessageInput(
             type: "new-message-notification",
-            data: .init(chatRoomId: outgoing.roomID, content: outgoing.content, uid: outgoing.uid), hash: outgoing.uid)
+            data: .init(
+                chatRoomId: outgoing.roomID, content: outgoing.content, uid: outgoing.uid,
+                attachments: outgoing.attachments.isEmpty ? nil : outgoing.attachments),
+            hash: outgoing.uid)
         guard let payload = try? ContractJSON.encoder.encode(input) else { return }
         let publication = MQTTPacket.Publish(
             topic: "chat-in/\(room.uid)", payload: ByteBuffer(bytes: payload), qos: .atLeastOnce)
@@ -49,7 +55,9 @@ extension ParleyClient {
         for attempt in 0..<4 {
             guard let rest = session?.rest, outgoing.isPending else { return }
             do {
-                let body = Components.Schemas.NewMessage(content: outgoing.content, uid: outgoing.uid)
+                let body = Components.Schemas.NewMessage(
+                    content: outgoing.content, uid: outgoing.uid,
+                    attachments: outgoing.attachments.isEmpty ? nil : outgoing.attachments)
                 let answer = try await rest.postV1RoomsIdMessages(path: .init(id: outgoing.roomID), body: .json(body))
                 let stored: Components.Schemas.Message
                 switch answer {
@@ -111,6 +119,8 @@ private struct NewMessageInput: Encodable {
         let chatRoomId: Int
         let content: String
         let uid: String
+        /// Left out when none.
+        let attachments: [Int]?
     }
 
     let type: String

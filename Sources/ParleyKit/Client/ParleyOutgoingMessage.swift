@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A message on its way: pending until the server stored it (its canonical event, or the
 /// REST send's answer) or refused it.
@@ -7,6 +7,8 @@ public final class ParleyOutgoingMessage: Sendable, Identifiable {
     public let uid: String
     public let roomID: Int
     public let content: String
+    /// The ids of the files it carries.
+    public let attachments: [Int]
 
     public enum State: Sendable, Hashable {
         case pending
@@ -14,22 +16,24 @@ public final class ParleyOutgoingMessage: Sendable, Identifiable {
         case rejected(ParleyRejection)
     }
 
-    private let outcome = Mutex<(state: State, waiting: [CheckedContinuation<State, Never>])>((.pending, []))
+    private let outcome = NIOLockedValueBox<(state: State, waiting: [CheckedContinuation<State, Never>])>(
+        (.pending, []))
 
     public var id: String { uid }
 
-    init(uid: String, roomID: Int, content: String) {
+    init(uid: String, roomID: Int, content: String, attachments: [Int] = []) {
         self.uid = uid
         self.roomID = roomID
         self.content = content
+        self.attachments = attachments
     }
 
-    public var state: State { outcome.withLock { $0.state } }
+    public var state: State { outcome.withLockedValue { $0.state } }
 
     /// The stored message, once stored; throws the ``ParleyRejection`` when refused.
     public func stored() async throws -> ParleyMessage {
         let state = await withCheckedContinuation { continuation in
-            let settled = outcome.withLock { outcome -> State? in
+            let settled = outcome.withLockedValue { outcome -> State? in
                 if case .pending = outcome.state {
                     outcome.waiting.append(continuation)
                     return nil
@@ -48,7 +52,7 @@ public final class ParleyOutgoingMessage: Sendable, Identifiable {
     /// Settles the message; the first outcome wins. Returns whether this one did.
     @discardableResult
     func settle(_ state: State) -> Bool {
-        let waiting = outcome.withLock { outcome -> [CheckedContinuation<State, Never>]? in
+        let waiting = outcome.withLockedValue { outcome -> [CheckedContinuation<State, Never>]? in
             guard case .pending = outcome.state else { return nil }
             outcome.state = state
             defer { outcome.waiting = [] }
