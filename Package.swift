@@ -9,7 +9,9 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "parley",
-    platforms: [.macOS(.v15)],
+    // macOS 15 for the server's targets (Synchronization); ParleyKit asks for no more than
+    // iOS 16 and macOS 13, but a package has one set of platforms.
+    platforms: [.macOS(.v15), .iOS(.v16)],
     products: [
         .executable(name: "parley", targets: ["parley"]),
         .executable(name: "parley-load", targets: ["parley-load"]),
@@ -38,6 +40,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", exact: "1.37.0"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", exact: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-nio-transport-services.git", exact: "1.28.0"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", exact: "1.5.0"),
         .package(url: "https://github.com/apple/swift-openapi-urlsession.git", exact: "1.4.0"),
         // Tests only: the certificate authority of the test's identity provider.
@@ -396,6 +399,10 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                // Network.framework's sockets on Apple's platforms (what iOS wants of an app).
+                .product(
+                    name: "NIOTransportServices", package: "swift-nio-transport-services",
+                    condition: .when(platforms: [.macOS, .iOS])),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 // REST's transport: AsyncHTTPClient where NIO runs the sockets, URLSession on Apple's platforms.

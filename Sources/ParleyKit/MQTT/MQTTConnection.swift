@@ -2,6 +2,10 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 
+#if canImport(Network)
+    import NIOTransportServices
+#endif
+
 /// One connected MQTT session with a broker (over TCP or WebSocket, either under TLS): requests that complete with the
 /// broker's answer, and the publications it delivers.
 ///
@@ -35,7 +39,7 @@ public final class MQTTConnection: Sendable {
     /// ``MQTTConnectionError/refused(_:)`` with its code.
     public static func connect(
         to endpoint: MQTTEndpoint, as connect: MQTTPacket.Connect, maximumPacketSize: Int = 1 << 20,
-        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+        group: any EventLoopGroup = MQTTConnection.defaultGroup
     ) async throws -> MQTTConnection {
         let tls = try endpoint.tls.map { try NIOSSLContext(configuration: $0) }
         let (deliveries, continuation) = AsyncStream.makeStream(of: MQTTPacket.Publish.self)
@@ -51,7 +55,7 @@ public final class MQTTConnection: Sendable {
         let ready = eventLoop.makePromise(of: Void.self)
         let channel: any Channel
         do {
-            channel = try await ClientBootstrap(group: eventLoop)
+            channel = try await bootstrap(on: eventLoop)
                 .connectTimeout(.seconds(10))
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
@@ -97,6 +101,25 @@ public final class MQTTConnection: Sendable {
             try? await channel.close()
             throw error
         }
+    }
+
+    /// Network.framework's event loops on Apple's platforms (NIOTransportServices), NIO's own
+    /// sockets elsewhere.
+    public static var defaultGroup: any EventLoopGroup {
+        #if canImport(Network)
+            NIOTSEventLoopGroup.singleton
+        #else
+            MultiThreadedEventLoopGroup.singleton
+        #endif
+    }
+
+    /// The bootstrap for `eventLoop`'s kind: Network.framework's for a NIOTransportServices
+    /// loop, a socket's otherwise.
+    static func bootstrap(on eventLoop: any EventLoop) -> any NIOClientTCPBootstrapProtocol {
+        #if canImport(Network)
+            if let bootstrap = NIOTSConnectionBootstrap(validatingGroup: eventLoop) { return bootstrap }
+        #endif
+        return ClientBootstrap(group: eventLoop)
     }
 
     /// Publishes; at QoS 1 and 2 returns once the broker acknowledged it, with its reason code
