@@ -57,13 +57,18 @@ struct ParleyClientStack {
         return (email, id)
     }
 
+    /// A ParleyClient of the stack, with its broker, not signed in.
+    func client(renewBefore: Duration = .seconds(30)) -> ParleyClient {
+        ParleyClient(
+            baseURL: URL(string: stack.base)!, broker: MQTTEndpoint(host: "127.0.0.1", port: services.port("MQTT")),
+            renewBefore: renewBefore)
+    }
+
     /// A new user signed in on a new ParleyClient, with the stack's broker.
     func signedIn(_ name: String, renewBefore: Duration = .seconds(30)) async throws -> (client: ParleyClient, id: Int)
     {
         let (email, id) = try await registered(name)
-        let client = ParleyClient(
-            baseURL: URL(string: stack.base)!, broker: MQTTEndpoint(host: "127.0.0.1", port: services.port("MQTT")),
-            renewBefore: renewBefore)
+        let client = client(renewBefore: renewBefore)
         try await client.signIn(email: email, password: Self.password)
         return (client, id)
     }

@@ -119,4 +119,46 @@ struct ParleyClientTests {
             await bob.signOut()
         }
     }
+
+    /// Sign-in with the app's identity provider: the token exchange's session connects as a
+    /// password's does; a forged token is refused with the contract's code; signing out ends it.
+    @Test func anIssuersTokenSignsInAForgedOneIsRefusedAndSigningOutEndsTheSession() async throws {
+        let key = try TestIssuer.Key.rsa("k1")
+        let issuer = try await TestIssuer.start([key])
+        let issuers = TestScratch.path("issuers", suffix: ".json")
+        try Data("[\(issuer.entry(algorithms: ["RS256"]))]".utf8).write(to: URL(fileURLWithPath: issuers))
+        let environment = [
+            "PARLEY_AUTH_ISSUERS_FILE": issuers, "PARLEY_AUTH_CA_FILE": try issuer.authority.writeCertificate(),
+            "PARLEY_OUTBOUND_ALLOW": "127.0.0.0/8, ::1/128",
+        ]
+        do {
+            try await ParleyClientStack.run(environment: environment) { kit in
+                let (bob, bobID) = try await kit.signedIn("bob")
+                let parley = kit.client()
+                let token = try issuer.token(key, subject: "app-user-53", claims: ["email": #""kit@example.com""#])
+                try await parley.signIn(token: token)
+                let me = try #require(await parley.userID)
+                let room = try await parley.directRoom(with: bobID)
+                let bobSees = Collected(await bob.messages(in: room.id))
+                _ = try await parley.send("signed in with the app's token", in: room.id).stored()
+                #expect(await bobSees.waitForMessages(1).map(\.senderID) == [me])
+
+                let stranger = kit.client()
+                do {
+                    try await stranger.signIn(token: "a.b.c")
+                    Issue.record("a forged token signed in")
+                } catch {
+                    #expect(ParleyProblem.of(error)?.code == "invalid-token", "\(error)")
+                }
+                await parley.signOut()
+                #expect(await parley.userID == nil)
+                await #expect(throws: ParleyClientError.signedOut) { try await parley.send("after", in: room.id) }
+                await bob.signOut()
+            }
+        } catch {
+            await issuer.stop()
+            throw error
+        }
+        await issuer.stop()
+    }
 }

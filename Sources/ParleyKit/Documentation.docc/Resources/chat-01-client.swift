@@ -1,0 +1,4 @@
+import Foundation
+import ParleyKit
+
+let parley = ParleyClient(baseURL: URL(string: "https://chat.example.com")!)
