@@ -212,7 +212,7 @@ import Testing
 
 extension BrokerPluginTests {
     @Test func chatInCarriesTypeMetadataAndAttachmentsAndRejectsBeyondTheContractByUID() async throws {
-        _ = try await withBroker(relay: true, ingest: true) { api, broker in
+        let broker = try await withBroker(relay: true, ingest: true) { api, broker in
             let users = try await api.signUp(count: 3)
             let (roomID, uid) = try await api.multipartyRoom(
                 by: users[0], members: [(users[1], "reader"), (users[2], "reader")], name: "In")
@@ -243,5 +243,6 @@ extension BrokerPluginTests {
                 await envelope(writer, "message-rejected", of: RoomEvent.Rejection.self) { $0.uid == "rich-2" })
             #expect(rejected.data.code == .invalidRequest && rejected.data.chatRoomId == Int64(roomID))
         }
+        #expect(await broker.stop() == 0)
     }
 }
