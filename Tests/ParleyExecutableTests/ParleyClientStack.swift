@@ -102,6 +102,15 @@ final class Collected: Sendable {
         all.compactMap { if case .new(let message) = $0 { message } else { nil } }
     }
 
+    /// Waits up to `timeout` for an event `matches` takes; whether one came.
+    func waitFor(timeout: Duration = .seconds(20), _ matches: (ParleyEvent) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !all.contains(where: matches), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return all.contains(where: matches)
+    }
+
     /// Waits up to `timeout` for `count` new messages.
     func waitForMessages(_ count: Int, timeout: Duration = .seconds(20)) async -> [ParleyMessage] {
         let deadline = ContinuousClock.now + timeout

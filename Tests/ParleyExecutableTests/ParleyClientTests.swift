@@ -24,6 +24,12 @@ struct ParleyClientTests {
             // Bob's client learns of the room from its first message.
             #expect(await bobSees.waitForMessages(1).map(\.id) == [hello.id])
             #expect(await bob.room(room.id)?.unreadCount == 1)
+            try await bob.markRead(room.id, upTo: hello.seq)
+            #expect(await bob.room(room.id)?.unreadCount == 0)
+            #expect(await aliceSees.waitFor { $0 == .read(roomID: room.id, userID: bobID, seq: hello.seq) })
+            let aliceID = try #require(await alice.userID)
+            try await alice.setTyping(true, in: room.id)
+            #expect(await bobSees.waitFor { $0 == .typing(roomID: room.id, userID: aliceID, creating: true) })
             let reply = try await bob.send("Hi Alice", in: room.id).stored()
             #expect(await aliceSees.waitForMessages(2).map(\.id) == [hello.id, reply.id])
             #expect(reply.senderID == bobID && reply.content == "Hi Alice")
