@@ -97,4 +97,12 @@ struct OutgoingMessageTests {
         }
         #expect(outgoing.state == .rejected(rejection))
     }
+
+    /// Signed out before the server answered: the waiter is told so, not left waiting.
+    @Test func anAbandonedMessageThrowsSignedOut() async {
+        let outgoing = ParleyOutgoingMessage(uid: "u", roomID: 7, content: "hi")
+        let waiter = Task { try await outgoing.stored() }
+        outgoing.settle(.abandoned)
+        await #expect(throws: ParleyClientError.signedOut) { try await waiter.value }
+    }
 }

@@ -21,10 +21,16 @@ extension ParleyClient {
         session = Session(
             userID: userID, deviceID: login.deviceId, tokens: tokens, rest: rest, link: link, outbox: outboxInput,
             tasks: [])
-        try await loadRooms()
-        try await link.subscribe(
-            [.init(topicFilter: "messenger-notifications/\(userID)", qos: .atLeastOnce)]
-                + rooms.values.map { .init(topicFilter: "chat-room/\($0.uid)", qos: .atLeastOnce) })
+        do {
+            try await loadRooms()
+            try await link.subscribe(
+                [.init(topicFilter: "messenger-notifications/\(userID)", qos: .atLeastOnce)]
+                    + rooms.values.map { .init(topicFilter: "chat-room/\($0.uid)", qos: .atLeastOnce) })
+        } catch {
+            // A sign-in that cannot load the rooms leaves no half session behind.
+            if let session { await stop(session) }
+            throw error
+        }
         let tasks = [
             Task { for await publication in link.deliveries { await self.received(publication) } },
             Task { for await state in link.states { await self.linkChanged(state) } },
@@ -42,6 +48,7 @@ extension ParleyClient {
         for task in ended.tasks { task.cancel() }
         rooms = [:]
         timelines = [:]
+        for outgoing in pending.values { outgoing.settle(.abandoned) }
         pending = [:]
         publishRoomList()
     }

@@ -89,8 +89,8 @@ public actor ParleyClient {
         try await start(login)
     }
 
-    /// Ends the session on the server and here: the broker connection closes, every stream
-    /// ends, and pending messages stay unresolved.
+    /// Ends the session on the server and here: the broker connection closes, and messages
+    /// still pending resolve as ``ParleyOutgoingMessage/State/abandoned``.
     public func signOut() async {
         guard let session else { return }
         _ = try? await session.rest.postV1AuthLogout()

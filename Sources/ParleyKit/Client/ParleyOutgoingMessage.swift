@@ -14,6 +14,9 @@ public final class ParleyOutgoingMessage: Sendable, Identifiable {
         case pending
         case stored(ParleyMessage)
         case rejected(ParleyRejection)
+        /// The session ended first: the server may or may not have it. Sending it again with
+        /// the same uid after signing in stores it once either way.
+        case abandoned
     }
 
     private let outcome = NIOLockedValueBox<(state: State, waiting: [CheckedContinuation<State, Never>])>(
@@ -30,7 +33,8 @@ public final class ParleyOutgoingMessage: Sendable, Identifiable {
 
     public var state: State { outcome.withLockedValue { $0.state } }
 
-    /// The stored message, once stored; throws the ``ParleyRejection`` when refused.
+    /// The stored message, once stored; throws the ``ParleyRejection`` when refused, and
+    /// ``ParleyClientError/signedOut`` when the session ended first.
     public func stored() async throws -> ParleyMessage {
         let state = await withCheckedContinuation { continuation in
             let settled = outcome.withLockedValue { outcome -> State? in
@@ -45,6 +49,7 @@ public final class ParleyOutgoingMessage: Sendable, Identifiable {
         switch state {
         case .stored(let message): return message
         case .rejected(let rejection): throw rejection
+        case .abandoned: throw ParleyClientError.signedOut
         case .pending: preconditionFailure("resumed while pending")
         }
     }
