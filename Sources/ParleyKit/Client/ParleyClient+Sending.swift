@@ -70,8 +70,12 @@ extension ParleyClient {
                 outgoing.settle(.stored(message))
                 await take(message)
                 return
-            } catch let error where ParleyProblem.of(error) != nil {
-                let problem = ParleyProblem.of(error)!
+            } catch {
+                // No answer: the connection failed; tried again after a pause.
+                guard let problem = ParleyProblem.of(error) else {
+                    try? await Task.sleep(for: .seconds(1 << attempt))
+                    continue
+                }
                 if let wait = problem.retryAfter, wait <= 30, attempt < 2 {
                     try? await Task.sleep(for: .seconds(wait))
                     continue
@@ -82,8 +86,6 @@ extension ParleyClient {
                         roomID: outgoing.roomID, uid: outgoing.uid, code: problem.code, reason: problem.detail,
                         retryAfter: problem.retryAfter))
                 return
-            } catch {
-                try? await Task.sleep(for: .seconds(1 << attempt))
             }
         }
         refuse(
