@@ -9,9 +9,8 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "parley",
-    // macOS 15 for the server's targets (Synchronization); ParleyKit asks for no more than
-    // iOS 16 and macOS 13, but a package has one set of platforms.
-    platforms: [.macOS(.v15), .iOS(.v16)],
+    // ParleyKit's (and parley-chat's) minimums. The server builds on Linux only: see the end.
+    platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .executable(name: "parley", targets: ["parley"]),
         .executable(name: "parley-load", targets: ["parley-load"]),
@@ -462,3 +461,19 @@ let package = Package(
         ),
     ]
 )
+
+// The server runs on Linux (Glibc, libpq, hiredis, libmosquitto; Synchronization's Mutex, which
+// Apple's systems have from macOS 15): only ParleyKit and parley-chat build on Apple's
+// platforms. SwiftPM checks every target's product dependencies against the package's minimums
+// on Apple's platforms, built or not (an app adding ParleyKit would meet HummingbirdAuth's
+// macOS 14 and iOS 17), so the other targets take their products on Linux only.
+let appleClientTargets: Set<String> = ["ParleyKit", "parley-chat"]
+for target in package.targets where !appleClientTargets.contains(target.name) {
+    target.dependencies = target.dependencies.map { dependency in
+        guard case .productItem(let name, let package, let moduleAliases, nil) = dependency else {
+            return dependency
+        }
+        return .product(
+            name: name, package: package ?? name, moduleAliases: moduleAliases, condition: .when(platforms: [.linux]))
+    }
+}
