@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 import ParleyKit
 import ParleyTestSupport
 import Synchronization
@@ -16,6 +17,16 @@ struct ParleyClientTests {
             let room = try await alice.directRoom(with: bobID)
             let aliceSees = Collected(await alice.messages(in: room.id))
             let bobSees = Collected(await bob.messages(in: room.id))
+            // Bob's room list as a SwiftUI view reads it, told when it changes.
+            let bobsList = await ParleyRoomList(client: bob)
+            let redrawn = Mutex(false)
+            await MainActor.run {
+                withObservationTracking {
+                    _ = bobsList.rooms
+                } onChange: {
+                    redrawn.withLock { $0 = true }
+                }
+            }
             try await bob.registerPushToken("bob-apns-token", provider: .apns)
             let bobsDevices = try await #require(await bob.rest).getV1Devices().ok.body.json.devices
             #expect(bobsDevices.map(\.hasPushToken) == [true])
@@ -24,8 +35,11 @@ struct ParleyClientTests {
             // Bob's client learns of the room from its first message.
             #expect(await bobSees.waitForMessages(1).map(\.id) == [hello.id])
             #expect(await bob.room(room.id)?.unreadCount == 1)
+            #expect(await bobsList.eventually { $0.room(room.id)?.unreadCount == 1 && $0.unreadCount == 1 })
+            #expect(redrawn.withLock { $0 }, "the observable room list did not tell its change")
             try await bob.markRead(room.id, upTo: hello.seq)
             #expect(await bob.room(room.id)?.unreadCount == 0)
+            #expect(await bobsList.eventually { $0.room(room.id)?.unreadCount == 0 && $0.unreadCount == 0 })
             #expect(await aliceSees.waitFor { $0 == .read(roomID: room.id, userID: bobID, seq: hello.seq) })
             let aliceID = try #require(await alice.userID)
             try await alice.setTyping(true, in: room.id)
@@ -64,6 +78,7 @@ struct ParleyClientTests {
             }
             await alice.signOut()
             await bob.signOut()
+            #expect(await bobsList.eventually { $0.rooms.isEmpty }, "signed out, the list is empty")
         }
     }
 
@@ -166,5 +181,15 @@ struct ParleyClientTests {
             throw error
         }
         await issuer.stop()
+    }
+}
+
+@MainActor
+extension ParleyRoomList {
+    /// Waits up to `timeout` for the list to satisfy `holds`; whether it did.
+    func eventually(timeout: Duration = .seconds(20), _ holds: @MainActor (ParleyRoomList) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !holds(self), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(50)) }
+        return holds(self)
     }
 }
