@@ -408,9 +408,8 @@ let package = Package(
                 .product(
                     name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client",
                     condition: .when(platforms: [.linux])),
-                .product(
-                    name: "OpenAPIURLSession", package: "swift-openapi-urlsession",
-                    condition: .when(platforms: [.macOS, .iOS])),
+                // (built on Linux too: the tests run the client over both transports).
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -449,8 +448,11 @@ let package = Package(
             dependencies: [
                 "ParleyTestSupport", "ParleyPostgres", "ParleyMQTT", "ParleyCore", "ParleyRuntime", "ParleyRedis",
                 "ParleyPushSimulator",
-                // ParleyClient against the whole stack, as an app runs it.
+                // ParleyClient against the whole stack, as an app runs it, over either transport.
                 "ParleyKit",
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 // The answers' own types, to read them as a client written against the contract does.
                 "ParleyAPI",
                 .product(name: "Crypto", package: "swift-crypto"),

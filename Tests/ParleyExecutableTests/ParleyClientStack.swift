@@ -1,4 +1,7 @@
 import Foundation
+import OpenAPIAsyncHTTPClient
+import OpenAPIRuntime
+import OpenAPIURLSession
 import ParleyKit
 import ParleyTestSupport
 import Synchronization
@@ -7,12 +10,27 @@ import Testing
 /// `parley serve` and `parley worker` with a private broker running Parley's plugin, and
 /// ParleyClients signed in to it: what an app built on ParleyKit talks to.
 struct ParleyClientStack {
+    /// The HTTP clients ParleyKit's REST goes through: Linux's default and Apple's (URLSession,
+    /// here Foundation's on Linux).
+    enum Transport: String, CaseIterable, Sendable {
+        case asyncHTTPClient, urlSession
+
+        func make() -> any ClientTransport {
+            switch self {
+            case .asyncHTTPClient: AsyncHTTPClientTransport()
+            case .urlSession: URLSessionTransport()
+            }
+        }
+    }
+
     let services: TestServices
     let stack: LiveStack
+    let transport: Transport
 
     /// Runs `body` on a fresh stack with `environment` over the stack's settings; stops it after.
     static func run(
-        environment: [String: String] = [:], _ body: (ParleyClientStack) async throws -> Void
+        environment: [String: String] = [:], transport: Transport = .asyncHTTPClient,
+        _ body: (ParleyClientStack) async throws -> Void
     ) async throws {
         let services = try await TestServices.makePrivate()
         do {
@@ -29,7 +47,7 @@ struct ParleyClientStack {
                 ) { $1 })
             let stack = try await LiveStack.start(parley)
             do {
-                try await body(ParleyClientStack(services: services, stack: stack))
+                try await body(ParleyClientStack(services: services, stack: stack, transport: transport))
             } catch {
                 Issue.record("worker log: \(stack.log("worker.log"))")
                 await stack.stop()
@@ -61,7 +79,7 @@ struct ParleyClientStack {
     func client(renewBefore: Duration = .seconds(30)) -> ParleyClient {
         ParleyClient(
             baseURL: URL(string: stack.base)!, broker: MQTTEndpoint(host: "127.0.0.1", port: services.port("MQTT")),
-            renewBefore: renewBefore)
+            renewBefore: renewBefore, transport: transport.make())
     }
 
     /// A new user signed in on a new ParleyClient, with the stack's broker.

@@ -10,8 +10,11 @@ import Testing
 struct ParleyClientTests {
     static let unlimited = ["PARLEY_LIMIT_MESSAGES_PER_SECOND": "1000", "PARLEY_LIMIT_MESSAGES_BURST": "1000"]
 
-    @Test func twoClientsChatBothWaysAHundredSendsResolveInOrderAndARefusalResolvesWithIt() async throws {
-        try await ParleyClientStack.run(environment: Self.unlimited) { kit in
+    @Test(arguments: ParleyClientStack.Transport.allCases)
+    func twoClientsChatBothWaysAHundredSendsResolveInOrderAndARefusalResolvesWithIt(
+        over transport: ParleyClientStack.Transport
+    ) async throws {
+        try await ParleyClientStack.run(environment: Self.unlimited, transport: transport) { kit in
             let (alice, _) = try await kit.signedIn("alice")
             let (bob, bobID) = try await kit.signedIn("bob")
             let room = try await alice.directRoom(with: bobID)
@@ -85,9 +88,12 @@ struct ParleyClientTests {
     /// The broker goes away in the middle of a conversation and the access tokens expire
     /// meanwhile: sends go over REST (renewing the token after the server refuses it), the
     /// clients reconnect and fetch what they missed, and each shows every message once, in order.
-    @Test func aBrokerRestartAndAnExpiredAccessTokenLoseNothingAndShowNothingTwice() async throws {
+    @Test(arguments: ParleyClientStack.Transport.allCases)
+    func aBrokerRestartAndAnExpiredAccessTokenLoseNothingAndShowNothingTwice(
+        over transport: ParleyClientStack.Transport
+    ) async throws {
         let environment = Self.unlimited.merging(["PARLEY_ACCESS_TOKEN_LIFETIME": "3"]) { $1 }
-        try await ParleyClientStack.run(environment: environment) { kit in
+        try await ParleyClientStack.run(environment: environment, transport: transport) { kit in
             let (alice, _) = try await kit.signedIn("alice", renewBefore: .zero)
             let (bob, bobID) = try await kit.signedIn("bob", renewBefore: .zero)
             let room = try await alice.directRoom(with: bobID)

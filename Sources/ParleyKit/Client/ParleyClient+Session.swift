@@ -8,7 +8,7 @@ extension ParleyClient {
     func start(_ login: Components.Schemas.Login) async throws {
         if let session { await stop(session) }
         let tokens = ParleyTokens(login: login, client: account, renewBefore: renewBefore)
-        let rest = ParleyREST.throwingProblems(baseURL: baseURL, tokens: tokens)
+        let rest = ParleyREST.throwingProblems(baseURL: baseURL, tokens: tokens, transport: transport)
         let userID = login.user.id
         let endpoint = broker ?? Self.endpoint(of: login.mqtt)
         let link = MQTTLink(endpoint: endpoint) {

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOSSL
+import OpenAPIRuntime
 
 /// Parley for an app: sign in, the room list kept current, each room's events in order and
 /// once, and sends that resolve with the stored message (see <doc:GettingStarted>).
@@ -25,6 +26,8 @@ public actor ParleyClient {
     let confirmationTimeout: Duration
     /// How long before its expiry an access token is renewed (``ParleyTokens``).
     let renewBefore: Duration
+    /// The HTTP client REST requests go through.
+    let transport: any ClientTransport
     let account: Client
     var session: Session?
     var rooms: [Int: ParleyRoom] = [:]
@@ -57,15 +60,19 @@ public actor ParleyClient {
     ///     before it is also sent over REST.
     ///   - renewBefore: how long before its expiry an access token is renewed (one the server
     ///     refuses as expired is renewed then, and the request sent again).
+    ///   - transport: the HTTP client of REST requests: by default URLSession's on Apple's
+    ///     platforms and AsyncHTTPClient elsewhere (``ParleyREST/platformTransport()``); an
+    ///     app's own configured `URLSessionTransport` (a background or proxied session) goes here.
     public init(
         baseURL: URL, broker: MQTTEndpoint? = nil, confirmationTimeout: Duration = .seconds(10),
-        renewBefore: Duration = .seconds(30)
+        renewBefore: Duration = .seconds(30), transport: any ClientTransport = ParleyREST.platformTransport()
     ) {
         self.baseURL = baseURL
         self.broker = broker
         self.confirmationTimeout = confirmationTimeout
         self.renewBefore = renewBefore
-        account = ParleyREST.throwingProblems(baseURL: baseURL, tokens: nil)
+        self.transport = transport
+        account = ParleyREST.throwingProblems(baseURL: baseURL, tokens: nil, transport: transport)
     }
 
     // MARK: Signing in and out

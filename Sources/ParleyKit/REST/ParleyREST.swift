@@ -1,16 +1,16 @@
 import Foundation
 import HTTPTypes
 import OpenAPIRuntime
+import OpenAPIURLSession
 
-#if canImport(OpenAPIURLSession)
-    import OpenAPIURLSession
-#else
+#if !canImport(Darwin)
     import OpenAPIAsyncHTTPClient
 #endif
 
 /// Parley's REST API, generated from its OpenAPI document (`Client`, `Operations`,
 /// `Components`), over the platform's HTTP client: URLSession on Apple's platforms,
-/// AsyncHTTPClient elsewhere.
+/// AsyncHTTPClient elsewhere (URLSession's transport builds there too: the tests run the
+/// client over both).
 public enum ParleyREST {
     /// A client of the server at `baseURL` whose requests carry the access token `accessToken`
     /// gives at the time (none when it gives nil: sign-in, registration).
@@ -28,26 +28,29 @@ public enum ParleyREST {
 
     /// As ``client(baseURL:tokens:)`` (or without tokens, as ``client(baseURL:accessToken:)``),
     /// every problem answer thrown as a ``ParleyProblem``.
-    static func throwingProblems(baseURL: URL, tokens: ParleyTokens?) -> Client {
+    static func throwingProblems(baseURL: URL, tokens: ParleyTokens?, transport: any ClientTransport) -> Client {
         let authorising: any ClientMiddleware =
             tokens.map { RenewingBearerToken(tokens: $0) } ?? BearerToken(token: { nil })
         // Outside the authorisation: a 401 it renews after is no problem yet.
-        return client(baseURL: baseURL, middlewares: [ProblemAnswers(), authorising])
+        return client(baseURL: baseURL, middlewares: [ProblemAnswers(), authorising], transport: transport)
     }
 
     private static func client(baseURL: URL, authorising: some ClientMiddleware) -> Client {
         client(baseURL: baseURL, middlewares: [authorising])
     }
 
-    /// The one place a client is made: Parley's timestamps, the platform's transport, `middlewares`.
-    private static func client(baseURL: URL, middlewares: [any ClientMiddleware]) -> Client {
+    /// The one place a client is made: Parley's timestamps, the transport, `middlewares`.
+    private static func client(
+        baseURL: URL, middlewares: [any ClientMiddleware], transport: any ClientTransport = platformTransport()
+    ) -> Client {
         Client(
             serverURL: baseURL, configuration: Configuration(dateTranscoder: RFC3339Dates()),
-            transport: platformTransport(), middlewares: middlewares)
+            transport: transport, middlewares: middlewares)
     }
 
-    static func platformTransport() -> any ClientTransport {
-        #if canImport(OpenAPIURLSession)
+    /// The platform's HTTP client: URLSession on Apple's platforms, AsyncHTTPClient elsewhere.
+    public static func platformTransport() -> any ClientTransport {
+        #if canImport(Darwin)
             URLSessionTransport()
         #else
             AsyncHTTPClientTransport()
