@@ -66,7 +66,7 @@ public struct JobConsumer: Service {
                     started += 1
                     jobs.start(item.entry.id)
                     group.addTask {
-                        await process(item.entry, deliveries: item.deliveries)
+                        await process(item.entry, deliveries: item.deliveries, readAt: item.readAt)
                         jobs.end(item.entry.id)
                         freed.continuation.yield()
                     }
@@ -74,7 +74,7 @@ public struct JobConsumer: Service {
                 backlog.removeFirst(min(backlog.count, limit - running))
             }
             // Graceful shutdown lets the running jobs finish, and the ones already read.
-            for item in backlog { await process(item.entry, deliveries: item.deliveries) }
+            for item in backlog { await process(item.entry, deliveries: item.deliveries, readAt: item.readAt) }
         }
     }
 
@@ -130,9 +130,11 @@ public struct JobConsumer: Service {
         backoff = min(backoff * 2, .seconds(5))
     }
 
-    /// - Parameter deliveries: deliveries of this stream entry; a postponed job also counts
-    ///   the attempts made before it was postponed.
-    func process(_ entry: RedisJobQueue.Entry, deliveries: Int) async {
+    /// - Parameters:
+    ///   - deliveries: deliveries of this stream entry; a postponed job also counts the
+    ///     attempts made before it was postponed.
+    ///   - readAt: when it was read, from which the queue's ``RedisJobQueue/Configuration/holdOrderFor`` counts.
+    func process(_ entry: RedisJobQueue.Entry, deliveries: Int, readAt: ContinuousClock.Instant = .now) async {
         guard let job = entry.fields["job"] else {
             await finish(entry.id)
             return
@@ -143,7 +145,7 @@ public struct JobConsumer: Service {
             return
         }
         do {
-            try await handler(job)
+            try await handleHoldingOrder(job, id: entry.id, until: readAt + queue.configuration.holdOrderFor)
             await finish(entry.id)
             succeeded.increment()
         } catch let retry as RetryLater where deliveries < queue.configuration.maxAttempts {
@@ -172,6 +174,26 @@ public struct JobConsumer: Service {
                 ])
             if deliveries >= queue.configuration.maxAttempts || error is PermanentJobFailure {
                 await bury(entry.id, job: job, reason: "\(error)")
+            }
+        }
+    }
+
+    /// The handler, tried again in place after a failure until `deadline` (the queue's hold on
+    /// its order): the jobs after it wait. A handler's ``RetryLater`` or
+    /// ``PermanentJobFailure`` is its own decision, and goes to the queue at once.
+    private func handleHoldingOrder(_ job: String, id: String, until deadline: ContinuousClock.Instant) async throws {
+        var wait = Duration.milliseconds(100)
+        while true {
+            do {
+                return try await handler(job)
+            } catch let error where !(error is RetryLater) && !(error is PermanentJobFailure) {
+                guard ContinuousClock.now + wait < deadline, !Task.isShuttingDownGracefully else { throw error }
+                failed.increment()
+                logger.warning(
+                    "job failed; trying again in place",
+                    metadata: ["queue": "\(queue.name)", "id": "\(id)", "error": "\(error)"])
+                try await Task.sleep(for: wait)
+                wait = min(wait * 2, .seconds(2))
             }
         }
     }

@@ -5,6 +5,8 @@ extension RedisJobQueue {
     struct Delivery {
         let entry: Entry
         let deliveries: Int
+        /// When this consumer read it: the start of its hold on the queue's order.
+        var readAt = ContinuousClock.now
     }
 
     /// New jobs for `consumer`, waiting up to `block` for some to arrive.

@@ -25,10 +25,21 @@ public struct RedisJobQueue: JobQueue {
         public var blockFor: Duration
         /// Handlers one consumer runs at once; 1 keeps the queue's order.
         public var concurrency: Int
+        /// How long after its read a failed job is tried again in place (100 ms, doubling to
+        /// 2 s) before it is given back to the queue. A serial queue's later jobs wait behind it,
+        /// so a short outage (PostgreSQL restarting) keeps their order; a job given back is
+        /// retried after the visibility timeout, the jobs after it first. Zero: given back at
+        /// once. At most two thirds of the visibility timeout, so no other consumer claims the
+        /// job meanwhile.
+        public var holdOrderFor: Duration {
+            get { _holdOrderFor }
+            set { _holdOrderFor = min(newValue, visibilityTimeout * 2 / 3) }
+        }
+        private var _holdOrderFor: Duration = .zero
 
         public init(
             maxAttempts: Int = 5, visibilityTimeout: Duration = .seconds(30), maximumBackoff: Duration = .seconds(600),
-            batchSize: Int = 32, blockFor: Duration = .seconds(2), concurrency: Int = 1
+            batchSize: Int = 32, blockFor: Duration = .seconds(2), concurrency: Int = 1, holdOrderFor: Duration = .zero
         ) {
             self.maxAttempts = maxAttempts
             self.visibilityTimeout = visibilityTimeout
@@ -36,6 +47,7 @@ public struct RedisJobQueue: JobQueue {
             self.batchSize = batchSize
             self.blockFor = blockFor
             self.concurrency = concurrency
+            self.holdOrderFor = holdOrderFor
         }
     }
 

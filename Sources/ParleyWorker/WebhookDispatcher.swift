@@ -26,11 +26,6 @@ public struct WebhookDispatcher: Service {
     /// Lanes sent to at once.
     let concurrency: Int
     let attemptLimit: Duration
-    /// How long a job whose events cannot be recorded (PostgreSQL away) is tried again in
-    /// place before the queue retries it. The queue's consumer is serial, so the jobs after it
-    /// wait: a room's events are recorded, and sent, in their order. Within the queue's
-    /// visibility timeout (30 s), so no other worker takes the job meanwhile.
-    let recordPatience: Duration
     static let bodyLimit = 256 * 1024
     private let wake = WakeSignal()
     private let inFlight = LaneCount()
@@ -45,9 +40,8 @@ public struct WebhookDispatcher: Service {
     public init(
         store: any WebhookDeliveryStore, transport: any WebhookTransport, replies: (any BotReplies)?,
         policy: WebhookRetryPolicy = .init(), concurrency: Int = 16, attemptLimit: Duration = .seconds(5),
-        recordPatience: Duration = .seconds(20), logger: Logger
+        logger: Logger
     ) {
-        self.recordPatience = recordPatience
         self.store = store
         self.transport = transport
         self.replies = replies
@@ -58,7 +52,9 @@ public struct WebhookDispatcher: Service {
     }
 
     /// The handler of the webhooks' queue: a relay batch's events become deliveries (an
-    /// event queued twice, once), and the sending loop wakes.
+    /// event queued twice, once), and the sending loop wakes. The queue is serial and holds its
+    /// order through a failure (PostgreSQL away: the job is tried again in place), so a room's
+    /// events are recorded, and sent, in their order.
     public func record(job: String) async throws {
         let events: [QueuedWebhookEvent]
         do {
@@ -66,21 +62,8 @@ public struct WebhookDispatcher: Service {
         } catch {
             throw PermanentJobFailure(reason: "malformed webhook job")
         }
-        var wait = Duration.milliseconds(100)
-        let deadline = ContinuousClock.now + recordPatience
-        while true {
-            do {
-                try await store.record(events)
-                try await store.record(commands: events.compactMap(BotCommand.of), at: Date())
-                break
-            } catch {
-                // Given back to the queue at last, which retries it after its visibility timeout.
-                guard ContinuousClock.now + wait < deadline, !Task.isShuttingDownGracefully else { throw error }
-                logger.warning("webhook events not recorded; trying again", metadata: ["error": "\(error)"])
-                try await Task.sleep(for: wait)
-                wait = min(wait * 2, .seconds(2))
-            }
-        }
+        try await store.record(events)
+        try await store.record(commands: events.compactMap(BotCommand.of), at: Date())
         wake.signal()
     }
 

@@ -92,8 +92,9 @@ extension WorkerGraph.Parts {
         let settings: Settings
         let redis: RedisConnectionPool
 
+        /// Serial, and its order held through a short failure (a member's notifications in order).
         func fanout() throws -> RedisJobQueue {
-            RedisJobQueue(name: QueueName.fanout, pool: redis, configuration: try settings.jobQueue())
+            RedisJobQueue(name: QueueName.fanout, pool: redis, configuration: try Self.orderHeld(settings.jobQueue()))
         }
 
         /// Pushes wait on slow providers: more in flight, and a longer lease than other jobs.
@@ -113,8 +114,17 @@ extension WorkerGraph.Parts {
             return RedisJobQueue(name: QueueName.media, pool: redis, configuration: configuration)
         }
 
+        /// Serial, and its order held through a short failure: a room's events are recorded, and
+        /// sent, in their order.
         func webhooks() throws -> RedisJobQueue {
-            RedisJobQueue(name: QueueName.webhooks, pool: redis, configuration: try settings.jobQueue())
+            RedisJobQueue(name: QueueName.webhooks, pool: redis, configuration: try Self.orderHeld(settings.jobQueue()))
+        }
+
+        /// A failed job tried again in place for as long as no other consumer can claim it.
+        static func orderHeld(_ configuration: RedisJobQueue.Configuration) -> RedisJobQueue.Configuration {
+            var configuration = configuration
+            configuration.holdOrderFor = configuration.visibilityTimeout * 2 / 3
+            return configuration
         }
 
         func maintenance() throws -> RedisJobQueue {

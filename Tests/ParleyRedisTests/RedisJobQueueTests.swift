@@ -8,15 +8,16 @@ import Testing
 @testable import ParleyRedis
 
 struct RedisJobQueueTests {
-    func queue(maxAttempts: Int = 3, visibility: Duration = .milliseconds(300), concurrency: Int = 1) throws
-        -> RedisJobQueue
-    {
+    func queue(
+        maxAttempts: Int = 3, visibility: Duration = .milliseconds(300), concurrency: Int = 1,
+        holdOrderFor: Duration = .zero
+    ) throws -> RedisJobQueue {
         let pool = RedisConnectionPool(configuration: try TestServices.shared().redis(), logger: .quiet)
         return RedisJobQueue(
             name: "test-\(UUID().uuidString.prefix(8))", pool: pool,
             configuration: .init(
                 maxAttempts: maxAttempts, visibilityTimeout: visibility, batchSize: 8, blockFor: .milliseconds(100),
-                concurrency: concurrency))
+                concurrency: concurrency, holdOrderFor: holdOrderFor))
     }
 
     /// Runs consumers until `done` holds or the time is up.
@@ -118,6 +119,45 @@ struct RedisJobQueueTests {
         #expect(ContinuousClock.now - start >= .milliseconds(600))
         #expect(try await queue.deadLetters() == ["poison"])
         #expect(try await queue.depth() == 0)
+    }
+
+    /// A serial queue that holds its order: a job that fails for a moment is tried again in
+    /// place, and the jobs after it wait (the webhooks' queue through a PostgreSQL restart).
+    @Test func aFailedJobOfAQueueHoldingItsOrderIsTriedInPlaceAndTheJobsAfterItWait() async throws {
+        let queue = try queue(visibility: .seconds(3), holdOrderFor: .seconds(2))
+        for job in ["a", "b", "c"] { try await queue.enqueue(job) }
+        let calls = Recorder()
+        let handled = Recorder()
+        struct Failure: Error {}
+        let consumer = JobConsumer(queue: queue, consumer: "c", logger: .quiet) { job in
+            calls.add(job)
+            if job == "a" && calls.values.filter({ $0 == "a" }).count <= 3 { throw Failure() }
+            handled.add(job)
+        }
+        try await consume(queue, consumers: [consumer]) { handled.values.count == 3 }
+        #expect(handled.values == ["a", "b", "c"], "the jobs after a failed one overtook it")
+        #expect(calls.values.filter { $0 == "a" }.count == 4)
+        #expect(try await queue.depth() == 0)
+    }
+
+    /// Past its hold (two thirds of the visibility timeout at most), a failing job is given
+    /// back and the queue's retries take over: the jobs after it go on, it is dead-lettered
+    /// after its deliveries.
+    @Test func aJobFailingPastTheHoldIsGivenBackAndTheJobsAfterItGoOn() async throws {
+        let queue = try queue(maxAttempts: 2, visibility: .milliseconds(600), holdOrderFor: .seconds(10))
+        #expect(queue.configuration.holdOrderFor == .milliseconds(400))
+        for job in ["poison", "next"] { try await queue.enqueue(job) }
+        let calls = Recorder()
+        struct Failure: Error {}
+        let consumer = JobConsumer(queue: queue, consumer: "c", logger: .quiet) { job in
+            calls.add(job)
+            if job == "poison" { throw Failure() }
+        }
+        try await consume(queue, consumers: [consumer]) { ((try? await queue.deadLetters()) ?? []).count == 1 }
+        #expect(calls.values.contains("next"))
+        #expect(try await queue.deadLetters() == ["poison"])
+        // Each of its two deliveries was tried more than once in place.
+        #expect(calls.values.filter { $0 == "poison" }.count >= 4)
     }
 
     @Test func jobsOfADeadConsumerAreReclaimed() async throws {
