@@ -6,9 +6,12 @@ import Synchronization
 /// A caller who finds its lane idle leads: it waits `window` for company, then stores what
 /// is queued (up to `maxBatch`) in one call of `store`. When that returns and more is
 /// queued, the lead passes to the first caller waiting, who stores the next batch without
-/// waiting further (it filled while the last one committed). No task runs but the callers'
-/// own and one store per batch, one batch per lane is in flight, and items of one lane key
-/// keep their submission order.
+/// waiting further (it filled while the last one committed). A lane starts its batches at
+/// least `interval` apart: under load a leader waits out the rest of it, and what arrives
+/// meanwhile shares the batch (a commit's fixed cost spread over more items), while a lane
+/// whose last batch began longer ago stores at once. No task runs but the callers' own and one
+/// store per batch, one batch per lane is in flight, and items of one lane key keep their
+/// submission order.
 public final class GroupCommit<Item: Sendable, Output: Sendable>: Sendable {
     /// Stores a batch; returns one outcome per item, in order. A throw fails the whole batch.
     public typealias Store = @Sendable ([Item]) async throws -> [Result<Output, any Error>]
@@ -28,6 +31,8 @@ public final class GroupCommit<Item: Sendable, Output: Sendable>: Sendable {
     private struct LaneState {
         var queue: [Waiter] = []
         var leading = false
+        /// When the lane's last batch was taken.
+        var lastStart: ContinuousClock.Instant?
     }
 
     private final class Lane: Sendable {
@@ -37,13 +42,17 @@ public final class GroupCommit<Item: Sendable, Output: Sendable>: Sendable {
     private let lanes: [Lane]
     private let maxBatch: Int
     private let window: Duration
+    private let interval: Duration
     private let store: Store
 
-    public init(lanes: Int, maxBatch: Int, window: Duration, store: @escaping Store) {
+    public init(
+        lanes: Int, maxBatch: Int, window: Duration, interval: Duration = .zero, store: @escaping Store
+    ) {
         precondition(lanes > 0 && maxBatch > 0, "at least one lane and one item per batch")
         self.lanes = (0..<lanes).map { _ in Lane() }
         self.maxBatch = maxBatch
         self.window = window
+        self.interval = interval
         self.store = store
     }
 
@@ -70,8 +79,11 @@ public final class GroupCommit<Item: Sendable, Output: Sendable>: Sendable {
 
     /// Stores one batch (the leader's item first in it), answers the others, passes the lead on.
     private func lead(_ lane: Lane, fresh: Bool) async -> Result<Output, any Error> {
-        if fresh, window > .zero { try? await Task.sleep(for: window) }
+        let due = lane.state.withLock { $0.lastStart.map { $0 + interval } }
+        let wait = max(fresh ? window : .zero, due.map { $0 - .now } ?? .zero)
+        if wait > .zero { try? await Task.sleep(for: wait) }
         let batch = lane.state.withLock { state -> [Waiter] in
+            state.lastStart = .now
             let count = min(maxBatch, state.queue.count)
             let taken = Array(state.queue.prefix(count))
             state.queue.removeFirst(count)

@@ -113,6 +113,36 @@ struct GroupCommitTests {
         #expect(try await [first, second] == [0, 1])
         #expect(most.value.load(ordering: .relaxed) == 2)
     }
+
+    /// Under load a lane's batches start `interval` apart and what arrives meanwhile shares
+    /// the next; a lane whose last batch began longer ago stores at once.
+    @Test func aBusyLaneStartsItsBatchesAnIntervalApartAndAnIdleOneAtOnce() async throws {
+        let starts = Mutex<[(items: [Int], at: ContinuousClock.Instant)]>([])
+        let commit = GroupCommit<Int, Int>(lanes: 1, maxBatch: 64, window: .zero, interval: .milliseconds(300)) {
+            items in
+            starts.withLock { $0.append((items, .now)) }
+            return items.map { .success($0) }
+        }
+        let begun = ContinuousClock.now
+        #expect(try await commit.submit(0, key: 1) == 0)
+        #expect(ContinuousClock.now - begun < .milliseconds(150), "the first send waited")
+        let arrivals = (1...4).map { item in
+            Task {
+                try await Task.sleep(for: .milliseconds(40 * item))
+                return try await commit.submit(item, key: 1)
+            }
+        }
+        for (item, arrival) in zip(1...4, arrivals) { #expect(try await arrival.value == item) }
+        try await Task.sleep(for: .milliseconds(400))
+        let idle = ContinuousClock.now
+        #expect(try await commit.submit(5, key: 1) == 5)
+        #expect(ContinuousClock.now - idle < .milliseconds(150), "a send to a lane idle past the interval waited")
+        let batches = starts.withLock { $0 }
+        #expect(batches.map(\.items) == [[0], [1, 2, 3, 4], [5]])
+        if batches.count == 3 {
+            #expect(batches[1].at - batches[0].at >= .milliseconds(300))
+        }
+    }
 }
 
 /// A shared count (an `Atomic` cannot be captured by the tasks that share it).

@@ -37,7 +37,10 @@ public struct RoomService: Sendable {
         self.buckets = buckets
         self.hook = hook
         self.sends = batching.map { batching in
-            GroupCommit(lanes: batching.lanes, maxBatch: batching.maxBatch, window: batching.window) {
+            GroupCommit(
+                lanes: batching.lanes, maxBatch: batching.maxBatch, window: batching.window,
+                interval: batching.interval
+            ) {
                 [rooms, messages, hook] batch in
                 try await Self.send(batch, rooms: rooms, messages: messages, hook: hook)
             }

@@ -261,6 +261,12 @@ enum SettingKeys {
         static let batchWindow = SettingKey(
             "messages.batchWindowMicroseconds", default: "200",
             "Microseconds a REST send that finds no commit under way waits for others to share its commit.")
+        // As the ingest's commit interval, for REST sends (see the pipeline article).
+        static let commitInterval = SettingKey(
+            "messages.commitIntervalMicroseconds", default: "8000",
+            "Least microseconds between the starts of one REST send lane's commits: under load the sends that "
+                + "arrive meanwhile share the next commit, a lane whose last commit began longer ago stores at once "
+                + "(0: no wait).")
         static let outboxStall = SettingKey(
             "outbox.stallSeconds", default: "30",
             "Seconds the oldest unpublished room event may wait before the worker's readiness names the relay.")
@@ -268,7 +274,7 @@ enum SettingKeys {
             maxAttempts, visibilityTimeout, fanoutChunkSize, notificationWindow, fanoutConsumers, ingestPayloadLimit,
             ingestSender, ingestSession,
             ingestConcurrency, ingestCommitInterval,
-            batchLanes, batchLimit, batchWindow, outboxStall,
+            batchLanes, batchLimit, batchWindow, commitInterval, outboxStall,
         ]
     }
 

@@ -78,7 +78,8 @@ extension Settings {
         return SendBatching(
             lanes: try required(int(K.batchLanes, in: 1...1024), K.batchLanes),
             maxBatch: try messageBatchLimit(),
-            window: .microseconds(try required(int(K.batchWindow, in: 0...100_000), K.batchWindow)))
+            window: .microseconds(try required(int(K.batchWindow, in: 0...100_000), K.batchWindow)),
+            interval: .microseconds(try required(int(K.commitInterval, in: 0...1_000_000), K.commitInterval)))
     }
 
     /// Most messages one transaction stores (an ingest lane's batch too).
