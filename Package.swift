@@ -453,6 +453,7 @@ let package = Package(
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 // The answers' own types, to read them as a client written against the contract does.
                 "ParleyAPI",
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
 import OpenAPIURLSession
@@ -75,18 +76,21 @@ struct ParleyClientStack {
         return (email, id)
     }
 
-    /// A ParleyClient of the stack, with its broker, not signed in.
-    func client(renewBefore: Duration = .seconds(30)) -> ParleyClient {
-        ParleyClient(
+    /// A ParleyClient of the stack, with its broker, not signed in; its REST requests go to
+    /// `log` too, when given.
+    func client(renewBefore: Duration = .seconds(30), log: RequestLog? = nil) -> ParleyClient {
+        let made = transport.make()
+        return ParleyClient(
             baseURL: URL(string: stack.base)!, broker: MQTTEndpoint(host: "127.0.0.1", port: services.port("MQTT")),
-            renewBefore: renewBefore, transport: transport.make())
+            renewBefore: renewBefore, transport: log.map { RecordingTransport(inner: made, log: $0) } ?? made)
     }
 
     /// A new user signed in on a new ParleyClient, with the stack's broker.
-    func signedIn(_ name: String, renewBefore: Duration = .seconds(30)) async throws -> (client: ParleyClient, id: Int)
-    {
+    func signedIn(
+        _ name: String, renewBefore: Duration = .seconds(30), log: RequestLog? = nil
+    ) async throws -> (client: ParleyClient, id: Int) {
         let (email, id) = try await registered(name)
-        let client = client(renewBefore: renewBefore)
+        let client = client(renewBefore: renewBefore, log: log)
         try await client.signIn(email: email, password: Self.password)
         return (client, id)
     }
@@ -94,6 +98,27 @@ struct ParleyClientStack {
     /// The id of a user's JSON.
     private static func id(in json: String) -> Int? {
         (try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])?["id"] as? Int
+    }
+}
+
+/// The paths (with their queries) of the REST requests a client made.
+final class RequestLog: Sendable {
+    private let paths = Mutex<[String]>([])
+
+    func add(_ path: String) { paths.withLock { $0.append(path) } }
+    var all: [String] { paths.withLock { $0 } }
+}
+
+/// A transport that notes each request's path in a ``RequestLog`` and sends it on.
+struct RecordingTransport: ClientTransport {
+    let inner: any ClientTransport
+    let log: RequestLog
+
+    func send(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        log.add(request.path ?? "")
+        return try await inner.send(request, body: body, baseURL: baseURL, operationID: operationID)
     }
 }
 

@@ -87,7 +87,9 @@ struct ParleyClientTests {
 
     /// The broker goes away in the middle of a conversation and the access tokens expire
     /// meanwhile: sends go over REST (renewing the token after the server refuses it), the
-    /// clients reconnect and fetch what they missed, and each shows every message once, in order.
+    /// clients reconnect and fetch what they missed, and each shows every message once, in order;
+    /// an edit made meanwhile is told, and only the room the light sync names is asked for its
+    /// changes.
     @Test(arguments: ParleyClientStack.Transport.allCases)
     func aBrokerRestartAndAnExpiredAccessTokenLoseNothingAndShowNothingTwice(
         over transport: ParleyClientStack.Transport
@@ -95,7 +97,11 @@ struct ParleyClientTests {
         let environment = Self.unlimited.merging(["PARLEY_ACCESS_TOKEN_LIFETIME": "3"]) { $1 }
         try await ParleyClientStack.run(environment: environment, transport: transport) { kit in
             let (alice, _) = try await kit.signedIn("alice", renewBefore: .zero)
-            let (bob, bobID) = try await kit.signedIn("bob", renewBefore: .zero)
+            let bobsRequests = RequestLog()
+            let (bob, bobID) = try await kit.signedIn("bob", renewBefore: .zero, log: bobsRequests)
+            // A room of Bob's where nothing changes (older than the catch-up's 5 s margin).
+            let quiet = try await bob.directRoom(with: try await kit.registered("carol").id)
+            try await Task.sleep(for: .seconds(6))
             let room = try await alice.directRoom(with: bobID)
             let aliceSees = Collected(await alice.messages(in: room.id))
             let bobSees = Collected(await bob.messages(in: room.id))
@@ -106,6 +112,10 @@ struct ParleyClientTests {
             try await kit.services.stop("mosquitto")
             try await Task.sleep(for: .seconds(4))  // every access token has expired
             for index in 0..<5 { sent.append(try await alice.send("while away \(index)", in: room.id).stored()) }
+            let aliceREST = try #require(await alice.rest)
+            _ = try await aliceREST.patchV1RoomsIdMessagesMessageId(
+                path: .init(id: room.id, messageId: sent[0].id), body: .json(.init(content: "before 0, edited"))
+            ).ok
             try await kit.services.start("mosquitto")
             for index in 0..<5 { sent.append(try await bob.send("after \(index)", in: room.id).stored()) }
 
@@ -115,6 +125,20 @@ struct ParleyClientTests {
             #expect(await aliceSees.waitForMessages(15, timeout: .seconds(40)).map(\.id) == expected)
             try await Task.sleep(for: .seconds(1))
             #expect(bobSees.messages.count == 15 && aliceSees.messages.count == 15, "a message was shown twice")
+            #expect(
+                await bobSees.waitFor {
+                    if case .edited(let message) = $0 {
+                        message.id == sent[0].id && message.content == "before 0, edited"
+                    } else {
+                        false
+                    }
+                }, "the edit made while Bob was away was not told")
+            let changesAsked = bobsRequests.all.filter { $0.contains("changedSince") }
+            #expect(bobsRequests.all.contains { $0.hasPrefix("/v1/rooms?") && $0.contains("since=") })
+            #expect(changesAsked.contains { $0.hasPrefix("/v1/rooms/\(room.id)/messages") })
+            #expect(
+                !changesAsked.contains { $0.hasPrefix("/v1/rooms/\(quiet.id)/") },
+                "a room with no change was asked for its changes: \(changesAsked)")
             await alice.signOut()
             await bob.signOut()
         }

@@ -108,13 +108,30 @@ extension ParleyClient {
 
     /// Once the subscriptions are in place (each connection): the room list afresh, the
     /// messages of every room that has more than it told, and after a lost connection the
-    /// edits, deletions and reactions since (with a margin for clocks).
+    /// edits, deletions and reactions since (with a margin for clocks) of the rooms the light
+    /// sync names: a change moves its room's `updated_at`, so one request finds the few rooms
+    /// to ask rather than one request per room.
     private func catchUp(changedSince since: Date?) async {
         guard let newest = try? await loadRooms() else { return }
         for (roomID, seq) in newest where seq > timelines[roomID]?.told ?? seq {
             await repair(roomID)
         }
-        guard let since else { return }
-        for roomID in rooms.keys { await fetchChanges(in: roomID, since: since.addingTimeInterval(-5)) }
+        guard let since = since?.addingTimeInterval(-5) else { return }
+        let changed = (try? await roomsChanged(since: since)) ?? Array(rooms.keys)
+        for roomID in changed where rooms[roomID] != nil { await fetchChanges(in: roomID, since: since) }
+    }
+
+    /// The rooms with anything new since `since`: messages, edits, deletions, reactions, the
+    /// room itself (the room list's light sync).
+    func roomsChanged(since: Date) async throws -> [Int] {
+        let rest = try signedIn().rest
+        var cursor: String?
+        var changed: [Int] = []
+        repeat {
+            let page = try await rest.getV1Rooms(query: .init(limit: 100, cursor: cursor, since: since)).ok.body.json
+            changed += page.rooms.map(\.id)
+            cursor = page.nextCursor
+        } while cursor != nil
+        return changed
     }
 }
