@@ -101,9 +101,11 @@ struct ParleyClientStack {
     }
 }
 
-/// The paths (with their queries) of the REST requests a client made.
+/// The paths (with their queries) of the REST requests a client made; and how long its room
+/// list requests are held before they go (a slow network, a token renewed first).
 final class RequestLog: Sendable {
     private let paths = Mutex<[String]>([])
+    let roomListDelay = Mutex<Duration>(.zero)
 
     func add(_ path: String) { paths.withLock { $0.append(path) } }
     var all: [String] { paths.withLock { $0 } }
@@ -117,7 +119,11 @@ struct RecordingTransport: ClientTransport {
     func send(
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String
     ) async throws -> (HTTPResponse, HTTPBody?) {
-        log.add(request.path ?? "")
+        let path = request.path ?? ""
+        log.add(path)
+        if path == "/v1/rooms" || path.hasPrefix("/v1/rooms?") {
+            try await Task.sleep(for: log.roomListDelay.withLock { $0 })
+        }
         return try await inner.send(request, body: body, baseURL: baseURL, operationID: operationID)
     }
 }

@@ -70,6 +70,16 @@ struct ServerEventTests {
         for (json, expected) in cases { #expect(try decode(json) == expected, "\(json)") }
     }
 
+    /// The envelope's hash comes with its event from one read (repeats of other events are
+    /// dropped by it); an envelope without one reads as nil.
+    @Test func anEventIsReadWithItsEnvelopesHash() throws {
+        let typing = #"{"type":"creating-message-info","data":{"userId":2,"chatRoomId":7,"creating":true},"hash":"#
+        let hashed = try ServerEvent.read(Array((typing + #""h-42"}"#).utf8))
+        #expect(hashed.event == .event(.typing(roomID: 7, userID: 2, creating: true)) && hashed.hash == "h-42")
+        let bare = #"{"type":"notification-cleared","data":{"chatRoomId":7,"readSeq":9}}"#
+        #expect(try ServerEvent.read(Array(bare.utf8)).hash == nil)
+    }
+
     @Test func aPayloadThatIsNotTheContractsIsRefused() {
         #expect(throws: (any Error).self) { try decode("not json") }
         #expect(throws: (any Error).self) {

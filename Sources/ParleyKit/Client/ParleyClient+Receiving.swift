@@ -4,9 +4,8 @@ import NIOCore
 extension ParleyClient {
     /// A publication from the broker: a room event or a notice for the user.
     func received(_ publication: MQTTPacket.Publish) async {
-        guard session != nil, let event = try? ServerEvent.decode(Array(publication.payload.readableBytesView)) else {
-            return
-        }
+        let payload = Array(publication.payload.readableBytesView)
+        guard session != nil, let (event, hash) = try? ServerEvent.read(payload) else { return }
         switch event {
         case .event(.new(let message)):
             await take(message)
@@ -14,7 +13,10 @@ extension ParleyClient {
             await rejected(rejection)
         case .event(let event):
             // Other events have no order to keep: a repeated delivery is dropped by its hash.
-            guard recentHashes.insert(Self.hash(of: publication)) else { return }
+            // Without a hash, the topic and the payload itself.
+            guard recentHashes.insert(hash ?? publication.topic + String(decoding: payload, as: UTF8.self)) else {
+                return
+            }
             apply(event)
             events.send(event)
             if case .roomChanged = event { _ = try? await loadRooms() }
@@ -133,13 +135,5 @@ extension ParleyClient {
         default:
             break
         }
-    }
-
-    /// The envelope's hash, or the payload itself when it has none.
-    private static func hash(of publication: MQTTPacket.Publish) -> String {
-        struct Hashed: Decodable { let hash: String? }
-        let bytes = Data(publication.payload.readableBytesView)
-        return (try? JSONDecoder().decode(Hashed.self, from: bytes))?.hash ?? publication.topic
-            + String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -48,6 +48,7 @@ extension ParleyClient {
         for task in ended.tasks { task.cancel() }
         rooms = [:]
         timelines = [:]
+        roomsListedAt = nil
         for outgoing in pending.values { outgoing.settle(.abandoned) }
         pending = [:]
         publishRoomList()
@@ -60,23 +61,35 @@ extension ParleyClient {
             tls: credentials.tls ? TLSConfiguration.makeClientConfiguration() : nil)
     }
 
-    /// Reads the whole room list; a room new to the client starts its timeline at its newest seq
-    /// (what came before is history) and gets its topic subscribed. Returns each room's newest
-    /// seq as listed.
+    /// Reads the whole room list; a room new to the client gets its topic subscribed and starts
+    /// its timeline at its newest seq (what came before is history) or, for a room created since
+    /// the list was last read (with a few seconds' margin for clocks), at its start: the user
+    /// has seen none of it, however late the list came (a token renewed first, a reconnect).
+    /// Returns each room's newest seq as listed.
     @discardableResult
     func loadRooms() async throws -> [Int: Int] {
         let rest = try signedIn().rest
+        let started = Date()
+        let newSince = roomsListedAt?.addingTimeInterval(-5)
         var cursor: String?
         var listed: [Int: ParleyRoom] = [:]
+        var created: [Int: Date] = [:]
         repeat {
             let page = try await rest.getV1Rooms(query: .init(limit: 100, cursor: cursor)).ok.body.json
-            for room in page.rooms { listed[room.id] = ParleyRoom(room) }
+            for room in page.rooms {
+                listed[room.id] = ParleyRoom(room)
+                created[room.id] = room.createdAt
+            }
             cursor = page.nextCursor
         } while cursor != nil
+        roomsListedAt = max(roomsListedAt ?? started, started)
         let newest = listed.mapValues(\.lastSeq)
         let added = listed.values.filter { rooms[$0.id] == nil }
         for room in listed.values {
-            if timelines[room.id] == nil { timelines[room.id] = RoomTimeline(told: room.lastSeq) }
+            if timelines[room.id] == nil {
+                let createdSince = newSince.map { created[room.id] ?? .distantPast > $0 } ?? false
+                timelines[room.id] = RoomTimeline(told: createdSince ? 0 : room.lastSeq)
+            }
             // What the client saw beyond the list's answer stays (the list may be older).
             if let known = rooms[room.id], known.lastSeq > room.lastSeq { listed[room.id] = known }
         }

@@ -32,6 +32,9 @@ public actor ParleyClient {
     var session: Session?
     var rooms: [Int: ParleyRoom] = [:]
     var timelines: [Int: RoomTimeline] = [:]
+    /// When the last complete read of the room list began: a room created after it is new to
+    /// the user, every message of it to be told.
+    var roomsListedAt: Date?
     /// Rooms whose gap is being filled now.
     var repairing: Set<Int> = []
     /// Hashes of recent events other than new messages (those are told once by seq).

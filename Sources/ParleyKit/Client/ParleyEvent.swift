@@ -64,7 +64,11 @@ enum ServerEvent: Sendable, Hashable {
         let data: Data
     }
 
-    private struct Kind: Decodable { let type: String }
+    /// The envelope without its body: what kind of event, and its `hash` (repeats share it).
+    private struct Kind: Decodable {
+        let type: String
+        let hash: String?
+    }
 
     private struct Deleted: Decodable {
         let id: Int
@@ -122,11 +126,19 @@ enum ServerEvent: Sendable, Hashable {
     private struct Edited: Decodable { let message: ParleyMessage }
 
     /// Reads a payload; throws only for a payload that is not the contract's.
-    static func decode(_ payload: [UInt8]) throws -> ServerEvent {
+    static func decode(_ payload: [UInt8]) throws -> ServerEvent { try read(payload).event }
+
+    /// Reads a payload and its envelope's `hash` (nil when it has none).
+    static func read(_ payload: [UInt8]) throws -> (event: ServerEvent, hash: String?) {
         let data = Data(payload)
+        let kind = try ContractJSON.decoder.decode(Kind.self, from: data)
+        return (try event(kind.type, in: data), kind.hash)
+    }
+
+    private static func event(_ type: String, in data: Data) throws -> ServerEvent {
         let decoder = ContractJSON.decoder
         func body<T: Decodable>(_: T.Type) throws -> T { try decoder.decode(Envelope<T>.self, from: data).data }
-        switch try decoder.decode(Kind.self, from: data).type {
+        switch type {
         case "new-message-notification":
             return .event(.new(try body(ParleyMessage.self)))
         case "message-edited":

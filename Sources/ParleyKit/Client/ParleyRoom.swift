@@ -27,11 +27,12 @@ public struct ParleyRoom: Sendable, Hashable, Identifiable {
         lastMessage = room.latestMessages?.last.map(ParleyMessage.init)
     }
 
-    /// Counts a new message: unread unless `me` wrote it.
+    /// Counts a new message: unread unless `me` wrote it or the list counted it already (its
+    /// seq within the listed `lastSeq`), and the newest shown.
     mutating func count(_ message: ParleyMessage, me: Int) {
-        guard message.seq > lastSeq || lastMessage == nil else { return }
-        lastSeq = max(lastSeq, message.seq)
-        lastMessage = message
+        if message.seq >= lastMessage?.seq ?? 0 { lastMessage = message }
+        guard message.seq > lastSeq else { return }
+        lastSeq = message.seq
         guard message.senderID != me else { return }
         unreadCount += 1
         if message.mentions.contains(me) { unreadMentionCount += 1 }
