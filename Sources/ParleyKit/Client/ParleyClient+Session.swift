@@ -68,20 +68,14 @@ extension ParleyClient {
     /// Returns each room's newest seq as listed.
     @discardableResult
     func loadRooms() async throws -> [Int: Int] {
-        let rest = try signedIn().rest
         let started = Date()
         let newSince = roomsListedAt?.addingTimeInterval(-5)
-        var cursor: String?
         var listed: [Int: ParleyRoom] = [:]
         var created: [Int: Date] = [:]
-        repeat {
-            let page = try await rest.getV1Rooms(query: .init(limit: 100, cursor: cursor)).ok.body.json
-            for room in page.rooms {
-                listed[room.id] = ParleyRoom(room)
-                created[room.id] = room.createdAt
-            }
-            cursor = page.nextCursor
-        } while cursor != nil
+        for room in try await listRooms() {
+            listed[room.id] = ParleyRoom(room)
+            created[room.id] = room.createdAt
+        }
         roomsListedAt = max(roomsListedAt ?? started, started)
         let newest = listed.mapValues(\.lastSeq)
         let added = listed.values.filter { rooms[$0.id] == nil }
@@ -137,14 +131,19 @@ extension ParleyClient {
     /// The rooms with anything new since `since`: messages, edits, deletions, reactions, the
     /// room itself (the room list's light sync).
     func roomsChanged(since: Date) async throws -> [Int] {
+        try await listRooms(since: since).map(\.id)
+    }
+
+    /// Every page of `GET /v1/rooms` (with `since`: the light sync's rooms only).
+    private func listRooms(since: Date? = nil) async throws -> [Components.Schemas.Room] {
         let rest = try signedIn().rest
         var cursor: String?
-        var changed: [Int] = []
+        var listed: [Components.Schemas.Room] = []
         repeat {
             let page = try await rest.getV1Rooms(query: .init(limit: 100, cursor: cursor, since: since)).ok.body.json
-            changed += page.rooms.map(\.id)
+            listed += page.rooms
             cursor = page.nextCursor
         } while cursor != nil
-        return changed
+        return listed
     }
 }
