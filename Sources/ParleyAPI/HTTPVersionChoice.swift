@@ -24,6 +24,11 @@ struct HTTPVersionChoice: Sendable {
         NIOTypedApplicationProtocolNegotiationHandler<Negotiated> { result in
             switch result {
             case .negotiated("h2"):
+                do {
+                    try channel.pipeline.syncOperations.addHandler(FlushBeforeClose())
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
+                }
                 return http2.setup(channel: channel, logger: logger).map { .http2($0) }
             case .negotiated("http/1.1"), .fallback:
                 return http1.setup(channel: channel, logger: logger).map { .http1_1($0) }

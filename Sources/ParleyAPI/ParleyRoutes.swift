@@ -108,7 +108,7 @@ public struct ParleyRoutes: Sendable {
         let router = Router(context: ParleyRequestContext.self)
         if traced { router.add(middleware: RequestTracingMiddleware()) }
         router.add(middleware: RequestIDMiddleware())
-        router.add(middleware: MetricsMiddleware())
+        router.add(middleware: RequestMetricsMiddleware())
         router.add(middleware: HeadResponseMiddleware())
         router.add(middleware: ProblemMiddleware())
         router.add(middleware: FormQueryMiddleware())

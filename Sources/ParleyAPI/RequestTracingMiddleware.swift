@@ -38,7 +38,14 @@ struct RequestTracingMiddleware<Context: RequestContext>: RouterMiddleware {
         span.attributes["http.response.status_code"] = status
         span.attributes["parley.request_id"] = response.headers[.requestID]
         if status >= 500 { span.setStatus(SpanStatus(code: .error)) }
-        // Ended once the body is written (a download's span covers its transfer).
+        // A recording span ends once the body is written (a download's span covers its
+        // transfer). Any other ends now: wrapping the body in a closure would cost every
+        // response Hummingbird's single write of head, body and end (three flushes, three
+        // TLS records and three socket writes on HTTP/2).
+        guard span.isRecording else {
+            span.end()
+            return response
+        }
         let body = response.body
         response.body = ResponseBody(contentLength: body.contentLength) { writer in
             defer { span.end() }

@@ -39,6 +39,11 @@ final class ParleyProcess: Sendable {
         (self.name, self.pid, self.logPath, self.url) = (name, pid, logPath, url)
     }
 
+    /// `http://127.0.0.1:<port>` of another of its listeners (`internal` of a serve), once logged.
+    func url(of listener: String) async throws -> String {
+        "http://127.0.0.1:\(try await Self.port(inFile: logPath, listener: listener))"
+    }
+
     /// The port a process logged for `listener`, once it has.
     private static func port(inFile path: String, listener: String) async throws -> Int {
         let pattern = try Regex("listener=\(listener) port=(\\d+)")
