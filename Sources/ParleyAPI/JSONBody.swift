@@ -86,11 +86,12 @@ struct JSONResponse<Body: Encodable & Sendable>: ResponseGenerator {
     }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        // The context's encoder: a signed-in caller's signs the file links for them.
-        let data = try ((context.responseEncoder as? JSONEncoder) ?? .parley).encode(body)
+        // The context's encoder's user info: a signed-in caller's signs the file links for them.
+        let userInfo = ((context.responseEncoder as? JSONEncoder) ?? .parley).userInfo
+        let bytes = try JSONBytesEncoder(userInfo: userInfo).encode(body)
         return Response(
             status: status, headers: [.contentType: "application/json; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+            body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 }
 

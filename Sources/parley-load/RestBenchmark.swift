@@ -15,12 +15,17 @@ struct RestBenchmark: AsyncParsableCommand {
     var rates = "250,500,1000,1500,2000,3000,4000,5000,6000,8000,10000"
     @Option(help: "Offered rates for the message sends (each one a stored, relayed and fanned-out message).")
     var sendRates = "50,100,150,200,300,400,500,600,800,1000,1250,1500,2000,2500,3000"
+    @Option(help: "Rooms in each user's list (two-party rooms with the users around it on a ring; even).")
+    var roomsPerUser = 20
     @Option(help: "Seconds each rate is offered.") var stepSeconds = 5
     @Option(help: "The latency goal: a step with a higher p99 (ms) ends the ladder.") var p99Limit = 50.0
 
     func validate() throws {
         guard users >= 2, users % 2 == 0, stepSeconds >= 1 else {
             throw ValidationError("users must be even and at least 2; step-seconds positive")
+        }
+        guard roomsPerUser >= 2, roomsPerUser % 2 == 0, roomsPerUser < users else {
+            throw ValidationError("rooms-per-user must be even, at least 2 and below the number of users")
         }
     }
 
@@ -33,6 +38,8 @@ struct RestBenchmark: AsyncParsableCommand {
         let accounts = try await BenchUsers.create(users, tag: tag, api: setup)
         let rooms = try await BenchRooms.create(
             users: accounts, members: 2, rooms: users / 2, tag: tag, api: setup)
+        print("rest: giving each user \(roomsPerUser) rooms, each with a message...")
+        try await BenchRooms.ring(users: accounts, reach: roomsPerUser / 2, tag: tag, api: setup)
         await setup.shutdown()
         let clients = accounts.map { _ in ParleyRESTClient(baseURL: target.api, caFile: target.caFile) }
         let ladder = RateLadder(
@@ -52,7 +59,7 @@ struct RestBenchmark: AsyncParsableCommand {
         }
         let health = try await measure("GET /health/live") { _, _ in Request(.GET, "/health/live", expect: 200) }
         let list = try await measure("GET /v1/rooms") { _, user in
-            Request(.GET, "/v1/rooms?limit=20", token: accounts[user].login.accessToken, expect: 200)
+            Request(.GET, "/v1/rooms?limit=\(roomsPerUser)", token: accounts[user].login.accessToken, expect: 200)
         }
         let send = try await measure("POST /v1/rooms/{id}/messages", rates: sendRates) { index, user in
             let body = #"{"content":"REST load message","uid":"r\#(tag)-\#(index)-\#(Clock.nanoseconds())"}"#
@@ -64,6 +71,8 @@ struct RestBenchmark: AsyncParsableCommand {
 
         let notes = [
             "\(users) users, one HTTP/2 connection each (TLS, ALPN h2); open-loop rate over all of them",
+            "GET /v1/rooms?limit=\(roomsPerUser): each user's whole list of \(roomsPerUser) two-party rooms, each with"
+                + " a message (until 2026-11-30 each user had one room)",
             "latency: intended send time to the complete answer",
         ]
         for (name, title, subject) in [

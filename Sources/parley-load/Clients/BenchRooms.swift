@@ -36,4 +36,29 @@ enum BenchRooms {
             return (0..<rooms).map { result[$0]! }
         }
     }
+
+    /// A two-party room, with one message, between each user and each of the `reach` users
+    /// after it on a ring: every user is in `2 × reach` such rooms (with `reach` below half the
+    /// users), its room list as long as a person's. A pair that already has its room keeps it.
+    static func ring(users: [BenchUser], reach: Int, tag: String, api: ParleyRESTClient) async throws {
+        let pairs = users.indices.flatMap { index in (1...reach).map { (index, (index + $0) % users.count) } }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (number, (first, second)) in pairs.enumerated() {
+                // A bounded number in flight: the setup is not the measurement.
+                if number >= 16 { try await group.next() }
+                let owner = users[first]
+                let peer = users[second]
+                group.addTask {
+                    let room = try await api.call(
+                        .PUT, "/v1/rooms/direct/\(peer.id)", token: owner.login.accessToken, json: [:],
+                        as: API.Room.self)
+                    _ = try await api.call(
+                        .POST, "/v1/rooms/\(room.id)/messages", token: owner.login.accessToken,
+                        json: ["content": "Hello from the ring", "uid": "ring-\(tag)-\(first)-\(second)"],
+                        as: API.Identified.self)
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
 }
