@@ -24,25 +24,25 @@ public struct APIServer: Sendable {
         onListening: @escaping @Sendable (Listener, Int) async -> Void = { _, _ in }
     ) throws -> [any Service] {
         var services: [any Service] = []
-        let http2 = http2Configuration
+        let (http1, http2) = (http1Configuration, http2Configuration)
         if let port = configuration.port {
             services.append(
                 application(
-                    router: publicRouter, server: .cleartextHTTP1AndH2C(configuration: http2),
+                    router: publicRouter, server: .cleartextHTTP1AndH2C(http1: http1, http2: http2),
                     host: configuration.host, port: port, listener: .cleartext, onListening: onListening))
         }
         if configuration.servesTLS, let port = configuration.tlsPort {
             services.append(
                 application(
                     router: publicRouter,
-                    server: try .tls(try tlsConfiguration(), configuration: http2),
+                    server: try .tls(try tlsConfiguration(), http1: http1, http2: http2),
                     host: configuration.host, port: port, listener: .tls, onListening: onListening))
         }
         if let port = configuration.internalPort {
             services.append(
                 application(
                     router: internalRouter,
-                    server: .http1(configuration: http2.streamConfiguration),
+                    server: .http1(configuration: http1),
                     host: configuration.internalHost, port: port, listener: .internal, onListening: onListening))
         }
         return services
@@ -64,15 +64,25 @@ public struct APIServer: Sendable {
         )
     }
 
-    private var http2Configuration: HTTP2ChannelConfiguration {
-        let idle = TimeAmount.seconds(configuration.idleTimeout.components.seconds)
+    private var streamIdleTimeout: TimeAmount { .seconds(configuration.idleTimeout.components.seconds) }
+
+    /// An HTTP/1.1 connection: problem+json for what its parser refuses, and a deadline for
+    /// each next request head (slowloris).
+    private var http1Configuration: HTTP1Channel.Configuration {
         let head = TimeAmount.nanoseconds(Int64(configuration.requestHeadTimeout / .nanoseconds(1)))
-        return HTTP2ChannelConfiguration(
+        return .init(
+            additionalChannelHandlers: [MalformedRequestHandler(), RequestHeadDeadlineHandler(limit: head)],
+            idleTimeout: streamIdleTimeout)
+    }
+
+    /// An HTTP/2 connection: its streams need neither of HTTP/1.1's handlers (a stream begins
+    /// with its head, and no HTTP/1.1 parser runs there), which every request's stream would
+    /// otherwise set up, arm a timer in and tear down.
+    private var http2Configuration: HTTP2ChannelConfiguration {
+        HTTP2ChannelConfiguration(
             idleTimeout: configuration.idleTimeout,
             gracefulCloseTimeout: .seconds(30),
-            streamConfiguration: .init(
-                additionalChannelHandlers: [MalformedRequestHandler(), RequestHeadDeadlineHandler(limit: head)],
-                idleTimeout: idle))
+            streamConfiguration: .init(idleTimeout: streamIdleTimeout))
     }
 
     private func tlsConfiguration() throws -> TLSConfiguration {

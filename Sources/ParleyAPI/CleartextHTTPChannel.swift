@@ -14,8 +14,11 @@ public struct CleartextHTTPChannel: HTTPChannelHandler {
     private let choice: HTTPVersionChoice
     public var responder: Responder { choice.http1.responder }
 
-    public init(responder: @escaping Responder, configuration: HTTP2ChannelConfiguration = .init()) {
-        choice = HTTPVersionChoice(responder: responder, configuration: configuration)
+    public init(
+        responder: @escaping Responder, http1: HTTP1Channel.Configuration = .init(),
+        http2: HTTP2ChannelConfiguration = .init()
+    ) {
+        choice = HTTPVersionChoice(responder: responder, http1: http1, http2: http2)
     }
 
     public func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<NegotiatedHTTPConnection> {
@@ -34,8 +37,10 @@ public struct CleartextHTTPChannel: HTTPChannelHandler {
 
 extension HTTPServerBuilder {
     /// HTTP/1.1 and h2c with prior knowledge on one cleartext port.
-    public static func cleartextHTTP1AndH2C(configuration: HTTP2ChannelConfiguration = .init()) -> HTTPServerBuilder {
-        .init { responder in CleartextHTTPChannel(responder: responder, configuration: configuration) }
+    public static func cleartextHTTP1AndH2C(
+        http1: HTTP1Channel.Configuration = .init(), http2: HTTP2ChannelConfiguration = .init()
+    ) -> HTTPServerBuilder {
+        .init { responder in CleartextHTTPChannel(responder: responder, http1: http1, http2: http2) }
     }
 }
 

@@ -13,9 +13,12 @@ struct HTTPVersionChoice: Sendable {
     let http1: HTTP1Channel
     let http2: HTTP2Channel
 
-    init(responder: @escaping HTTPChannelHandler.Responder, configuration: HTTP2ChannelConfiguration) {
-        http1 = HTTP1Channel(responder: responder, configuration: configuration.streamConfiguration)
-        http2 = HTTP2Channel(responder: responder, configuration: configuration)
+    init(
+        responder: @escaping HTTPChannelHandler.Responder, http1: HTTP1Channel.Configuration,
+        http2: HTTP2ChannelConfiguration
+    ) {
+        self.http1 = HTTP1Channel(responder: responder, configuration: http1)
+        self.http2 = HTTP2Channel(responder: responder, configuration: http2)
     }
 
     /// NIO's negotiation handler, which sets up the chosen protocol's pipeline on `channel`.

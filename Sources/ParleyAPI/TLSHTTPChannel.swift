@@ -15,12 +15,12 @@ public struct TLSHTTPChannel: HTTPChannelHandler {
 
     public init(
         tlsConfiguration: TLSConfiguration, responder: @escaping Responder,
-        configuration: HTTP2ChannelConfiguration = .init()
+        http1: HTTP1Channel.Configuration = .init(), http2: HTTP2ChannelConfiguration = .init()
     ) throws {
         var tlsConfiguration = tlsConfiguration
         tlsConfiguration.applicationProtocols = NIOHTTP2SupportedALPNProtocols
         context = try NIOSSLContext(configuration: tlsConfiguration)
-        choice = HTTPVersionChoice(responder: responder, configuration: configuration)
+        choice = HTTPVersionChoice(responder: responder, http1: http1, http2: http2)
     }
 
     public func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<NegotiatedHTTPConnection> {
@@ -42,10 +42,11 @@ public struct TLSHTTPChannel: HTTPChannelHandler {
 extension HTTPServerBuilder {
     /// HTTP/2 and HTTP/1.1 over TLS, chosen by ALPN.
     public static func tls(
-        _ tlsConfiguration: TLSConfiguration, configuration: HTTP2ChannelConfiguration = .init()
+        _ tlsConfiguration: TLSConfiguration, http1: HTTP1Channel.Configuration = .init(),
+        http2: HTTP2ChannelConfiguration = .init()
     ) throws -> HTTPServerBuilder {
         .init { responder in
-            try TLSHTTPChannel(tlsConfiguration: tlsConfiguration, responder: responder, configuration: configuration)
+            try TLSHTTPChannel(tlsConfiguration: tlsConfiguration, responder: responder, http1: http1, http2: http2)
         }
     }
 }
