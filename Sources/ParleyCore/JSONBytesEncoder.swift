@@ -1,8 +1,8 @@
 import Foundation
 
 /// Encodes as ``JSONCoding/encoder`` does, byte for byte (keys sorted, slashes unescaped,
-/// dates as ``JSONCoding/timestamp(_:)``, doubles as Foundation writes them), in a fraction of
-/// its time: no coding path is kept, no type is looked up at run time but the three Foundation
+/// dates as ``JSONCoding/timestamp(_:)``, doubles as Foundation writes them), for about 28 %
+/// less CPU: no coding path is kept, no type is looked up at run time but the three Foundation
 /// encodes specially (`Date`, `URL`, `Data`), and scalars are written as bytes when encoded.
 /// A REST answer of twenty rooms spent a third of `serve`'s CPU in Foundation's encoder (the
 /// ParleyAPI article *One write per answer* has the measurements).
