@@ -88,7 +88,12 @@ struct JSONResponse<Body: Encodable & Sendable>: ResponseGenerator {
     func response(from request: Request, context: some RequestContext) throws -> Response {
         // The context's encoder's user info: a signed-in caller's signs the file links for them.
         let userInfo = ((context.responseEncoder as? JSONEncoder) ?? .parley).userInfo
-        let bytes = try JSONBytesEncoder(userInfo: userInfo).encode(body)
+        let bytes =
+            if let handWritten = body as? any HandWrittenJSON {
+                try handWritten.writeJSON(userInfo: userInfo)
+            } else {
+                try JSONBytesEncoder(userInfo: userInfo).encode(body)
+            }
         return Response(
             status: status, headers: [.contentType: "application/json; charset=utf-8"],
             body: .init(byteBuffer: ByteBuffer(bytes: bytes)))

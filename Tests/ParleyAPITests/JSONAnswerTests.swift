@@ -153,6 +153,40 @@ struct JSONAnswerTests {
         }
         """#
 
+    func expectHandWrittenAsFoundation(_ value: some HandWrittenJSON & Encodable) throws {
+        let foundation = String(decoding: try JSONCoding.encoder.encode(value), as: UTF8.self)
+        let byHand = String(decoding: try value.writeJSON(userInfo: [:]), as: UTF8.self)
+        #expect(byHand == foundation)
+    }
+
+    /// The room list's own writer (``RoomsResponse``, ``RoomResponse``), with every field set
+    /// and unset: the captured list, then a multiparty room with a name, a description and an
+    /// avatar, no peer, no latest messages, nothing read, and a next page.
+    @Test func theRoomListWrittenByHandIsFoundationsBytes() throws {
+        let answer = try JSONCoding.decoder.decode(RoomsResponse.self, from: Data(Self.roomList.utf8))
+        try expectHandWrittenAsFoundation(answer)
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(Self.roomList.utf8)) as? [String: Any])
+        let listed = try #require((object["rooms"] as? [[String: Any]])?.first)
+        var room = listed
+        let file = try #require((room["latestMessages"] as? [[String: Any]])?.last?["file"])
+        room["type"] = "multiparty"
+        room["name"] = #"Team / "core" \ é 😀"#
+        room["description"] = "line\nbreak\u{01}"
+        room["avatar"] = file
+        room["myRole"] = "admin"
+        for key in ["lastMessageAt", "lastReadMessageId", "lastReadSeq"] { room[key] = NSNull() }
+        room.removeValue(forKey: "peer")
+        room.removeValue(forKey: "latestMessages")
+        object["rooms"] = [room, listed]
+        object["nextCursor"] = "cursor/+="
+        let other = try JSONCoding.decoder.decode(
+            RoomsResponse.self, from: try JSONSerialization.data(withJSONObject: object))
+        #expect(other.rooms.first?.peer == nil && other.rooms.first?.avatar != nil)
+        try expectHandWrittenAsFoundation(other)
+        for room in other.rooms { try expectHandWrittenAsFoundation(room) }
+        try expectHandWrittenAsFoundation(RoomsResponse(rooms: [], nextCursor: nil))
+    }
+
     @Test func aRoomListWithItsLatestMessagesIsWrittenAsFoundationWritesIt() throws {
         let answer = try JSONCoding.decoder.decode(RoomsResponse.self, from: Data(Self.roomList.utf8))
         let message = try #require(answer.rooms.first?.latestMessages?.last)

@@ -140,7 +140,9 @@ struct GroupCommitTests {
         let batches = starts.withLock { $0 }
         #expect(batches.map(\.items) == [[0], [1, 2, 3, 4], [5]])
         if batches.count == 3 {
-            #expect(batches[1].at - batches[0].at >= .milliseconds(300))
+            // The lane counts from its own start, a moment before the store records the first
+            // batch (a CI run saw 297 ms): 20 ms of room, far from a batch that did not wait (40 ms).
+            #expect(batches[1].at - batches[0].at >= .milliseconds(280))
         }
     }
 }
