@@ -86,8 +86,9 @@ struct JSONResponse<Body: Encodable & Sendable>: ResponseGenerator {
     }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        // The context's encoder's user info: a signed-in caller's signs the file links for them.
-        let userInfo = ((context.responseEncoder as? JSONEncoder) ?? .parley).userInfo
+        // A signed-in caller's user info signs the file links for them; other contexts' encoders
+        // carry none of Parley's.
+        let userInfo = (context as? any AnswerUserInfoContext)?.answerUserInfo ?? [:]
         let bytes =
             if let handWritten = body as? any HandWrittenJSON {
                 try handWritten.writeJSON(userInfo: userInfo)

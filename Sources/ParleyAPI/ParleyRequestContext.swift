@@ -47,7 +47,17 @@ public struct AuthenticatedRequestContext: ChildRequestContext {
     public var fileViewer: FileViewer?
 
     public var responseEncoder: JSONEncoder { fileViewer?.encoder() ?? .parley }
+
+    var answerUserInfo: [CodingUserInfoKey: any Sendable] { fileViewer?.userInfo ?? [:] }
 }
+
+/// A context whose JSON answers are written for its caller (``JSONResponse``): what its
+/// `responseEncoder` carries, without building that encoder for every answer.
+protocol AnswerUserInfoContext {
+    var answerUserInfo: [CodingUserInfoKey: any Sendable] { get }
+}
+
+extension AuthenticatedRequestContext: AnswerUserInfoContext {}
 
 extension JSONEncoder {
     /// camelCase keys as declared, RFC 3339 UTC timestamps with milliseconds.

@@ -13,13 +13,20 @@ public struct JSONBytesEncoder {
     public init(userInfo: [CodingUserInfoKey: any Sendable] = [:]) { self.userInfo = userInfo }
 
     public func encode(_ value: some Encodable) throws -> [UInt8] {
-        let scratch = JSONScratch()
+        var output: [UInt8] = []
+        try encode(value, appendingTo: &output, scratch: JSONScratch())
+        return output
+    }
+
+    /// `value`'s JSON after `output`'s bytes, its scalars first written into `scratch`, which a
+    /// writer of many values (``JSONHandWriter``) keeps for all of them.
+    func encode(_ value: some Encodable, appendingTo output: inout [UInt8], scratch: JSONScratch) throws {
+        scratch.bytes.removeAll(keepingCapacity: true)
         let encoder = JSONValueEncoder(userInfo: userInfo, scratch: scratch)
         try encoder.encodeValue(value)
-        var output: [UInt8] = []
-        output.reserveCapacity(scratch.bytes.count + 256)
+        // Only a new output: reserving on a growing one would give up its doubling.
+        if output.isEmpty { output.reserveCapacity(scratch.bytes.count + 256) }
         (encoder.node ?? .object(JSONObjectNode())).write(to: &output, from: scratch.bytes)
-        return output
     }
 }
 

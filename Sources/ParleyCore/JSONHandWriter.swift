@@ -6,6 +6,8 @@ import Foundation
 public struct JSONHandWriter {
     public private(set) var bytes: [UInt8] = []
     private let encoder: JSONBytesEncoder
+    /// The encoder's scalars of each value, one buffer for the whole answer.
+    private let scratch = JSONScratch()
     /// For each open object or array: whether nothing has been written in it yet.
     private var empty: [Bool] = []
     /// A key was written, its value not yet.
@@ -67,7 +69,7 @@ public struct JSONHandWriter {
     /// Any other value, through ``JSONBytesEncoder``; nil is `null`.
     public mutating func value(_ value: (some Encodable)?) throws {
         separate()
-        if let value { bytes.append(contentsOf: try encoder.encode(value)) } else { writeNull() }
+        if let value { try encoder.encode(value, appendingTo: &bytes, scratch: scratch) } else { writeNull() }
     }
 
     private mutating func writeNull() { bytes.append(contentsOf: "null".utf8) }

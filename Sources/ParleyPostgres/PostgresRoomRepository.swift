@@ -101,22 +101,7 @@ public struct PostgresRoomRepository: RoomRepository, MessageRowReading {
             RoomViewsStatement(
                 userID: userID, roomID: roomID, since: page.since, cursor: cursor, limit: page.limit, only: only),
             logger: logger)
-        var rooms: [(room: RoomView, activity: Int64)] = []
-        for row in rows {
-            var peer: User?
-            if let id = row.10, let email = row.11, let first = row.12, let last = row.13, let created = row.15 {
-                peer = try UserRecord.user((id, email, first, last, row.14 ?? false, created, row.21), links: fileLinks)
-            }
-            let room = RoomView(
-                id: row.0, uid: row.1, type: RoomView.Kind(rawValue: row.2) ?? .multiparty, name: row.3,
-                description: row.19, archived: row.20, createdAt: row.4, lastMessageAt: row.5,
-                myRole: RoomRole(rank: row.7) ?? .reader, lastSeq: row.6,
-                lastReadMessageId: row.8, lastReadSeq: row.8 == nil ? nil : row.9,
-                unreadCount: row.17, unreadMentionCount: row.18, peer: peer,
-                avatar: try row.22.map { fileLinks.object(try FileRecord.decode($0)) })
-            rooms.append((room, row.16))
-        }
-        return rooms
+        return try rows.map { try RoomViewsStatement.room($0, links: fileLinks) }
     }
 
     public func createMultiparty(

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 import PostgresNIO
 
 /// The rooms a user can read, newest activity first, with role, read state and peer: the
@@ -38,10 +39,7 @@ struct RoomViewsStatement: PostgresPreparedStatement {
         ORDER BY \(RoomCursor.activitySQL) DESC, c.id DESC
         LIMIT $6::bigint
         """
-    typealias Row = (
-        Int64, String, String, String?, Date, Date?, Int64, Int, Int64?, Int64, Int64?, String?, String?,
-        String?, Bool?, Date?, Int64, Int64, Int64, String?, Bool, String?, String?
-    )
+    typealias Row = PostgresRow
     /// The `seq` up to which the reader has nothing unread: their marker, or what retention
     /// purged (gone for everyone), whichever is higher.
     static let readThrough = "greatest(coalesce(rm.seq, 0), c.purged_seq)"
@@ -87,5 +85,37 @@ struct RoomViewsStatement: PostgresPreparedStatement {
         return bindings
     }
 
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    func decodeRow(_ row: PostgresRow) throws -> Row { row }
+
+    /// A row's room and its activity (the list's order), each column decoded as its type: a
+    /// tuple of the 23 through PostgresNIO's variadic decode looked up each column's type at
+    /// run time, 9 % of `serve`'s CPU under the twenty-room list.
+    static func room(_ row: PostgresRow, links: FileLinks) throws -> (room: RoomView, activity: Int64) {
+        let cells = row.makeRandomAccess()
+        var peer: User?
+        if let id = try cells[10].decode(Int64?.self), let email = try cells[11].decode(String?.self),
+            let first = try cells[12].decode(String?.self), let last = try cells[13].decode(String?.self),
+            let created = try cells[15].decode(Date?.self)
+        {
+            peer = try UserRecord.user(
+                (
+                    id, email, first, last, try cells[14].decode(Bool?.self) ?? false, created,
+                    try cells[21].decode(String?.self)
+                ),
+                links: links)
+        }
+        let lastReadMessageID = try cells[8].decode(Int64?.self)
+        let room = RoomView(
+            id: try cells[0].decode(Int64.self), uid: try cells[1].decode(String.self),
+            type: RoomView.Kind(rawValue: try cells[2].decode(String.self)) ?? .multiparty,
+            name: try cells[3].decode(String?.self), description: try cells[19].decode(String?.self),
+            archived: try cells[20].decode(Bool.self), createdAt: try cells[4].decode(Date.self),
+            lastMessageAt: try cells[5].decode(Date?.self),
+            myRole: RoomRole(rank: try cells[7].decode(Int.self)) ?? .reader, lastSeq: try cells[6].decode(Int64.self),
+            lastReadMessageId: lastReadMessageID,
+            lastReadSeq: lastReadMessageID == nil ? nil : try cells[9].decode(Int64.self),
+            unreadCount: try cells[17].decode(Int64.self), unreadMentionCount: try cells[18].decode(Int64.self),
+            peer: peer, avatar: try cells[22].decode(String?.self).map { links.object(try FileRecord.decode($0)) })
+        return (room, try cells[16].decode(Int64.self))
+    }
 }

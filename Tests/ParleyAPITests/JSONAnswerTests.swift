@@ -161,7 +161,8 @@ struct JSONAnswerTests {
 
     /// The room list's own writer (``RoomsResponse``, ``RoomResponse``), with every field set
     /// and unset: the captured list, then a multiparty room with a name, a description and an
-    /// avatar, no peer, no latest messages, nothing read, and a next page.
+    /// avatar, no peer, no latest messages, nothing read, a peer with an e-mail and an avatar,
+    /// and a next page.
     @Test func theRoomListWrittenByHandIsFoundationsBytes() throws {
         let answer = try JSONCoding.decoder.decode(RoomsResponse.self, from: Data(Self.roomList.utf8))
         try expectHandWrittenAsFoundation(answer)
@@ -177,11 +178,18 @@ struct JSONAnswerTests {
         for key in ["lastMessageAt", "lastReadMessageId", "lastReadSeq"] { room[key] = NSNull() }
         room.removeValue(forKey: "peer")
         room.removeValue(forKey: "latestMessages")
-        object["rooms"] = [room, listed]
+        // A peer as an administrator sees them (with the e-mail), with an avatar.
+        var shown = listed
+        var peer = try #require(listed["peer"] as? [String: Any])
+        peer["email"] = "peer@example.test"
+        peer["avatar"] = file
+        shown["peer"] = peer
+        object["rooms"] = [room, listed, shown]
         object["nextCursor"] = "cursor/+="
         let other = try JSONCoding.decoder.decode(
             RoomsResponse.self, from: try JSONSerialization.data(withJSONObject: object))
         #expect(other.rooms.first?.peer == nil && other.rooms.first?.avatar != nil)
+        #expect(other.rooms.last?.peer?.email != nil && other.rooms.last?.peer?.avatar != nil)
         try expectHandWrittenAsFoundation(other)
         for room in other.rooms { try expectHandWrittenAsFoundation(room) }
         try expectHandWrittenAsFoundation(RoomsResponse(rooms: [], nextCursor: nil))

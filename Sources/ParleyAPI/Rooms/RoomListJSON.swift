@@ -63,7 +63,7 @@ extension RoomResponse: HandWrittenJSON {
         json.string(name)
         if let peer {
             json.key("peer")
-            try json.value(peer)
+            try peer.write(to: &json)
         }
         json.key("topic")
         json.string(topic)
@@ -75,6 +75,28 @@ extension RoomResponse: HandWrittenJSON {
         json.integer(unreadCount)
         json.key("unreadMentionCount")
         json.integer(unreadMentionCount)
+        json.endObject()
+    }
+}
+
+/// A room's peer by hand, as the room list writes one per room; `email` only when shown.
+extension UserResponse {
+    func write(to json: inout JSONHandWriter) throws {
+        json.beginObject()
+        json.key("avatar")
+        try json.value(avatar)
+        json.key("createdAt")
+        json.date(createdAt)
+        if let email {
+            json.key("email")
+            json.string(email)
+        }
+        json.key("firstName")
+        json.string(firstName)
+        json.key("id")
+        json.integer(id)
+        json.key("lastName")
+        json.string(lastName)
         json.endObject()
     }
 }

@@ -14,8 +14,11 @@ public struct FileViewer: Sendable {
     /// Where an encoder carries its viewer.
     public static let userInfoKey = CodingUserInfoKey(rawValue: "parley.fileViewer")!
 
+    /// What an encoder carries to sign file links for this viewer.
+    public var userInfo: [CodingUserInfoKey: any Sendable] { [Self.userInfoKey: self] }
+
     /// Parley's JSON (``JSONCoding``) with this viewer's signed file links.
-    public func encoder() -> JSONEncoder { JSONCoding.makeEncoder(userInfo: [Self.userInfoKey: self]) }
+    public func encoder() -> JSONEncoder { JSONCoding.makeEncoder(userInfo: userInfo) }
 
     /// `path` signed for this viewer, from now for the links' lifetime.
     func link(_ path: String) -> String { links.signed(path, viewer: userID) }
