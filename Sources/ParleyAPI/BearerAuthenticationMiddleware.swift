@@ -49,15 +49,15 @@ public struct AccessTokens: Sendable {
 
     /// The token of `Authorization: Bearer <token>`, when present and of a sane length.
     static func bearer(_ request: Request) -> String? {
-        guard let header = request.headers[.authorization], header.count <= 1024,
-            header.lowercased().hasPrefix("bearer ")
+        guard let header = request.headers[.authorization], header.utf8.count <= 1024,
+            String(decoding: header.utf8.prefix(7), as: UTF8.self).lowercased() == "bearer "
         else { return nil }
-        return String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        return String(header.dropFirst(7).trimmingHTTPWhitespace())
     }
 
     /// The signed-in user of a token; nil when it is unknown, expired or revoked.
     func identity(_ token: String) async throws -> AuthenticatedUser? {
-        guard token.count <= 1024 else { return nil }
+        guard token.utf8.count <= 1024 else { return nil }
         let hash = OpaqueToken(value: token).hash
         let now = Date()
         if let cached = cache.identity(forTokenHash: hash, now: now) { return cached }

@@ -38,7 +38,7 @@ enum JSONBody {
     static func isJSON(_ contentType: String?) -> Bool {
         guard let contentType else { return false }
         let mediaType = contentType.split(separator: ";", maxSplits: 1).first ?? ""
-        return mediaType.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
+        return mediaType.trimmingHTTPWhitespace().lowercased() == "application/json"
     }
 
     static func problem(_ error: DecodingError) -> ParleyError {
