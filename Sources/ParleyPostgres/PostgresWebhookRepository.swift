@@ -183,48 +183,14 @@ public struct PostgresWebhookRepository: WebhookRepository, WebhookDeliveryStore
             """, logger: logger)
     }
 
-    /// The lanes with pending deliveries are found by a skip scan of the pending index (one
-    /// probe per lane, PostgreSQL 15 has no skip scan of its own), so a receiver down for days,
-    /// its lanes long, costs no more per claim than one that is up.
+    /// The due heads of pending lanes and what follows them, leased (``ClaimDueWebhooksStatement``).
     public func claimDue(lanes: Int, perLane: Int, lease: Duration) async throws -> [[DueWebhookDelivery]] {
-        let seconds = Double(lease.components.seconds)
-        let rows = try await database.client.query(
-            """
-            WITH RECURSIVE lanes AS (
-                (SELECT webhook_id, lane FROM cloud.webhook_delivery WHERE status = 'pending'
-                 ORDER BY webhook_id, lane, seq LIMIT 1)
-                UNION ALL
-                SELECT next.webhook_id, next.lane FROM lanes l, LATERAL (
-                    SELECT webhook_id, lane FROM cloud.webhook_delivery
-                    WHERE status = 'pending' AND (webhook_id, lane) > (l.webhook_id, l.lane)
-                    ORDER BY webhook_id, lane, seq LIMIT 1) next
-            ), heads AS (
-                SELECT h.webhook_id, h.lane, h.seq FROM lanes l
-                JOIN cloud.webhook w ON w.id = l.webhook_id AND w.enabled,
-                LATERAL (
-                    SELECT webhook_id, lane, seq, next_attempt_at, leased_until FROM cloud.webhook_delivery d
-                    WHERE d.webhook_id = l.webhook_id AND d.lane = l.lane AND d.status = 'pending'
-                    ORDER BY d.seq LIMIT 1) h
-                WHERE h.next_attempt_at <= clock_timestamp()
-                  AND (h.leased_until IS NULL OR h.leased_until < clock_timestamp())
-                ORDER BY h.next_attempt_at LIMIT \(lanes)
-            ), batch AS (
-                SELECT b.id FROM heads h, LATERAL (
-                    SELECT id FROM cloud.webhook_delivery d
-                    WHERE d.webhook_id = h.webhook_id AND d.lane = h.lane AND d.status = 'pending' AND d.seq >= h.seq
-                    ORDER BY d.seq LIMIT \(perLane)) b
-            )
-            UPDATE cloud.webhook_delivery d
-            SET leased_until = clock_timestamp() + make_interval(secs => \(seconds))
-            FROM batch, cloud.webhook w
-            WHERE d.id = batch.id AND w.id = d.webhook_id AND d.status = 'pending'
-              AND (d.leased_until IS NULL OR d.leased_until < clock_timestamp())
-            RETURNING d.id, d.webhook_id, w.url, w.signing_key, d.body, d.first_attempt_at, d.attempts, w.failing_since,
-                      w.bot_id, d.lane, d.seq
-            """, logger: logger
-        ).all((String, Int64, String, Data, String, Date?, Int32, Date?, Int64?, Int64, Int64).self)
+        let rows = try await database.client.execute(
+            ClaimDueWebhooksStatement(
+                lanes: Int64(lanes), perLane: Int64(perLane), leaseSeconds: Double(lease.components.seconds)),
+            logger: logger)
         var byLane: [String: [(seq: Int64, delivery: DueWebhookDelivery)]] = [:]
-        for (id, webhook, url, key, body, first, attempts, failing, bot, lane, seq) in rows {
+        for try await (id, webhook, url, key, body, first, attempts, failing, bot, lane, seq) in rows {
             var due = DueWebhookDelivery(
                 id: id, webhookID: webhook, url: url, key: Array(key), body: body, firstAttemptAt: first,
                 attempts: Int(attempts), failingSince: failing)
