@@ -16,9 +16,10 @@ public protocol MessageRepository: Sendable {
     /// (`created` false). Throws only when the batch as a whole could not be stored.
     func send(batch: [MessageSubmission]) async throws -> [SendOutcome]
     /// Stores a batch's new messages in one round trip where their senders hold at least
-    /// `minimum` in the room, checked in the same statement: per submission its stored
-    /// message, or nil, having stored nothing for it, when it is not that common case (a
-    /// refusal, a retry, a later send of a key the batch holds; every submission when one
+    /// `minimum` in the room as its direct members, checked in the same statement: per
+    /// submission its stored message, or nil, having stored nothing for it, when it is not that
+    /// common case (a refusal, a role only through a group or an application role, a retry, a
+    /// later send of a key the batch holds; every submission when one
     /// is not plain (a file to mark submitted, a reply or mentions to check) or a send of the
     /// same key raced this one), for ``send(batch:)`` after the checks to answer.
     func sendIfAllowed(batch: [MessageSubmission], minimum: RoomRole) async throws -> [SentMessage?]
