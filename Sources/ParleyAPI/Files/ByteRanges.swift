@@ -12,14 +12,14 @@ public enum RangeSelection: Sendable, Equatable {
     public static let maximumRanges = 16
 
     public static func evaluate(_ header: String?, size: Int64) -> RangeSelection {
-        guard let header = header?.trimmingCharacters(in: .whitespaces) else { return .whole }
+        guard let header = header?.trimmingHTTPWhitespace() else { return .whole }
         let lowered = header.lowercased()
         guard lowered.hasPrefix("bytes=") else { return .whole }
         let specs = header.dropFirst(6).split(separator: ",", omittingEmptySubsequences: false)
         guard !specs.isEmpty, specs.count <= maximumRanges else { return .whole }
         var ranges: [Range<Int64>] = []
         for spec in specs {
-            guard let parsed = parse(spec.trimmingCharacters(in: .whitespaces)) else { return .whole }
+            guard let parsed = parse(spec.trimmingHTTPWhitespace()) else { return .whole }
             if let range = resolve(parsed, size: size) { ranges.append(range) }
         }
         guard !ranges.isEmpty else { return .unsatisfiable }
@@ -36,7 +36,7 @@ public enum RangeSelection: Sendable, Equatable {
     }
 
     /// `first-last`, `first-` or `-suffix`; nil for anything malformed.
-    static func parse(_ spec: String) -> Spec? {
+    static func parse(_ spec: Substring) -> Spec? {
         guard let dash = spec.firstIndex(of: "-") else { return nil }
         let first = spec[..<dash]
         let last = spec[spec.index(after: dash)...]
@@ -86,8 +86,8 @@ public struct Preconditions: Sendable {
         if let ifNoneMatch {
             // Weak comparison: W/ prefixes do not matter here.
             return ifNoneMatch.split(separator: ",").contains { candidate in
-                let tag = candidate.trimmingCharacters(in: .whitespaces)
-                return tag == "*" || (tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag) == entityTag
+                let tag = candidate.trimmingHTTPWhitespace()
+                return tag == "*" || (tag.hasPrefix("W/") ? tag.dropFirst(2) : tag) == entityTag
             }
         }
         if let ifModifiedSince { return lastModified <= ifModifiedSince }
@@ -97,9 +97,9 @@ public struct Preconditions: Sendable {
     /// Whether a `Range` may be honoured: no `If-Range`, or one naming this representation
     /// (a strong ETag, or exactly its modification date).
     public func rangeApplies(ifRange: String?, parseDate: (String) -> Int64?) -> Bool {
-        guard let ifRange = ifRange?.trimmingCharacters(in: .whitespaces) else { return true }
+        guard let ifRange = ifRange?.trimmingHTTPWhitespace() else { return true }
         if ifRange.hasPrefix("\"") { return ifRange == entityTag }
         if ifRange.hasPrefix("W/") { return false }
-        return parseDate(ifRange) == lastModified
+        return parseDate(String(ifRange)) == lastModified
     }
 }

@@ -30,7 +30,7 @@ final class MultipartUpload {
     /// The boundary parameter of a `multipart/form-data` content type.
     static func boundary(of contentType: String) -> String? {
         for parameter in contentType.split(separator: ";").dropFirst() {
-            let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingHTTPWhitespace() }
             if pair.count == 2, pair[0].lowercased() == "boundary" {
                 let value = pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
                 return (1...70).contains(value.count) ? value : nil
@@ -84,8 +84,8 @@ final class MultipartUpload {
     static func parameter(_ key: String, in header: String) -> String? {
         for item in header.split(separator: ";").dropFirst() {
             let pair = item.split(separator: "=", maxSplits: 1)
-            guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == key else { continue }
-            var value = pair[1].trimmingCharacters(in: .whitespaces)
+            guard pair.count == 2, pair[0].trimmingHTTPWhitespace().lowercased() == key else { continue }
+            var value = String(pair[1].trimmingHTTPWhitespace())
             if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 {
                 value = String(value.dropFirst().dropLast()).replacingOccurrences(of: "\\\"", with: "\"")
             }
