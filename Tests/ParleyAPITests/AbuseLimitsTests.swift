@@ -24,7 +24,31 @@ struct AbuseLimitsTests {
                 .post, "/v1/rooms/\(room)/messages", token: token(writer), body: #"{"content":"m","uid":"b-3"}"#)
             #expect(refused.status == .tooManyRequests && refused.problem?.code == "rate-limited")
             #expect(Int(refused.headers[.retryAfter] ?? "") ?? 0 >= 1)
-            // Another user's budget is their own.
+            // A retry of a stored message is answered as stored, whatever the budget.
+            let retried = try await client.json(
+                .post, "/v1/rooms/\(room)/messages", token: token(writer), body: #"{"content":"m","uid":"b-0"}"#)
+            #expect(retried.status == .ok && retried.json["seq"] as? Int == 2, "\(retried.text)")
+            // Another user's budget is their own; their sends at once, sharing group commits,
+            // spend it exactly: the burst goes, the rest is refused.
+            let newcomer = try await client.signUp()
+            #expect(
+                try await client.json(
+                    .put, "/v1/rooms/\(room)/members/\(userID(newcomer))", token: token(users[0]),
+                    body: #"{"role":"writer"}"#
+                ).status.code < 300)
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for index in 0..<6 {
+                    group.addTask {
+                        try await client.json(
+                            .post, "/v1/rooms/\(room)/messages", token: token(newcomer),
+                            body: #"{"content":"m","uid":"n-\#(index)"}"#
+                        ).status
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == .created }.count == 3, "\(statuses)")
+            #expect(statuses.filter { $0 == .tooManyRequests }.count == 3, "\(statuses)")
             _ = try await client.send("m", uid: "o-1", to: room, as: users[0])
 
             // roomOfThree's room was the admin's one room this hour.

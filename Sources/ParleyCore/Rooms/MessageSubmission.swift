@@ -5,12 +5,18 @@ public struct MessageSubmission: Sendable, Equatable {
     public let message: NewMessage
     /// The trace the send belongs to (``PipelineTrace``), recorded with its outbox row.
     public let traceparent: String?
+    /// Whether the send takes its sender's message budget (``MessageBudgets``): not a notice
+    /// or the app's server sending as a user, which spend their key's.
+    public let spendsBudget: Bool
 
-    public init(roomID: Int64, senderID: Int64, message: NewMessage, traceparent: String? = nil) {
+    public init(
+        roomID: Int64, senderID: Int64, message: NewMessage, traceparent: String? = nil, spendsBudget: Bool = true
+    ) {
         self.roomID = roomID
         self.senderID = senderID
         self.message = message
         self.traceparent = traceparent
+        self.spendsBudget = spendsBudget && senderID != Self.systemSender
     }
 
     /// The sender of a system message (``MessageType/system``), which has none: stored as no

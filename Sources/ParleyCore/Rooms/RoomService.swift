@@ -14,27 +14,22 @@ public struct RoomService: Sendable {
 
     /// Whom an admin's add makes a member at once (``RoomAddPolicy``).
     let addPolicy: RoomAddPolicy
-    /// The limits against abuse (``AbuseLimits``) and the buckets that count them; without
-    /// buckets, only the per-request bound holds.
-    public let limits: AbuseLimits
-    let buckets: (any TokenBuckets)?
-    let bucketStore = BucketStoreGuard()
+    /// The limits against abuse (``AbuseLimits``) and the buckets that count them.
+    public var limits: AbuseLimits { budgets.limits }
+    let budgets: MessageBudgets
     /// Asked about every batch of new messages before it is stored; nil: no hook.
     let hook: MessageHookGate?
-    /// Which senders spend a bot's message budget; nil: none do.
-    let bots: BotRoster?
 
     public init(
         rooms: any RoomRepository, messages: any MessageRepository, batching: SendBatching? = SendBatching(),
         addPolicy: RoomAddPolicy = .anyone, limits: AbuseLimits = AbuseLimits(), buckets: (any TokenBuckets)? = nil,
         hook: MessageHookGate? = nil, bots: BotRoster? = nil
     ) {
-        self.bots = bots
+        let budgets = MessageBudgets(limits: limits, buckets: buckets, bots: bots)
+        self.budgets = budgets
         self.rooms = rooms
         self.messages = messages
         self.addPolicy = addPolicy
-        self.limits = limits
-        self.buckets = buckets
         self.hook = hook
         self.sends = batching.map { batching in
             GroupCommit(
@@ -42,7 +37,7 @@ public struct RoomService: Sendable {
                 interval: batching.interval
             ) {
                 [rooms, messages, hook] batch in
-                try await Self.send(batch, rooms: rooms, messages: messages, hook: hook)
+                try await Self.send(batch, budgets: budgets, rooms: rooms, messages: messages, hook: hook)
             }
         }
     }
@@ -194,27 +189,21 @@ public struct RoomService: Sendable {
     static let archived = ParleyError(.roomArchived, "The room is archived: it can be read, not written.")
 
     /// Stores one message, in a transaction shared with the sends that arrive meanwhile
-    /// (a group commit: the REST send's batching path). `budgeted`: the user's message budget
-    /// applies (not to the app's server sending as its user, which spends its key's).
+    /// (a group commit: the REST send's batching path), whose budgets are asked once for all.
+    /// `budgeted`: the user's message budget applies (not to the app's server sending as its
+    /// user, which spends its key's).
     public func send(roomID: Int64, message: NewMessage, by userID: Int64, budgeted: Bool = true) async throws -> (
         message: Message, created: Bool
     ) {
         let submission = MessageSubmission(
-            roomID: roomID, senderID: userID, message: message, traceparent: PipelineTrace.current())
-        do {
-            if budgeted {
-                let isBot = await bots?.bots(among: [userID]).isEmpty == false
-                try await spend("messages", 1, of: isBot ? limits.botMessages : limits.messages, by: userID)
-            }
-        } catch {
-            // A retry of a stored message is answered as stored, whatever the budget.
-            guard try await messages.storedKeys([submission.key]).contains(submission.key) else { throw error }
-        }
+            roomID: roomID, senderID: userID, message: message, traceparent: PipelineTrace.current(),
+            spendsBudget: budgeted)
         let sent =
             if let sends {
                 try await sends.submit(submission, key: roomID)
             } else {
-                try await Self.send([submission], rooms: rooms, messages: messages, hook: hook)[0].get()
+                try await Self.send([submission], budgets: budgets, rooms: rooms, messages: messages, hook: hook)[0]
+                    .get()
             }
         return (sent.message, sent.created)
     }
@@ -223,35 +212,15 @@ public struct RoomService: Sendable {
     /// (``MessageRepository/send(batch:)``). One outcome per send, in order; a send refused
     /// alone fails alone.
     public func send(_ batch: [MessageSubmission]) async throws -> [SendOutcome] {
-        guard buckets != nil else { return try await Self.send(batch, rooms: rooms, messages: messages, hook: hook) }
-        // Each sender's first messages in the batch take their budget; the rest are refused.
-        let botIDs = await bots?.bots(among: Set(batch.map(\.senderID))) ?? []
-        func counts(bots: Bool) -> [String: Int] {
-            Dictionary(
-                batch.filter { botIDs.contains($0.senderID) == bots }.map {
-                    (Self.bucketKey("messages", $0.senderID), 1)
-                },
-                uniquingKeysWith: +)
-        }
-        var allowances = await allowances(counts(bots: false), of: limits.messages)
-        if !botIDs.isEmpty {
-            allowances.merge(await self.allowances(counts(bots: true), of: limits.botMessages)) { user, _ in user }
-        }
-        var taken: [Int64: Int] = [:]
-        var outcomes: [SendOutcome?] = batch.map { submission in
-            taken[submission.senderID, default: 0] += 1
-            guard let allowance = allowances[Self.bucketKey("messages", submission.senderID)],
-                taken[submission.senderID, default: 0] > allowance.allowed
-            else { return nil }
-            return .failure(ParleyError.tooMany("messages", retryAfter: allowance.retryAfter))
-        }
-        // Retries of stored messages (a client that sends again with the same uid) are
-        // answered as stored, whatever the budget: one look-up, only when the budget refused.
-        let refused = batch.indices.filter { outcomes[$0] != nil }
-        if !refused.isEmpty {
-            let stored = try await messages.storedKeys(Set(refused.map { batch[$0].key }))
-            for index in refused where stored.contains(batch[index].key) { outcomes[index] = nil }
-        }
+        try await Self.send(batch, budgets: budgets, rooms: rooms, messages: messages, hook: hook)
+    }
+
+    /// A batch's budgets (``MessageBudgets``), then what they let go stored.
+    static func send(
+        _ batch: [MessageSubmission], budgets: MessageBudgets, rooms: any RoomRepository,
+        messages: any MessageRepository, hook: MessageHookGate?
+    ) async throws -> [SendOutcome] {
+        var outcomes = try await budgets.refusals(batch, messages: messages)
         let allowed = batch.indices.filter { outcomes[$0] == nil }
         if !allowed.isEmpty {
             for (index, outcome) in zip(
