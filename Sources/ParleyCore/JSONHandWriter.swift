@@ -66,6 +66,12 @@ public struct JSONHandWriter {
         string(value.map(JSONCoding.timestamp))
     }
 
+    /// A value already encoded by ``JSONBytesEncoder`` (one encoding shared by many answers).
+    public mutating func encoded(_ json: [UInt8]) {
+        separate()
+        bytes.append(contentsOf: json)
+    }
+
     /// Any other value, through ``JSONBytesEncoder``; nil is `null`.
     public mutating func value(_ value: (some Encodable)?) throws {
         separate()
