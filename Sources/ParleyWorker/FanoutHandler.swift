@@ -58,18 +58,21 @@ public struct FanoutHandler: Sendable {
     }
 
     public func handle(_ payload: String) async throws {
+        let summary: NotificationSummaryJob?
         let jobs: [FanoutJob]
         do {
-            if let summary = try NotificationSummaryJob(payload: payload) {
-                // A parked backstop outlives a change of configuration: without summaries it
-                // has nothing to do.
-                try await summaries?.handle(summary)
-                return
-            }
-            jobs = try FanoutBatch.decode(payload)
+            summary = try NotificationSummaryJob(payload: payload)
+            jobs = summary == nil ? try FanoutBatch.decode(payload) : []
         } catch {
-            // A malformed job can never succeed: straight to the dead letters.
+            // A malformed job can never succeed: straight to the dead letters. Only the
+            // decoding: a summary whose read fails (PostgreSQL restarting) is retried.
             throw PermanentJobFailure(reason: "malformed fan-out job")
+        }
+        if let summary {
+            // A parked backstop outlives a change of configuration: without summaries it has
+            // nothing to do.
+            try await summaries?.handle(summary)
+            return
         }
         let readers = try await chunkReaders(of: jobs)
         let deliveries = jobs.map { job in

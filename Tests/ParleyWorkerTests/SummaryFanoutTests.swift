@@ -89,6 +89,17 @@ struct SummaryFanoutTests {
         #expect(try publisher.copies.map { try decoded($0).topic } == (1...5).map { "messenger-notifications/\($0)" })
     }
 
+    @Test func aSummaryWhoseReadFailsIsRetriedNotDeadLettered() async throws {
+        struct Unavailable: Error {}
+        struct FailingSummaries: RoomSummaries {
+            func summaries(of chunks: Set<ReaderChunk>, limit: Int) async throws -> SummaryRead { throw Unavailable() }
+        }
+        let handler = FanoutHandler(
+            readers: FakeReaders([:]), publisher: RecordingPublisher(), queue: RecordingQueue(),
+            summaries: FailingSummaries(), logger: logger)
+        await #expect(throws: Unavailable.self) { try await handler.handle(NotificationSummaryJob(room: 6).payload) }
+    }
+
     @Test func aMalformedSummaryJobIsDeadLetteredAndAHeldMessagesPushesContinueThroughALargeRoom() async throws {
         let handler = FanoutHandler(
             readers: FakeReaders([1: [10, 11, 12]]), publisher: RecordingPublisher(), queue: RecordingQueue(),
