@@ -17,16 +17,12 @@ struct SummaryFanout: Sendable {
         var rest: [ReaderChunk] = []
         for (chunk, members) in read.members.sorted(by: { $0.key.roomID < $1.key.roomID }) {
             guard let newest = read.newest[chunk.roomID] else { continue }
-            let message = try newest.message.map { try JSONBytesEncoder().encode($0) }
+            let shared = try newest.message.map(SharedMessage.init)
             for member in members {
-                let summary = NotificationSummary(
-                    chatRoomId: chunk.roomID, seq: newest.seq, message: newest.message, unreadCount: member.unread,
-                    unreadMentionCount: member.mentions)
-                copies.append(
-                    (
-                        Topic.notifications(member.userID),
-                        RoomEvent.summaryJSON(summary, for: member.userID, message: message)
-                    ))
+                let event = RoomEvent.summaryJSON(
+                    room: chunk.roomID, seq: newest.seq, newest: shared, unreadCount: member.unread,
+                    unreadMentionCount: member.mentions, for: member.userID)
+                copies.append((Topic.notifications(member.userID), event))
             }
             if members.count == chunkSize, let last = members.last {
                 rest.append(ReaderChunk(roomID: chunk.roomID, after: last.userID))

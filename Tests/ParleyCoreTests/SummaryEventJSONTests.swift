@@ -13,13 +13,14 @@ struct SummaryEventJSONTests {
             uid: "u-\"1\"\\/", fileId: nil, createdAt: Date(timeIntervalSince1970: 1_700_000_000.123),
             replyTo: ReplyPreview(id: 40, seq: 8, sentById: 3, excerpt: "earlier", deleted: false), replyCount: 3,
             mentions: [1, 22])
-        let encoded = try JSONBytesEncoder().encode(message)
-        for (newest, shared) in [(message, encoded), (nil, nil)] as [(Message?, [UInt8]?)] {
+        for newest in [message, nil] {
+            let shared = try newest.map(SharedMessage.init)
             for (unread, mentions) in [(0, 0), (17, 2)] as [(Int64, Int64)] {
                 let summary = NotificationSummary(
                     chatRoomId: 5, seq: 9, message: newest, unreadCount: unread, unreadMentionCount: mentions)
                 #expect(
-                    RoomEvent.summaryJSON(summary, for: 11, message: shared)
+                    RoomEvent.summaryJSON(
+                        room: 5, seq: 9, newest: shared, unreadCount: unread, unreadMentionCount: mentions, for: 11)
                         == RoomEvent.summary(summary, for: 11).json())
             }
         }

@@ -1,3 +1,5 @@
+import ParleyCore
+
 /// What a `Range` header asks of a representation of `size` bytes (RFC 9110 §14).
 public enum RangeSelection: Sendable, Equatable {
     /// No usable `Range`: send everything (200).

@@ -1,5 +1,3 @@
-import Foundation
-
 /// Media types checked against the content's first bytes.
 public enum MediaType {
     /// Bytes needed to recognise every type below.
@@ -61,7 +59,7 @@ public enum MediaType {
 
     /// `type/subtype` in lower case without parameters; a malformed type is octet-stream.
     static func normalise(_ type: String) -> String {
-        let bare = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        let bare = type.split(separator: ";").first.map { $0.trimmingHTTPWhitespace().lowercased() } ?? ""
         let parts = bare.split(separator: "/")
         guard parts.count == 2, bare.count <= 127,
             bare.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "/.+-_".contains($0)) })

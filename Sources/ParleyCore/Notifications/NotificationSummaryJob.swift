@@ -66,45 +66,67 @@ public struct NotificationSummary: Codable, Sendable, Equatable {
     }
 }
 
+/// A message and its encoding by ``JSONBytesEncoder``, made together so they cannot disagree:
+/// what a busy room's summaries share of its newest message.
+public struct SharedMessage: Sendable {
+    public let message: Message
+    public let json: [UInt8]
+
+    public init(_ message: Message) throws {
+        self.message = message
+        self.json = try JSONBytesEncoder().encode(message)
+    }
+}
+
 extension RoomEvent {
     /// A busy room's summary for `userID`, on their notification topic. Two reads of the same
     /// state (a backstop that ran beside its release) have one hash.
     public static func summary(_ summary: NotificationSummary, for userID: Int64) -> Envelope<NotificationSummary> {
         Envelope(
-            type: "room-summary", data: summary,
-            identity:
-                "\(summary.chatRoomId):\(userID):\(summary.seq):\(summary.unreadCount):\(summary.unreadMentionCount)")
+            type: summaryType, data: summary,
+            identity: summaryIdentity(
+                room: summary.chatRoomId, seq: summary.seq, unread: summary.unreadCount,
+                mentions: summary.unreadMentionCount, for: userID))
     }
 
-    /// The summary's event as ``Envelope/json()`` writes it, its message given already encoded
-    /// (by ``JSONBytesEncoder``; nil when it has none): a busy room's readers share one encoding
-    /// of its newest message, which each reader's summary encoded again before (6 % of the
-    /// worker's CPU in rooms of 100).
-    public static func summaryJSON(_ summary: NotificationSummary, for userID: Int64, message: [UInt8]?) -> String {
-        let envelope = Self.summary(summary, for: userID)
+    /// The summary's event as ``Envelope/json()`` writes it, around its room's newest message
+    /// encoded once (nil when retention purged it): a busy room's readers share that encoding,
+    /// which each reader's summary encoded again before (6 % of the worker's CPU in rooms of 100).
+    public static func summaryJSON(
+        room: Int64, seq: Int64, newest: SharedMessage?, unreadCount: Int64, unreadMentionCount: Int64,
+        for userID: Int64
+    ) -> String {
+        let identity = summaryIdentity(
+            room: room, seq: seq, unread: unreadCount, mentions: unreadMentionCount, for: userID)
         var writer = JSONHandWriter()
         // Keys in the encoder's sorted order; a nil message is left out, as the encoder does.
         writer.beginObject()
         writer.key("data")
         writer.beginObject()
         writer.key("chatRoomId")
-        writer.integer(summary.chatRoomId)
-        if let message {
+        writer.integer(room)
+        if let newest {
             writer.key("message")
-            writer.encoded(message)
+            writer.encoded(newest.json)
         }
         writer.key("seq")
-        writer.integer(summary.seq)
+        writer.integer(seq)
         writer.key("unreadCount")
-        writer.integer(summary.unreadCount)
+        writer.integer(unreadCount)
         writer.key("unreadMentionCount")
-        writer.integer(summary.unreadMentionCount)
+        writer.integer(unreadMentionCount)
         writer.endObject()
         writer.key("hash")
-        writer.string(envelope.hash)
+        writer.string(Envelope<NotificationSummary>.hash(type: summaryType, identity: identity))
         writer.key("type")
-        writer.string(envelope.type)
+        writer.string(summaryType)
         writer.endObject()
         return String(decoding: writer.bytes, as: UTF8.self)
     }
+
+    private static let summaryType = "room-summary"
+
+    private static func summaryIdentity(room: Int64, seq: Int64, unread: Int64, mentions: Int64, for user: Int64)
+        -> String
+    { "\(room):\(user):\(seq):\(unread):\(mentions)" }
 }

@@ -11,7 +11,12 @@ public struct Envelope<Payload: Encodable & Sendable>: Encodable, Sendable {
     public init(type: String, data: Payload, identity: String) {
         self.type = type
         self.data = data
-        self.hash = SHA256.hash(data: Array("\(type):\(identity)".utf8)).prefix(16).hexString
+        self.hash = Self.hash(type: type, identity: identity)
+    }
+
+    /// The hash an event of `type` and `identity` carries: what a hand-written event uses too.
+    public static func hash(type: String, identity: String) -> String {
+        SHA256.hash(data: Array("\(type):\(identity)".utf8)).prefix(16).hexString
     }
 
     public func json() -> String {

@@ -2,9 +2,10 @@
 /// OWS), trimmed by scanning bytes: Foundation's `trimmingCharacters(in:)` bridges through
 /// NSString, about 1 % of `serve`'s CPU per REST send on the two calls every send made.
 /// The one rule for every header Parley parses (the bearer token, media types, ranges and
-/// their preconditions, multipart parameters): a no-break space is not HTTP's whitespace.
+/// their preconditions, multipart parameters, an upload's declared type): a no-break space
+/// is not HTTP's whitespace.
 extension Substring {
-    func trimmingHTTPWhitespace() -> Substring {
+    public func trimmingHTTPWhitespace() -> Substring {
         let isWhitespace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
         guard let first = utf8.firstIndex(where: { !isWhitespace($0) }),
             let last = utf8.lastIndex(where: { !isWhitespace($0) })
@@ -15,5 +16,5 @@ extension Substring {
 }
 
 extension String {
-    func trimmingHTTPWhitespace() -> Substring { self[...].trimmingHTTPWhitespace() }
+    public func trimmingHTTPWhitespace() -> Substring { self[...].trimmingHTTPWhitespace() }
 }
