@@ -17,7 +17,7 @@ struct SummaryFanout: Sendable {
         var rest: [ReaderChunk] = []
         for (chunk, members) in read.members.sorted(by: { $0.key.roomID < $1.key.roomID }) {
             guard let newest = read.newest[chunk.roomID] else { continue }
-            let shared = try newest.message.map(SharedMessage.init)
+            let shared = try newest.message.map(EncodedMessage.init)
             for member in members {
                 let event = RoomEvent.summaryJSON(
                     room: chunk.roomID, seq: newest.seq, newest: shared, unreadCount: member.unread,

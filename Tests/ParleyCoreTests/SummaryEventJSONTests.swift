@@ -14,7 +14,7 @@ struct SummaryEventJSONTests {
             replyTo: ReplyPreview(id: 40, seq: 8, sentById: 3, excerpt: "earlier", deleted: false), replyCount: 3,
             mentions: [1, 22])
         for newest in [message, nil] {
-            let shared = try newest.map(SharedMessage.init)
+            let shared = try newest.map(EncodedMessage.init)
             for (unread, mentions) in [(0, 0), (17, 2)] as [(Int64, Int64)] {
                 let summary = NotificationSummary(
                     chatRoomId: 5, seq: 9, message: newest, unreadCount: unread, unreadMentionCount: mentions)

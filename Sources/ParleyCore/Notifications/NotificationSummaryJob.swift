@@ -66,14 +66,12 @@ public struct NotificationSummary: Codable, Sendable, Equatable {
     }
 }
 
-/// A message and its encoding by ``JSONBytesEncoder``, made together so they cannot disagree:
-/// what a busy room's summaries share of its newest message.
-public struct SharedMessage: Sendable {
-    public let message: Message
+/// A message's encoding by ``JSONBytesEncoder``, which only a message can make: what a busy
+/// room's summaries share of its newest message.
+public struct EncodedMessage: Sendable {
     public let json: [UInt8]
 
     public init(_ message: Message) throws {
-        self.message = message
         self.json = try JSONBytesEncoder().encode(message)
     }
 }
@@ -93,7 +91,7 @@ extension RoomEvent {
     /// encoded once (nil when retention purged it): a busy room's readers share that encoding,
     /// which each reader's summary encoded again before (6 % of the worker's CPU in rooms of 100).
     public static func summaryJSON(
-        room: Int64, seq: Int64, newest: SharedMessage?, unreadCount: Int64, unreadMentionCount: Int64,
+        room: Int64, seq: Int64, newest: EncodedMessage?, unreadCount: Int64, unreadMentionCount: Int64,
         for userID: Int64
     ) -> String {
         let identity = summaryIdentity(
