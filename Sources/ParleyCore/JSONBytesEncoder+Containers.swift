@@ -15,7 +15,7 @@ final class JSONValueEncoder: Encoder {
     /// `value`'s node, with the types Foundation's encoder writes specially written the same way.
     func encodeValue<T: Encodable>(_ value: T) throws {
         if T.self == Date.self, let date = value as? Date {
-            node = JSONScalar.string(JSONCoding.timestamp(date), in: scratch)
+            node = scratch.scalar { JSONCoding.appendTimestamp(date, to: &$0) }
         } else if T.self == URL.self, let url = value as? URL {
             node = JSONScalar.string(url.absoluteString, in: scratch)
         } else if T.self == Data.self, let data = value as? Data {

@@ -40,7 +40,19 @@ public enum JSONCoding {
     private static let wholeSecondsFormat = Date.ISO8601FormatStyle()
 
     public static func timestamp(_ date: Date) -> String {
-        date.formatted(timestampFormat)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        return RFC3339Timestamp.append(date, to: &bytes)
+            ? String(decoding: bytes, as: UTF8.self) : date.formatted(timestampFormat)
+    }
+
+    /// ``timestamp(_:)`` as a JSON string, appended to `output` without a `String` between.
+    static func appendTimestamp(_ date: Date, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        if !RFC3339Timestamp.append(date, to: &output) {
+            output.append(contentsOf: date.formatted(timestampFormat).utf8)
+        }
+        output.append(UInt8(ascii: "\""))
     }
 
     /// Parses RFC 3339 with or without fractional seconds.

@@ -63,7 +63,8 @@ public struct JSONHandWriter {
     }
 
     public mutating func date(_ value: Date?) {
-        string(value.map(JSONCoding.timestamp))
+        separate()
+        if let value { JSONCoding.appendTimestamp(value, to: &bytes) } else { writeNull() }
     }
 
     /// A value already encoded by ``JSONBytesEncoder`` (one encoding shared by many answers).

@@ -28,7 +28,7 @@ enum Runtime {
                 handler.logLevel = logLevel
                 return handler
             }
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = TextLogHandler(label: label)
             handler.logLevel = logLevel
             return handler
         }

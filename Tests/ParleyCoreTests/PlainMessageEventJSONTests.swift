@@ -19,7 +19,7 @@ struct PlainMessageEventJSONTests {
     }
 
     @Test(arguments: [
-        "hello", "", "quote \" backslash \\ slash / end", "line\nbreak\ttab\r\u{8}\u{c}",
+        "hello", "", "quote \" backslash \\ slash / end", "line\nbreak\ttab\r\u{8}\u{c}", "crlf\r\n", "é\u{301}\"",
         "controls \u{0}\u{1}\u{1f}\u{7f}", "Příliš žluťoučký kůň 🐎 \u{2028}\u{2029}", "<script>&amp;</script>",
     ])
     func aPlainMessagesEventIsTheEncodersByteForByte(_ content: String) {
