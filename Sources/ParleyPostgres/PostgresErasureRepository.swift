@@ -196,6 +196,10 @@ public struct PostgresErasureRepository: ErasureRepository {
                     SELECT a.file_id FROM messenger.message_attachment a JOIN doomed ON doomed.id = a.message_id
                 ), gone AS (
                     DELETE FROM messenger.message m USING doomed WHERE m.id = doomed.id RETURNING m.seq
+                ), unmarked AS (
+                    -- A marker naming a purged message goes with it (migration 0032).
+                    DELETE FROM messenger.read_marker r USING doomed
+                    WHERE r.chat_room_id = \(roomID) AND r.message_id = doomed.id
                 ), through AS (
                     UPDATE messenger.chat_room SET purged_seq = greatest(purged_seq, (SELECT max(seq) FROM gone))
                     WHERE id = \(roomID) AND EXISTS (SELECT 1 FROM gone)

@@ -81,6 +81,10 @@ struct RoomDeletionTests {
 
             let old = try await AccountDeletionTests().sendWithFile(client, harness, room: room, as: writer, uid: "o-1")
             let kept = try await client.send("recent", uid: "r-1", to: room, as: writer)
+            // The admin has read up to the message about to be purged: that marker goes with it.
+            let readOld = try await client.json(
+                .post, "/v1/rooms/\(room)/read", token: token(admin), body: #"{"seq":\#(kept.seq - 1)}"#)
+            #expect(readOld.status == .ok)
             try await harness.database.client.query(
                 """
                 UPDATE messenger.message SET created_at = now() - interval '31 days'
@@ -98,6 +102,13 @@ struct RoomDeletionTests {
             // What was purged is not unread any more, whoever had read it.
             let seen = try await client.json(.get, "/v1/rooms/\(room)", token: token(reader))
             #expect(seen.json["unreadCount"] as? Int == 1 && seen.json["lastSeq"] as? Int == Int(kept.seq))
+            let adminSees = try await client.json(.get, "/v1/rooms/\(room)", token: token(admin))
+            #expect(adminSees.json["unreadCount"] as? Int == 1 && adminSees.json["lastReadSeq"] is NSNull)
+            let dangling = """
+                SELECT count(*) FROM messenger.read_marker r
+                WHERE NOT EXISTS (SELECT 1 FROM messenger.message m WHERE m.id = r.message_id)
+                """
+            #expect(try await count(harness, dangling) == 0)
             #expect(try await count(harness, "SELECT count(*) FROM cloud.file WHERE id = \(old.fileID)") == 0)
             #expect(try await harness.blobStore.size(key: old.key) == nil)
             #expect(try await client.history(other, as: others[2]).messages.count == 1)

@@ -68,6 +68,28 @@ struct SchemaTests {
         }
     }
 
+    @Test func aNewMessageMovesItsSendersReadMarkerWithoutTouchingAnIndex() async throws {
+        try await withMigratedPool { pool in
+            // Each send moves its sender's marker; an index over a column it moves (or a
+            // foreign key checked on it) would make every move a new entry in every index.
+            let rows = try await pool.client.query(
+                """
+                SELECT indexrelid::regclass::text FROM pg_index
+                WHERE indrelid = 'messenger.read_marker'::regclass
+                  AND pg_get_indexdef(indexrelid) ~ '\\m(message_id|seq|updated_at)\\M'
+                UNION ALL
+                SELECT conname FROM pg_constraint
+                WHERE conrelid = 'messenger.read_marker'::regclass AND contype = 'f'
+                  AND conkey && ARRAY(
+                    SELECT attnum FROM pg_attribute
+                    WHERE attrelid = 'messenger.read_marker'::regclass AND attname IN ('message_id', 'seq'))
+                """, logger: .quiet)
+            var covering: [String] = []
+            for try await name in rows.decode(String.self) { covering.append(name) }
+            #expect(covering == [])
+        }
+    }
+
     @Test func theMessengerRolesAreSeededInRankOrder() async throws {
         try await withMigratedPool { pool in
             let rows = try await pool.client.query(
