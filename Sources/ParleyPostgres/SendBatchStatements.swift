@@ -124,13 +124,12 @@ enum StoredBatchRecords {
     ///     over the row of `m`.
     static func ctes(mentions: Bool, traceparent: String) -> String {
         """
-        marker AS (
-            INSERT INTO messenger.read_marker (chat_room_id, user_account_id, message_id, seq)
-            SELECT DISTINCT ON (m.chat_room_id, m.sent_by_id) m.chat_room_id, m.sent_by_id, m.id, m.seq FROM m
-            WHERE m.sent_by_id IS NOT NULL
+        \(ReadMarkerMove.ctes(of: """
+            SELECT DISTINCT ON (m.chat_room_id, m.sent_by_id)
+                m.chat_room_id, m.sent_by_id AS user_account_id, m.id AS message_id, m.seq
+            FROM m WHERE m.sent_by_id IS NOT NULL
             ORDER BY m.chat_room_id, m.sent_by_id, m.seq DESC
-            \(ReadMarkerMove.forwardOnly)
-        ), \(mentions ? mentioned + ", " : "")outboxed AS (
+            """)), \(mentions ? mentioned + ", " : "")outboxed AS (
             INSERT INTO messenger.outbox (chat_room_id, message_id, traceparent)
             SELECT m.chat_room_id, m.id, \(traceparent) FROM m ORDER BY m.id
             RETURNING id
