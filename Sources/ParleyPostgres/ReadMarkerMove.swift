@@ -9,7 +9,7 @@ enum ReadMarkerMove {
         WHERE messenger.read_marker.seq < excluded.seq
         """
 
-    /// CTEs named `moved` and `first_marker` that move the markers `moves` names (a query of
+    /// CTEs named `moves`, `moved` and `first_marker` that move the markers `moves` names (a query of
     /// `chat_room_id, user_account_id, message_id, seq`, one row per marker), for a statement
     /// that moves markers which mostly exist already (a send's): those are updated, behind ones
     /// only, and only a marker not there yet is inserted. An upsert of an existing marker also

@@ -33,9 +33,7 @@ struct JSONLogHandler: LogHandler {
         level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?, source: String,
         file: String, function: String, line: UInt
     ) {
-        var merged = metadata
-        if let provided = metadataProvider?.get() { merged.merge(provided) { $1 } }
-        if let explicit { merged.merge(explicit) { $1 } }
+        var merged = lineMetadata(explicit)
         let requestID = merged.removeValue(forKey: RequestIDKey.name).map { "\($0)" }
         let entry = Entry(
             time: JSONCoding.timestamp(Date()), level: level.rawValue, label: label, message: "\(message)",

@@ -22,13 +22,9 @@ struct TextLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    /// The stream handler's precedence: the logger's metadata, then the provider's, then the call's.
     func log(event: LogEvent) {
         var event = event
-        var merged = metadata
-        if let provided = metadataProvider?.get() { merged.merge(provided) { $1 } }
-        if let explicit = event.metadata { merged.merge(explicit) { $1 } }
-        event.metadata = merged
+        event.metadata = lineMetadata(event.metadata)
         lines.log(event: event)
     }
 }
