@@ -7,7 +7,8 @@ import Testing
 @testable import ParleyPostgres
 
 /// The search index off the send's path (migration 0020) on real PostgreSQL: a message is
-/// found before the relay indexes it and after, by either way of reading the index, and an
+/// found before the relay indexes it and after, by either way of reading the index, whether its
+/// words are still in the index's pending list or merged into the tree (migration 0033), and an
 /// edit, a deletion or an erasure reaches the index whichever came first.
 struct MessageSearchIndexTests {
     /// Every way a search can read: the caller's rooms, and the newest ids with a window so
@@ -51,12 +52,21 @@ struct MessageSearchIndexTests {
             }
             let repository = PostgresRoomRepository(database: harness.database, logger: .quiet, fileLinks: .testing)
             let stranger = try await client.signUp()
-            for published in [false, true] {
-                if published { try await publish(harness) }
+            for stage in ["unpublished", "published", "merged"] {
+                if stage == "published" { try await publish(harness) }
+                if stage == "merged" {
+                    // What autovacuum, or an insert finding the pending list full, does; the
+                    // published words were in the pending list until now.
+                    let merged = try await harness.database.client.query(
+                        "SELECT gin_clean_pending_list('messenger.message_search_words_idx')", logger: .quiet
+                    ).all(Int64.self)
+                    #expect(merged.first ?? 0 > 0, "pages merged: \(merged)")
+                }
+                let published = stage != "unpublished"
                 let rows = try await indexed(harness)
                 #expect(rows.count == (published ? texts.count + 1 : 0), "\(rows)")  // and the room's first
                 for shape in Self.shapes {
-                    let context = "\(shape), published: \(published)"
+                    let context = "\(shape), \(stage)"
                     #expect(
                         try await found("zpr prilis", by: users[2], in: repository, shape) == [texts[0]], "\(context)")
                     #expect(try await found("STRASSE", by: users[2], in: repository, shape) == [texts[1]], "\(context)")

@@ -34,6 +34,19 @@ struct SenderStampTests {
         #expect(verified(user: "42", signature: "zz" + signature.dropFirst(2)) == nil, "not hex")
     }
 
+    /// The bytes the plugin's C signs, HMAC-SHA256(key, `v1` NUL user NUL topic NUL
+    /// SHA-256(payload)), computed apart from Parley (Python's `hmac`), so a change in how the
+    /// fields are fed in cannot pass unseen. The key is hashed once per `SenderStampKey`: the
+    /// second signature with the same key must not carry the first one's fields.
+    @Test func theSignatureIsTheDocumentedHMAC() {
+        #expect(
+            SenderStamp.signature(user: "42", topic: "chat-in/r1", payload: payload, key: key)
+                == "6971e9b91b46cb3c9031e46e8f690aa4cb779c3a7600b45ca2406638a1463fc9")
+        #expect(
+            SenderStamp.signature(user: "žluťoučký", topic: "chat-in/r1/7", payload: [], key: key)
+                == "57c1069419bdad1cb001230eb035d3d55b590ced2cf1a16fdcd4017033a9699b")
+    }
+
     /// Fields cannot run into each other: user `4` on `2/chat-in/r1` is not user `42`.
     @Test func fieldsAreSeparated() {
         let signature = SenderStamp.signature(user: "4", topic: "2chat-in/r1", payload: payload, key: key)

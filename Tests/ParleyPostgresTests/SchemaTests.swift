@@ -94,6 +94,27 @@ struct SchemaTests {
         }
     }
 
+    /// The words of a published message are computed as one expression in the relay's
+    /// statement, and appended to the word index's pending list rather than inserted entry by
+    /// entry (migration 0033): a search-word function PostgreSQL cannot inline runs through the
+    /// SQL-function executor for every row.
+    @Test func publishedWordsAreComputedInlineAndIndexedThroughThePendingList() async throws {
+        try await withMigratedPool { pool in
+            let rows = try await pool.client.query(
+                "EXPLAIN VERBOSE SELECT messenger.search_words(content) FROM messenger.message", logger: .quiet)
+            var plan = ""
+            for try await line in rows.decode(String.self) { plan += line + "\n" }
+            #expect(plan.contains("to_tsvector("), "the body in the plan: \(plan)")
+            #expect(!plan.contains("search_words(") && !plan.contains("search_text("), "\(plan)")
+
+            let options = try await pool.client.query(
+                "SELECT reloptions FROM pg_class WHERE oid = 'messenger.message_search_words_idx'::regclass",
+                logger: .quiet
+            ).all([String].self)
+            #expect(options == [["fastupdate=on", "gin_pending_list_limit=256"]])
+        }
+    }
+
     @Test func theMessengerRolesAreSeededInRankOrder() async throws {
         try await withMigratedPool { pool in
             let rows = try await pool.client.query(

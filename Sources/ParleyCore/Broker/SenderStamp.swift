@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 
 /// The sender Parley's mosquitto plugin stamps on a `chat-in` message, with its signature.
 ///
@@ -14,8 +15,7 @@ public enum SenderStamp {
 
     /// The signature the plugin stamps for `user` publishing `payload` on `topic`.
     public static func signature(user: String, topic: String, payload: [UInt8], key: SenderStampKey) -> String {
-        Array(HMAC<SHA256>.authenticationCode(for: signed(user: user, topic: topic, payload: payload), using: key.key))
-            .hexString
+        Array(code(user: user, topic: topic, payload: payload, key: key)).hexString
     }
 
     /// The stamped user when `signature` is the plugin's for this message; nil when either is
@@ -26,15 +26,30 @@ public enum SenderStamp {
         guard let user, let signature, let code = bytes(ofHex: signature), code.count == SHA256.byteCount else {
             return nil
         }
-        let valid = HMAC<SHA256>.isValidAuthenticationCode(
-            code, authenticating: signed(user: user, topic: topic, payload: payload), using: key.key)
-        return valid ? user : nil
+        return self.code(user: user, topic: topic, payload: payload, key: key) == code ? user : nil
     }
 
-    /// What is signed: NUL cannot occur in an MQTT topic or a user id, so the fields cannot run
-    /// into each other; the payload goes in as its digest.
-    static func signed(user: String, topic: String, payload: [UInt8]) -> [UInt8] {
-        Array("v1".utf8) + [0] + Array(user.utf8) + [0] + Array(topic.utf8) + [0] + Array(SHA256.hash(data: payload))
+    /// The HMAC of what is signed: `v1` NUL user NUL topic NUL SHA-256(payload). NUL cannot
+    /// occur in an MQTT topic or a user id, so the fields cannot run into each other; the
+    /// payload goes in as its digest. Fed field by field into a copy of the keyed HMAC, so a
+    /// message neither hashes the key again nor joins the fields into a new array.
+    static func code(user: String, topic: String, payload: [UInt8], key: SenderStampKey) -> HMAC<SHA256>.MAC {
+        var hmac = key.keyed
+        hmac.update(data: versionPrefix)
+        add(user, to: &hmac)
+        add(topic, to: &hmac)
+        SHA256.hash(data: payload).withUnsafeBytes { hmac.update(data: $0) }
+        return hmac.finalize()
+    }
+
+    private static let versionPrefix: [UInt8] = Array("v1".utf8) + [0]
+    private static let separator: [UInt8] = [0]
+
+    /// `text` and the NUL after it.
+    private static func add(_ text: String, to hmac: inout HMAC<SHA256>) {
+        var text = text
+        text.withUTF8 { hmac.update(data: UnsafeRawBufferPointer($0)) }
+        hmac.update(data: separator)
     }
 
     static func bytes(ofHex text: String) -> [UInt8]? {
@@ -61,13 +76,15 @@ public enum SenderStamp {
 /// The HMAC key the broker plugin signs its sender stamps with and the ingest verifies them
 /// with. Secret.
 public struct SenderStampKey: Sendable {
-    let key: SymmetricKey
+    /// The HMAC with the key already hashed in; every stamp continues a copy of it
+    /// (swift-crypto's digests copy on write).
+    let keyed: HMAC<SHA256>
 
     /// - Throws: when shorter than 32 bytes.
     public init(bytes: [UInt8]) throws {
         guard bytes.count >= 32 else {
             throw ParleyError(.internalError, "The sender stamp key must be at least 32 bytes.")
         }
-        key = SymmetricKey(data: bytes)
+        keyed = HMAC(key: SymmetricKey(data: bytes))
     }
 }
