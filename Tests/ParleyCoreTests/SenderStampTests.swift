@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import ParleyCore
 import Testing
@@ -45,6 +46,30 @@ struct SenderStampTests {
         #expect(
             SenderStamp.signature(user: "žluťoučký", topic: "chat-in/r1/7", payload: [], key: key)
                 == "57c1069419bdad1cb001230eb035d3d55b590ced2cf1a16fdcd4017033a9699b")
+    }
+
+    /// The hand-kept HMAC states against swift-crypto's `HMAC<SHA256>` over the same bytes:
+    /// keys of 32 to 130 bytes (longer than SHA-256's 64-byte block ones are hashed first),
+    /// users, topics and payloads of every length up to a few blocks.
+    @Test func theSignatureIsSwiftCryptosHMACForEveryKeyLength() throws {
+        var generator = SystemRandomNumberGenerator()
+        for keyLength in [32, 33, 63, 64, 65, 100, 128, 130] {
+            let keyBytes = (0..<keyLength).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let key = try SenderStampKey(bytes: keyBytes)
+            for length in [0, 1, 55, 56, 64, 119, 200] {
+                let user = String((0..<(length % 20)).map { _ in "0123456789".randomElement(using: &generator)! })
+                let topic = "chat-in/" + String(repeating: "r", count: length)
+                let payload = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                let signed =
+                    Array("v1".utf8) + [0] + Array(user.utf8) + [0] + Array(topic.utf8) + [0]
+                    + Array(SHA256.hash(data: payload))
+                let expected = Array(HMAC<SHA256>.authenticationCode(for: signed, using: SymmetricKey(data: keyBytes)))
+                    .map { String(format: "%02x", $0) }.joined()
+                #expect(
+                    SenderStamp.signature(user: user, topic: topic, payload: payload, key: key) == expected,
+                    "key \(keyLength) bytes, fields \(length)")
+            }
+        }
     }
 
     /// Fields cannot run into each other: user `4` on `2/chat-in/r1` is not user `42`.

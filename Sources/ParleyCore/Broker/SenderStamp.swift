@@ -1,5 +1,4 @@
 import Crypto
-import Foundation
 
 /// The sender Parley's mosquitto plugin stamps on a `chat-in` message, with its signature.
 ///
@@ -15,7 +14,7 @@ public enum SenderStamp {
 
     /// The signature the plugin stamps for `user` publishing `payload` on `topic`.
     public static func signature(user: String, topic: String, payload: [UInt8], key: SenderStampKey) -> String {
-        Array(code(user: user, topic: topic, payload: payload, key: key)).hexString
+        code(user: user, topic: topic, payload: payload, key: key).hexString
     }
 
     /// The stamped user when `signature` is the plugin's for this message; nil when either is
@@ -26,30 +25,43 @@ public enum SenderStamp {
         guard let user, let signature, let code = bytes(ofHex: signature), code.count == SHA256.byteCount else {
             return nil
         }
-        return self.code(user: user, topic: topic, payload: payload, key: key) == code ? user : nil
+        return constantTimeEqual(self.code(user: user, topic: topic, payload: payload, key: key), code) ? user : nil
     }
 
     /// The HMAC of what is signed: `v1` NUL user NUL topic NUL SHA-256(payload). NUL cannot
     /// occur in an MQTT topic or a user id, so the fields cannot run into each other; the
-    /// payload goes in as its digest. Fed field by field into a copy of the keyed HMAC, so a
-    /// message neither hashes the key again nor joins the fields into a new array.
-    static func code(user: String, topic: String, payload: [UInt8], key: SenderStampKey) -> HMAC<SHA256>.MAC {
-        var hmac = key.keyed
-        hmac.update(data: versionPrefix)
-        add(user, to: &hmac)
-        add(topic, to: &hmac)
-        SHA256.hash(data: payload).withUnsafeBytes { hmac.update(data: $0) }
-        return hmac.finalize()
+    /// payload goes in as its digest.
+    static func code(user: String, topic: String, payload: [UInt8], key: SenderStampKey) -> [UInt8] {
+        var inner = key.inner
+        versionPrefix.withUnsafeBytes { inner.update(bufferPointer: $0) }
+        add(user, to: &inner)
+        add(topic, to: &inner)
+        payload.withUnsafeBytes { bytes in
+            var digest = SHA256()
+            digest.update(bufferPointer: bytes)
+            digest.finalize().withUnsafeBytes { inner.update(bufferPointer: $0) }
+        }
+        var outer = key.outer
+        inner.finalize().withUnsafeBytes { outer.update(bufferPointer: $0) }
+        return Array(outer.finalize())
     }
 
     private static let versionPrefix: [UInt8] = Array("v1".utf8) + [0]
     private static let separator: [UInt8] = [0]
 
     /// `text` and the NUL after it.
-    private static func add(_ text: String, to hmac: inout HMAC<SHA256>) {
+    private static func add(_ text: String, to digest: inout SHA256) {
         var text = text
-        text.withUTF8 { hmac.update(data: UnsafeRawBufferPointer($0)) }
-        hmac.update(data: separator)
+        text.withUTF8 { digest.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        separator.withUnsafeBytes { digest.update(bufferPointer: $0) }
+    }
+
+    /// Equal without an early exit, so the time taken says nothing of where a guess went wrong.
+    static func constantTimeEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        var difference: UInt8 = 0
+        for index in lhs.indices { difference |= lhs[index] ^ rhs[index] }
+        return difference == 0
     }
 
     static func bytes(ofHex text: String) -> [UInt8]? {
@@ -75,16 +87,30 @@ public enum SenderStamp {
 
 /// The HMAC key the broker plugin signs its sender stamps with and the ingest verifies them
 /// with. Secret.
+///
+/// HMAC-SHA256 (RFC 2104) is two SHA-256 passes, over the key's inner pad and the message, then
+/// over its outer pad and the first digest. The key's pads are hashed here, once; each stamp
+/// continues copies of the two states (swift-crypto's digests copy on write) through SHA-256's
+/// non-generic `update(bufferPointer:)`. Its generic HMAC made every field a trip through
+/// `DataProtocol`'s regions and hashed the pads again: 4 % of the worker's CPU at 1,000
+/// messages/s. `SenderStampTests` checks this against swift-crypto's `HMAC` and Python's `hmac`.
 public struct SenderStampKey: Sendable {
-    /// The HMAC with the key already hashed in; every stamp continues a copy of it
-    /// (swift-crypto's digests copy on write).
-    let keyed: HMAC<SHA256>
+    let inner: SHA256
+    let outer: SHA256
 
     /// - Throws: when shorter than 32 bytes.
     public init(bytes: [UInt8]) throws {
         guard bytes.count >= 32 else {
             throw ParleyError(.internalError, "The sender stamp key must be at least 32 bytes.")
         }
-        keyed = HMAC(key: SymmetricKey(data: bytes))
+        // A key longer than SHA-256's block is hashed first; a shorter one is padded with zeros.
+        var block = bytes.count > 64 ? Array(SHA256.hash(data: bytes)) : bytes
+        block += Array(repeating: 0, count: 64 - block.count)
+        var inner = SHA256()
+        block.map { $0 ^ 0x36 }.withUnsafeBytes { inner.update(bufferPointer: $0) }
+        var outer = SHA256()
+        block.map { $0 ^ 0x5c }.withUnsafeBytes { outer.update(bufferPointer: $0) }
+        self.inner = inner
+        self.outer = outer
     }
 }
