@@ -82,6 +82,45 @@ struct SchemaTests {
         }
     }
 
+    /// PostgreSQL evaluates every CHECK constraint of a table on every update: a new message
+    /// updates its room, so none of the room's may run a regular expression. The uid's rule is
+    /// its domain's (migration 0034), checked where a uid is written.
+    @Test func aNewMessageUpdatesItsRoomWithoutARegularExpression() async throws {
+        try await withMigratedPool { pool in
+            let checks = try await pool.client.query(
+                """
+                SELECT conname FROM pg_constraint
+                WHERE conrelid = 'messenger.chat_room'::regclass AND contype = 'c'
+                  AND pg_get_constraintdef(oid) LIKE '%~%'
+                """, logger: .quiet
+            ).all(String.self)
+            #expect(checks == [])
+
+            func createRoom(uid: String) async throws {
+                try await pool.client.query(
+                    """
+                    INSERT INTO messenger.chat_room (uid, type, topic) VALUES (\(uid), 'multiparty', \("chat-room/" + uid))
+                    """, logger: .quiet)
+            }
+            try await createRoom(uid: "abcdefghijklmnop-_0123")
+            for refused in ["short", "sixteen chars!!!", String(repeating: "a", count: 65), "abcdefghijklmnop\n"] {
+                do {
+                    try await createRoom(uid: refused)
+                    Issue.record("a room with uid \(refused.debugDescription) was stored")
+                } catch let error as PSQLError {
+                    #expect(error.sqlState == .checkViolation, "\(refused.debugDescription): \(error.sqlState as Any)")
+                }
+            }
+            await #expect(throws: PSQLError.self) {
+                try await pool.client.query("UPDATE messenger.chat_room SET uid = 'short'", logger: .quiet)
+            }
+            // The rooms' uids still read as text.
+            let uids = try await pool.client.query("SELECT uid FROM messenger.chat_room", logger: .quiet).all(
+                String.self)
+            #expect(uids == ["abcdefghijklmnop-_0123"])
+        }
+    }
+
     @Test func aNewMessageMovesItsSendersReadMarkerWithoutTouchingAnIndex() async throws {
         try await withMigratedPool { pool in
             let blockers = try await Self.inPlaceBlockers(
