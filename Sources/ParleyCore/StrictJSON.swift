@@ -12,23 +12,27 @@ public enum StrictJSON {
     public static func check(_ bytes: some Collection<UInt8>) throws {
         let scan = { (buffer: UnsafeBufferPointer<UInt8>) throws in
             var scanner = Scanner(bytes: buffer)
-            try scanner.value(path: [], depth: 0)
+            try scanner.value()
         }
         if try bytes.withContiguousStorageIfAvailable(scan) == nil {
             try Array(bytes).withUnsafeBufferPointer(scan)
         }
     }
 
+    /// Builds text only for keys, the one thing it compares; every other string is only read
+    /// through. The path to the current value is one stack, named only in an error.
     private struct Scanner {
         let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
+        /// The keys and array positions leading to the value being read.
+        var path: [String] = []
 
         /// Syntax errors end the scan quietly: the decoder reports them.
         private struct Malformed: Error {}
 
-        mutating func value(path: [String], depth: Int) throws {
+        mutating func value() throws {
             do {
-                try parseValue(path: path, depth: depth)
+                try parseValue(depth: 0)
             } catch let error as ParleyError {
                 throw error
             } catch {
@@ -36,52 +40,65 @@ public enum StrictJSON {
             }
         }
 
-        private mutating func parseValue(path: [String], depth: Int) throws {
+        private mutating func parseValue(depth: Int) throws {
             skipWhitespace()
             guard index < bytes.count else { throw Malformed() }
             switch bytes[index] {
             case UInt8(ascii: "{"):
-                try nested(path, depth)
+                try nested(depth)
                 index += 1
                 var keys = Set<String>()
                 skipWhitespace()
                 if peek(UInt8(ascii: "}")) { return }
                 repeat {
                     skipWhitespace()
-                    let key = try string(path: path)
+                    let key = String(decoding: try string(collecting: true), as: UTF8.self)
                     guard keys.insert(key).inserted else {
                         throw ParleyError.invalidRequest(
                             "\(name(path + [key])) appears twice in one object", field: name(path + [key]))
                     }
                     skipWhitespace()
                     guard peek(UInt8(ascii: ":")) else { throw Malformed() }
-                    try parseValue(path: path + [key], depth: depth + 1)
+                    path.append(key)
+                    try parseValue(depth: depth + 1)
+                    path.removeLast()
                     skipWhitespace()
                 } while peek(UInt8(ascii: ","))
                 guard peek(UInt8(ascii: "}")) else { throw Malformed() }
             case UInt8(ascii: "["):
-                try nested(path, depth)
+                try nested(depth)
                 index += 1
                 skipWhitespace()
                 if peek(UInt8(ascii: "]")) { return }
                 var position = 0
                 repeat {
-                    try parseValue(path: path + [String(position)], depth: depth + 1)
+                    path.append(String(position))
+                    try parseValue(depth: depth + 1)
+                    path.removeLast()
                     position += 1
                     skipWhitespace()
                 } while peek(UInt8(ascii: ","))
                 guard peek(UInt8(ascii: "]")) else { throw Malformed() }
             case UInt8(ascii: "\""):
-                _ = try string(path: path)
+                _ = try string(collecting: false)
             default:
                 // A number, true, false or null: nothing to check but where it ends.
-                while index < bytes.count, !Self.delimiters.contains(bytes[index]) { index += 1 }
+                while index < bytes.count, !Self.isDelimiter(bytes[index]) { index += 1 }
             }
         }
 
-        private static let delimiters: Set<UInt8> = Set(",]} \t\r\n".utf8)
+        private static func isDelimiter(_ byte: UInt8) -> Bool {
+            switch byte {
+            case UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}"): true
+            default: isWhitespace(byte)
+            }
+        }
 
-        private func nested(_ path: [String], _ depth: Int) throws(ParleyError) {
+        private static func isWhitespace(_ byte: UInt8) -> Bool {
+            byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+        }
+
+        private func nested(_ depth: Int) throws(ParleyError) {
             guard depth < StrictJSON.maximumDepth else {
                 throw ParleyError.invalidRequest(
                     "The JSON is nested deeper than \(StrictJSON.maximumDepth) levels.",
@@ -89,25 +106,26 @@ public enum StrictJSON {
             }
         }
 
-        /// A string at `index` (its opening quote), unescaped: keys are compared as the
-        /// decoder will see them (`"a"` and `"\u0061"` are one key).
-        private mutating func string(path: [String]) throws -> String {
+        /// A string at `index` (its opening quote), unescaped when `collecting` (keys are
+        /// compared as the decoder will see them: `"a"` and `"\u0061"` are one key), and
+        /// otherwise only checked; the bytes are empty then.
+        private mutating func string(collecting: Bool) throws -> [UInt8] {
             guard peek(UInt8(ascii: "\"")) else { throw Malformed() }
             var text: [UInt8] = []
             var pendingHigh: UInt16?
             while index < bytes.count {
                 let byte = bytes[index]
                 index += 1
-                if byte == UInt8(ascii: "\"") { return String(decoding: text, as: UTF8.self) }
+                if byte == UInt8(ascii: "\"") { return text }
                 guard byte == UInt8(ascii: "\\") else {
-                    text.append(byte)
+                    if collecting { text.append(byte) }
                     continue
                 }
                 guard index < bytes.count else { throw Malformed() }
                 let escape = bytes[index]
                 index += 1
                 guard escape == UInt8(ascii: "u") else {
-                    text.append(Self.simpleEscapes[escape] ?? escape)
+                    if collecting { text.append(Self.simpleEscapes[escape] ?? escape) }
                     continue
                 }
                 guard index + 4 <= bytes.count,
@@ -119,6 +137,7 @@ public enum StrictJSON {
                         "\(path.isEmpty ? "The body" : name(path)) must not contain NUL characters",
                         field: path.isEmpty ? nil : name(path))
                 }
+                guard collecting else { continue }
                 if UTF16.isLeadSurrogate(unit) {
                     pendingHigh = unit
                     continue
@@ -148,7 +167,7 @@ public enum StrictJSON {
         }
 
         private mutating func skipWhitespace() {
-            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+            while index < bytes.count, Self.isWhitespace(bytes[index]) { index += 1 }
         }
 
         private func name(_ path: [String]) -> String { path.joined(separator: ".") }
