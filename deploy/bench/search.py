@@ -130,6 +130,9 @@ def main():
     print(f"search: loading {args.messages:,} messages into {args.rooms:,} rooms...", flush=True)
     load_seconds, index_seconds = load(args, small_id, large_id)
     print(f"search: loaded in {load_seconds:.0f} s, indexed in {index_seconds:.0f} s", flush=True)
+    # The load can outlast serve's wait for a request after an answer (PARLEY_HTTP_REQUEST_HEAD_TIMEOUT,
+    # 60 s), which then closes the connection: the next request opens a new one.
+    connection.close()
 
     results = {}
     for name, token in (("50 rooms", small), ("5,000 rooms", large)):
