@@ -57,14 +57,9 @@ public struct PostgresMessageRepository: MessageRepository, MessageRowReading {
         // a batch with any of them takes the general path whole.
         guard batch.allSatisfy(\.message.isPlain) else { return sent }
         do {
-            // In a transaction of its own, though one statement: outside one, PostgreSQL
-            // commits at the protocol's Sync, after the rows and CommandComplete that end
-            // PostgresNIO's answer, so a crash in between lost a send already acknowledged.
-            // COMMIT answers only once the commit is durable.
-            let statement = StoreNewMessagesStatement(batch, minimumRank: Int32(minimum.rank))
-            let rows = try await database.transaction(logger: logger) { connection in
-                try await connection.execute(statement, logger: logger).allRows()
-            }
+            // Answered once durable: the sends are acknowledged after this.
+            let rows = try await database.committed(
+                StoreNewMessagesStatement(batch, minimumRank: Int32(minimum.rank)), logger: logger)
             var versions: [Int64: Int64] = [:]
             for row in rows {
                 let place = try row.decode(Int64.self)

@@ -12,7 +12,7 @@ extension PostgresPool {
     ) async throws -> Result {
         try await client.withConnection { connection in
             try await connection.whileOpen {
-                try await connection.query("BEGIN", logger: logger)
+                _ = try await connection.execute(BeginStatement(), logger: logger).allRows()
                 let result: Result
                 do {
                     result = try await body(connection)
@@ -20,8 +20,29 @@ extension PostgresPool {
                     if !connection.isClosed { _ = try? await connection.query("ROLLBACK", logger: logger) }
                     throw error
                 }
-                try await connection.query("COMMIT", logger: logger)
+                _ = try await connection.execute(CommitStatement(), logger: logger).allRows()
                 return result
+            }
+        }
+    }
+
+    /// Runs one statement as a transaction of its own and answers once its commit is
+    /// durable, in two round trips where `BEGIN`, the statement and `COMMIT` take three.
+    ///
+    /// Outside a transaction block PostgreSQL commits a statement at the protocol's `Sync`,
+    /// after the rows and `CommandComplete` that end PostgresNIO's answer: a crash in between
+    /// loses what the caller already took as stored. The connection answers its next request
+    /// only after that commit (`ReadyForQuery` follows it), so a trivial one confirms it; a
+    /// commit that fails ends the connection (PostgresNIO takes the late error as a protocol
+    /// violation), and the confirmation with it.
+    public func committed<Statement: PostgresPreparedStatement>(_ statement: Statement, logger: Logger)
+        async throws -> [Statement.Row] where Statement.Row: Sendable
+    {
+        try await client.withConnection { connection in
+            try await connection.whileOpen {
+                let rows = try await connection.execute(statement, logger: logger).allRows()
+                _ = try await connection.execute(CommittedStatement(), logger: logger).allRows()
+                return rows
             }
         }
     }
