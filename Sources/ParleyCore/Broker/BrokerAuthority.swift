@@ -44,7 +44,7 @@ public struct BrokerAuthority: Sendable {
     /// and client id, unexpired, whose client id is still issued (not logged out).
     public func authenticate(username: String, password: String, clientID: String) async throws -> Identity? {
         if let server, username == server.username {
-            return constantTimeEquals(password, server.password) ? .server : nil
+            return ConstantTime.equal(password.utf8, server.password.utf8) ? .server : nil
         }
         guard let userID = Int64(username), let token = try? MQTTToken.verify(password, key: key),
             token.userID == userID, token.clientID == clientID
@@ -86,11 +86,5 @@ public struct BrokerAuthority: Sendable {
     /// What an allowed question also answers (``BrokerACL/implied(by:access:userID:senders:)``).
     public func implied(username: String, topic: String, access: BrokerACL.Access) -> [BrokerACL.Grant] {
         BrokerACL.implied(by: topic, access: access, userID: Int64(username), senders: senders)
-    }
-
-    private func constantTimeEquals(_ a: String, _ b: String) -> Bool {
-        let (x, y) = (Array(a.utf8), Array(b.utf8))
-        guard x.count == y.count else { return false }
-        return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }
 }

@@ -25,7 +25,7 @@ public enum SenderStamp {
         guard let user, let signature, let code = bytes(ofHex: signature), code.count == SHA256.byteCount else {
             return nil
         }
-        return constantTimeEqual(self.code(user: user, topic: topic, payload: payload, key: key), code) ? user : nil
+        return ConstantTime.equal(self.code(user: user, topic: topic, payload: payload, key: key), code) ? user : nil
     }
 
     /// The HMAC of what is signed: `v1` NUL user NUL topic NUL SHA-256(payload). NUL cannot
@@ -54,14 +54,6 @@ public enum SenderStamp {
         var text = text
         text.withUTF8 { digest.update(bufferPointer: UnsafeRawBufferPointer($0)) }
         separator.withUnsafeBytes { digest.update(bufferPointer: $0) }
-    }
-
-    /// Equal without an early exit, so the time taken says nothing of where a guess went wrong.
-    static func constantTimeEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
-        guard lhs.count == rhs.count else { return false }
-        var difference: UInt8 = 0
-        for index in lhs.indices { difference |= lhs[index] ^ rhs[index] }
-        return difference == 0
     }
 
     static func bytes(ofHex text: String) -> [UInt8]? {
