@@ -12,7 +12,7 @@ extension PostgresPool {
     ) async throws -> Result {
         try await client.withConnection { connection in
             try await connection.whileOpen {
-                _ = try await connection.execute(BeginStatement(), logger: logger).allRows()
+                try await connection.run(BeginStatement.self, logger: logger)
                 let result: Result
                 do {
                     result = try await body(connection)
@@ -20,7 +20,7 @@ extension PostgresPool {
                     if !connection.isClosed { _ = try? await connection.query("ROLLBACK", logger: logger) }
                     throw error
                 }
-                _ = try await connection.execute(CommitStatement(), logger: logger).allRows()
+                try await connection.run(CommitStatement.self, logger: logger)
                 return result
             }
         }
@@ -41,7 +41,7 @@ extension PostgresPool {
         try await client.withConnection { connection in
             try await connection.whileOpen {
                 let rows = try await connection.execute(statement, logger: logger).allRows()
-                _ = try await connection.execute(CommittedStatement(), logger: logger).allRows()
+                try await connection.run(CommittedStatement.self, logger: logger)
                 return rows
             }
         }

@@ -1,30 +1,37 @@
+import Logging
 import PostgresNIO
 
 // A transaction's own statements, prepared once per connection like the pipeline's: sent
 // through `query`, each was parsed and described again on every transaction, by PostgreSQL
 // and by PostgresNIO, for a statement that does nothing else.
 
-/// `BEGIN`.
-struct BeginStatement: PostgresPreparedStatement {
-    static let sql = "BEGIN"
-    typealias Row = Void
+/// A statement without parameters whose rows, if any, nobody reads.
+protocol BareStatement: PostgresPreparedStatement where Row == Void {
+    init()
+}
+
+extension BareStatement {
     func makeBindings() throws -> PostgresBindings { PostgresBindings() }
     func decodeRow(_ row: PostgresRow) throws {}
 }
 
-/// `COMMIT`.
-struct CommitStatement: PostgresPreparedStatement {
+extension PostgresConnection {
+    /// Runs `Statement` and waits for its answer.
+    func run<Statement: BareStatement>(_ statement: Statement.Type, logger: Logger) async throws {
+        _ = try await execute(Statement(), logger: logger).allRows()
+    }
+}
+
+struct BeginStatement: BareStatement {
+    static let sql = "BEGIN"
+}
+
+struct CommitStatement: BareStatement {
     static let sql = "COMMIT"
-    typealias Row = Void
-    func makeBindings() throws -> PostgresBindings { PostgresBindings() }
-    func decodeRow(_ row: PostgresRow) throws {}
 }
 
 /// Nothing: its answer comes after everything sent before it on the connection, the commit
 /// of a statement run alone included (``PostgresPool/committed(_:logger:)``).
-struct CommittedStatement: PostgresPreparedStatement {
+struct CommittedStatement: BareStatement {
     static let sql = "SELECT 1"
-    typealias Row = Void
-    func makeBindings() throws -> PostgresBindings { PostgresBindings() }
-    func decodeRow(_ row: PostgresRow) throws {}
 }
