@@ -2,15 +2,21 @@ import Logging
 import ParleyCore
 import ParleyRuntime
 import PostgresNIO
+import Synchronization
 
-/// PostgresNIO's pooled client, with every statement's start bounded in time.
+/// PostgresNIO's pooled client, with every statement watched while it runs.
 ///
-/// PostgresNIO 1.33.2 writes a statement into its connection without a write promise: if the
-/// pool leased a connection that PostgreSQL closed a moment before (a restart), the statement
-/// is dropped and its caller waits forever, holding a request or a job and then the process's
-/// shutdown (a test run in CI hung so). Here a statement that has not started answering
-/// within `answerTimeout` fails with ``ConnectionLostError``; a request then fails instead of
-/// hanging. See the ParleyCore article *Dependency failures and recovery*.
+/// PostgresNIO 1.33.2 writes a statement into its connection without a write promise: when
+/// the pool hands out a connection that PostgreSQL closed a moment before (a restart, a
+/// terminated backend), the statement is dropped and its caller waits forever. A bound on
+/// the wait alone (30 s) held a serial job queue that long after a restart and took its
+/// jobs out of order (a chaos run in CI). Here a statement's connection is watched as
+/// ``PostgresNIO/PostgresConnection/whileOpen(within:_:)`` watches a held one: a closed
+/// connection fails it within 100 ms, and one that has not answered within `answerTimeout`
+/// (counted from the wait for a connection) fails it and is closed, not handed to the next
+/// statement while this one may still run there. The rows are read whole before the
+/// connection goes back to the pool. See the ParleyCore article *Dependency failures and
+/// recovery*.
 public struct BoundedPostgresClient: Sendable {
     /// The pool itself, for what runs on one held connection (`withConnection`).
     public let pool: PostgresClient
@@ -19,15 +25,23 @@ public struct BoundedPostgresClient: Sendable {
     @discardableResult
     public func query(
         _ query: PostgresQuery, logger: Logger? = nil, file: String = #fileID, line: Int = #line
-    ) async throws -> PostgresRowSequence {
-        try await bounded { try await pool.query(query, logger: logger, file: file, line: line) }
+    ) async throws -> StatementRows<PostgresRow> {
+        let logger = logger ?? Self.silent
+        return try await watched { connection in
+            StatementRows(try await connection.query(query, logger: logger, file: file, line: line).collect())
+        }
     }
 
-    public func execute<Statement: PostgresPreparedStatement, Row>(
+    public func execute<Statement: PostgresPreparedStatement, Row: Sendable>(
         _ statement: Statement, logger: Logger? = nil, file: String = #fileID, line: Int = #line
-    ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, Row> where Row == Statement.Row {
-        // The mapped sequence is not Sendable only because its closure is not marked so.
-        try await bounded { Handed(try await pool.execute(statement, logger: logger, file: file, line: line)) }.value
+    ) async throws -> StatementRows<Row> where Row == Statement.Row {
+        let logger = logger ?? Self.silent
+        return try await watched { connection in
+            StatementRows(
+                try await connection.execute(statement, logger: logger, file: file, line: line).reduce(into: []) {
+                    $0.append($1)
+                })
+        }
     }
 
     /// The same pool with another bound, for a statement known to take longer (or shorter).
@@ -39,19 +53,84 @@ public struct BoundedPostgresClient: Sendable {
         try await pool.withConnection(body)
     }
 
-    private func bounded<Result: Sendable>(_ statement: @escaping @Sendable () async throws -> Result)
-        async throws -> Result
-    {
-        do {
-            return try await withTimeout(answerTimeout, operation: statement)
-        } catch is TimeoutError {
-            throw ConnectionLostError(description: "PostgreSQL did not start answering within \(answerTimeout)")
-        }
+    /// Runs `statement` on a leased open connection, watched from the lease on: the wait for
+    /// a connection counts toward `answerTimeout` (PostgreSQL down: the pool keeps trying to
+    /// connect), and once it is leased, its close fails the statement.
+    private func watched<Result: Sendable>(
+        _ statement: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        let leased = LeasedConnection()
+        let limit = answerTimeout
+        return try await withAbandonment(
+            when: { abandon in
+                let deadline = ContinuousClock.now + limit
+                let watch = Deadlines.shared.every(.milliseconds(100)) {
+                    let connection = leased.current
+                    if let connection, connection.isClosed {
+                        abandon(ConnectionLostError(description: "the PostgreSQL connection closed"))
+                        return false
+                    }
+                    guard ContinuousClock.now >= deadline else { return true }
+                    abandon(ConnectionLostError(description: "PostgreSQL did not answer within \(limit)"))
+                    // The statement may still run there: the connection goes, not back to the
+                    // pool. Closed after the abandonment, whose error is the one thrown.
+                    if let connection { Task { try? await connection.close() } }
+                    return false
+                }
+                return { watch.stop() }
+            },
+            operation: {
+                // A connection closed before the statement was sent is given back and another
+                // leased: nothing ran there, and the pool learns of a close a moment after it.
+                for attempt in 1...Self.leases {
+                    let answer: Result? = try await pool.withConnection { connection in
+                        guard !connection.isClosed else { return nil }
+                        leased.current = connection
+                        return try await statement(connection)
+                    }
+                    if let answer { return answer }
+                    try await Task.sleep(for: .milliseconds(attempt))
+                }
+                throw ConnectionLostError(description: "the PostgreSQL connections are closed")
+            })
     }
+
+    static let leases = 10
+
+    private static let silent = Logger(label: "parley.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
 }
 
-/// A value handed from the task that made it to the one that awaits it, and used only there.
-private struct Handed<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
+/// A statement's rows, read whole on their connection (``BoundedPostgresClient``), iterated
+/// and decoded as PostgresNIO's row sequences are.
+public struct StatementRows<Element: Sendable>: AsyncSequence, Sendable {
+    public let elements: [Element]
+
+    init(_ elements: [Element]) { self.elements = elements }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var rest: IndexingIterator<[Element]>
+        public mutating func next() async throws -> Element? { rest.next() }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(rest: elements.makeIterator()) }
+
+    /// Every row of a prepared statement.
+    public func allRows() -> [Element] { elements }
+
+    /// The first row of a prepared statement, or nil when there is none.
+    public func firstRow() -> Element? { elements.first }
+}
+
+extension StatementRows where Element == PostgresRow {
+    public func collect() -> [PostgresRow] { elements }
+}
+
+/// The connection a watched statement runs on, once it has one.
+private final class LeasedConnection: Sendable {
+    private let connection = Mutex<PostgresConnection?>(nil)
+
+    var current: PostgresConnection? {
+        get { connection.withLock { $0 } }
+        set { connection.withLock { $0 = newValue } }
+    }
 }

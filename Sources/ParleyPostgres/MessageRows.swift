@@ -51,7 +51,7 @@ extension MessageRowReading {
             """
         let rows =
             if let connection {
-                try await connection.query(query, logger: logger)
+                StatementRows(try await connection.query(query, logger: logger).collect())
             } else {
                 try await database.client.query(query, logger: logger)
             }
@@ -81,7 +81,7 @@ extension MessageRowReading {
             """
         let rows =
             if let connection {
-                try await connection.query(query, logger: logger)
+                StatementRows(try await connection.query(query, logger: logger).collect())
             } else {
                 try await database.client.query(query, logger: logger)
             }

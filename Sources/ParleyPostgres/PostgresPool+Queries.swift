@@ -48,14 +48,14 @@ extension PostgresPool {
     }
 }
 
-extension PostgresRowSequence {
+extension AsyncSequence where Element == PostgresRow {
     /// The first row decoded, or nil when there is none.
-    public func first<Row: PostgresDecodable>(_ type: Row.Type) async throws -> Row? {
+    public func first<Row: PostgresDecodable & Sendable>(_ type: Row.Type) async throws -> Row? {
         for try await row in decode(Row.self) { return row }
         return nil
     }
 
-    public func first<each Column: PostgresDecodable>(_ types: (repeat each Column).Type) async throws
+    public func first<each Column: PostgresDecodable & Sendable>(_ types: (repeat each Column).Type) async throws
         -> (repeat each Column)?
     {
         for try await row in decode((repeat each Column).self) { return row }
@@ -63,25 +63,25 @@ extension PostgresRowSequence {
     }
 
     /// Exactly one row, decoded.
-    public func single<Row: PostgresDecodable>(_ type: Row.Type) async throws -> Row {
+    public func single<Row: PostgresDecodable & Sendable>(_ type: Row.Type) async throws -> Row {
         guard let row = try await first(Row.self) else { throw MissingRowError() }
         return row
     }
 
-    public func single<each Column: PostgresDecodable>(_ types: (repeat each Column).Type) async throws
+    public func single<each Column: PostgresDecodable & Sendable>(_ types: (repeat each Column).Type) async throws
         -> (repeat each Column)
     {
         guard let row = try await first((repeat each Column).self) else { throw MissingRowError() }
         return row
     }
 
-    public func all<Row: PostgresDecodable>(_ type: Row.Type) async throws -> [Row] {
+    public func all<Row: PostgresDecodable & Sendable>(_ type: Row.Type) async throws -> [Row] {
         var rows: [Row] = []
         for try await row in decode(Row.self) { rows.append(row) }
         return rows
     }
 
-    public func all<each Column: PostgresDecodable>(_ types: (repeat each Column).Type) async throws
+    public func all<each Column: PostgresDecodable & Sendable>(_ types: (repeat each Column).Type) async throws
         -> [(repeat each Column)]
     {
         var rows: [(repeat each Column)] = []

@@ -22,16 +22,10 @@ public struct StaleReads: Sendable {
         try await firstAnswering { try await $0.query(query, logger: logger, file: file, line: line).collect() }
     }
 
-    public func execute<Statement: PostgresPreparedStatement, Row>(
+    public func execute<Statement: PostgresPreparedStatement, Row: Sendable>(
         _ statement: Statement, logger: Logger? = nil, file: String = #fileID, line: Int = #line
     ) async throws -> [Row] where Row == Statement.Row {
-        try await firstAnswering { client in
-            var rows: [Row] = []
-            for try await row in try await client.execute(statement, logger: logger, file: file, line: line) {
-                rows.append(row)
-            }
-            return rows
-        }
+        try await firstAnswering { try await $0.execute(statement, logger: logger, file: file, line: line).allRows() }
     }
 
     private func firstAnswering<Result>(_ read: (BoundedPostgresClient) async throws -> Result) async throws

@@ -18,7 +18,7 @@ struct BatchedTombstoneTests {
             let (room, users) = try await client.roomOfThree()
             let (admin, writer, reader) = (users[0], users[1], users[2])
             let database = harness.database
-            func value<T: PostgresDecodable>(_ sql: String, _: T.Type = Int.self) async throws -> T {
+            func value<T: PostgresDecodable & Sendable>(_ sql: String, _: T.Type = Int.self) async throws -> T {
                 try await database.client.query(PostgresQuery(unsafeSQL: sql), logger: .quiet).single(T.self)
             }
             // A tombstone already, by its sender, before the others.

@@ -150,17 +150,21 @@ struct MQTTMalformedPacketTests {
     }
 
     /// Random bytes, and valid packets with random bytes changed: never a crash, and whatever is
-    /// read survives writing and reading again unchanged. Seeded, so a failure recurs.
+    /// read survives writing and reading again unchanged. Seeded, so a failure recurs. Seconds
+    /// of CPU in a debug build: it yields now and then, so the tests beside it on the task
+    /// pool's two threads go on (``SchedulingWatchdogTests`` caught it holding them).
     @Test(arguments: MQTTVersion.allCases)
-    func randomAndMutatedBytesNeverCrashTheDecoder(version: MQTTVersion) throws {
+    func randomAndMutatedBytesNeverCrashTheDecoder(version: MQTTVersion) async throws {
         var random = SeededGenerator(seed: version == .v5 ? 5 : 4)
-        for _ in 0..<20_000 {
+        for round in 0..<20_000 {
+            if round % 500 == 0 { await Task.yield() }
             let count = Int.random(in: 0...48, using: &random)
             let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &random) }
             try expectReadsConsistently(ByteBuffer(bytes: bytes), version)
         }
         let packets = MQTTSamples.valid(in: version)
-        for _ in 0..<20_000 {
+        for round in 0..<20_000 {
+            if round % 500 == 0 { await Task.yield() }
             var bytes = Array(
                 try MQTTSamples.encoded(packets.randomElement(using: &random)!, version).readableBytesView)
             for _ in 0..<Int.random(in: 1...3, using: &random) {
