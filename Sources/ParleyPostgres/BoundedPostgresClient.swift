@@ -71,10 +71,11 @@ public struct BoundedPostgresClient: Sendable {
                         return false
                     }
                     guard ContinuousClock.now >= deadline else { return true }
-                    abandon(ConnectionLostError(description: "PostgreSQL did not answer within \(limit)"))
                     // The statement may still run there: the connection goes, not back to the
                     // pool. Closed after the abandonment, whose error is the one thrown.
-                    if let connection { Task { try? await connection.close() } }
+                    leased.timedOut()
+                    abandon(ConnectionLostError(description: "PostgreSQL did not answer within \(limit)"))
+                    if let connection { Task { await connection.closeForGood() } }
                     return false
                 }
                 return { watch.stop() }
@@ -86,7 +87,13 @@ public struct BoundedPostgresClient: Sendable {
                     let answer: Result? = try await pool.withConnection { connection in
                         guard !connection.isClosed else { return nil }
                         leased.current = connection
-                        return try await statement(connection)
+                        do {
+                            return try await statement(connection)
+                        } catch {
+                            // Given back only once closed (``PostgresConnection/closeForGood()``).
+                            if leased.hasTimedOut { await connection.closeForGood() }
+                            throw error
+                        }
                     }
                     if let answer { return answer }
                     try await Task.sleep(for: .milliseconds(attempt))
@@ -125,12 +132,17 @@ extension StatementRows where Element == PostgresRow {
     public func collect() -> [PostgresRow] { elements }
 }
 
-/// The connection a watched statement runs on, once it has one.
+/// The connection a watched statement runs on, once it has one, and whether it was given up
+/// on for not answering in time.
 private final class LeasedConnection: Sendable {
-    private let connection = Mutex<PostgresConnection?>(nil)
+    private let state = Mutex<(connection: PostgresConnection?, timedOut: Bool)>((nil, false))
 
     var current: PostgresConnection? {
-        get { connection.withLock { $0 } }
-        set { connection.withLock { $0 = newValue } }
+        get { state.withLock { $0.connection } }
+        set { state.withLock { $0.connection = newValue } }
     }
+
+    var hasTimedOut: Bool { state.withLock { $0.timedOut } }
+
+    func timedOut() { state.withLock { $0.timedOut = true } }
 }

@@ -40,4 +40,12 @@ extension PostgresConnection {
                 return { watch.stop() }
             }, operation: operation)
     }
+
+    /// Closes the connection and returns once it is closed. Given back to the pool while still
+    /// closing, it would be leased again and fail the next statement at once (PostgresNIO's
+    /// `clientClosedConnection`), which nothing could have told from a refused one.
+    func closeForGood() async {
+        try? await close()
+        try? await closeFuture.get()
+    }
 }

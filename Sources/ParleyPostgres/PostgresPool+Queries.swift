@@ -39,10 +39,19 @@ extension PostgresPool {
         async throws -> [Statement.Row] where Statement.Row: Sendable
     {
         try await client.withConnection { connection in
-            try await connection.whileOpen {
-                let rows = try await connection.execute(statement, logger: logger).allRows()
-                try await connection.run(CommittedStatement.self, logger: logger)
-                return rows
+            do {
+                return try await connection.whileOpen {
+                    let rows = try await connection.execute(statement, logger: logger).allRows()
+                    try await connection.run(CommittedStatement.self, logger: logger)
+                    return rows
+                }
+            } catch let refused as PSQLError where refused.code == .server {
+                // PostgreSQL's own error (the statement refused): the connection goes on.
+                throw refused
+            } catch {
+                // A failed commit ends the connection: it goes back to the pool closed, not closing.
+                await connection.closeForGood()
+                throw error
             }
         }
     }

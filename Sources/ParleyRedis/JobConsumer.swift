@@ -181,21 +181,40 @@ public struct JobConsumer: Service {
     /// The handler, tried again in place after a failure until `deadline` (the queue's hold on
     /// its order): the jobs after it wait. A handler's ``RetryLater`` or
     /// ``PermanentJobFailure`` is its own decision, and goes to the queue at once.
+    ///
+    /// A failure that is a dependency's outage (``ParleyCore/DependencyError``: PostgreSQL
+    /// down, say) holds the order for as long as it lasts: the jobs after it would fail as
+    /// well, and given back, this one would be handled after them (a webhook's deliveries out
+    /// of their room's order). Its claim, and those of the jobs read after it, are renewed each
+    /// hold, so no other consumer takes them meanwhile; only the outage ending, another error
+    /// or the shutdown let it go.
     private func handleHoldingOrder(_ job: String, id: String, until deadline: ContinuousClock.Instant) async throws {
+        var deadline = deadline
         var wait = Duration.milliseconds(100)
         while true {
             do {
                 return try await handler(job)
             } catch let error where !(error is RetryLater) && !(error is PermanentJobFailure) {
-                guard ContinuousClock.now + wait < deadline, !Task.isShuttingDownGracefully else { throw error }
+                guard !Task.isShuttingDownGracefully else { throw error }
+                if ContinuousClock.now + wait >= deadline {
+                    guard queue.configuration.holdOrderFor > .zero, Self.isOutage(error),
+                        (try? await queue.renewClaims(holding: id, for: consumer)) == true
+                    else { throw error }
+                    deadline = ContinuousClock.now + queue.configuration.holdOrderFor
+                }
                 failed.increment()
                 logger.warning(
                     "job failed; trying again in place",
                     metadata: ["queue": "\(queue.name)", "id": "\(id)", "error": "\(error)"])
-                try await Task.sleep(for: wait)
+                // Never past the hold: the claims are renewed before they could lapse.
+                try await Task.sleep(for: min(wait, deadline - ContinuousClock.now))
                 wait = min(wait * 2, .seconds(2))
             }
         }
+    }
+
+    static func isOutage(_ error: any Error) -> Bool {
+        (error as? any DependencyError)?.isUnavailability == true
     }
 
     private func finish(_ id: String) async {

@@ -59,6 +59,29 @@ extension RedisJobQueue {
         return entry
     }
 
+    /// Resets the idle time of every job `consumer` holds (`XCLAIM` to itself, deliveries not
+    /// counted): the one it keeps trying and those read after it, so that no other consumer
+    /// claims them meanwhile. False when `id` is no longer this consumer's (another claimed it,
+    /// or it is gone).
+    func renewClaims(holding id: String, for consumer: String) async throws -> Bool {
+        try await pool.send(
+            "EVAL", Self.renewScript, "1", stream, Self.group, consumer, id, String(configuration.batchSize * 4)
+        ).integer == 1
+    }
+
+    /// Atomic, so that a job another consumer claimed meanwhile is never taken back from it.
+    static let renewScript = """
+        local ids, held = {}, 0
+        for _, entry in ipairs(redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', tonumber(ARGV[4]), ARGV[2])) do
+            ids[#ids + 1] = entry[1]
+            if entry[1] == ARGV[3] then held = 1 end
+        end
+        if held == 0 then return 0 end
+        ids[#ids + 1] = 'JUSTID'
+        redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, unpack(ids))
+        return 1
+        """
+
     /// Acknowledges and deletes a handled job.
     func finish(_ id: String) async throws {
         _ = try await pool.send("XACK", stream, Self.group, id)

@@ -30,7 +30,8 @@ public struct RedisJobQueue: JobQueue {
         /// so a short outage (PostgreSQL restarting) keeps their order; a job given back is
         /// retried after the visibility timeout, the jobs after it first. Zero: given back at
         /// once. At most two thirds of the visibility timeout, so no other consumer claims the
-        /// job meanwhile.
+        /// job meanwhile. A dependency's outage holds it longer, its claims renewed each hold
+        /// (``JobConsumer``).
         public var holdOrderFor: Duration {
             get { _holdOrderFor }
             set { _holdOrderFor = min(newValue, visibilityTimeout * 2 / 3) }

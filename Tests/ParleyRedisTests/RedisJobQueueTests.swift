@@ -140,6 +140,33 @@ struct RedisJobQueueTests {
         #expect(try await queue.depth() == 0)
     }
 
+    /// An outage (PostgreSQL down for longer than the visibility timeout) holds the order for
+    /// as long as it lasts: the failing job keeps its place and its claim, and no other
+    /// consumer takes it meanwhile.
+    @Test func aJobFailingForAnOutageKeepsItsPlaceAndItsClaimPastTheHold() async throws {
+        let queue = try queue(visibility: .milliseconds(600), holdOrderFor: .milliseconds(400))
+        for job in ["a", "b", "c"] { try await queue.enqueue(job) }
+        let handled = Recorder()
+        let triedBy = Recorder()
+        let outageEnds = ContinuousClock.now + .milliseconds(1800)
+        struct Outage: DependencyError { var isUnavailability: Bool { true } }
+        // Two consumers: the first to read takes the three jobs, the other finds none new.
+        let consumers = ["first", "second"].map { name in
+            JobConsumer(queue: queue, consumer: name, logger: .quiet) { job in
+                if job == "a" {
+                    triedBy.add(name)
+                    if ContinuousClock.now < outageEnds { throw Outage() }
+                }
+                handled.add(job)
+            }
+        }
+        try await consume(queue, consumers: consumers) { handled.values.count == 3 }
+        #expect(handled.values == ["a", "b", "c"], "the jobs after the held one overtook it")
+        #expect(Set(triedBy.values).count == 1, "another consumer claimed the held job")
+        #expect(triedBy.values.count >= 4)
+        #expect(try await queue.depth() == 0)
+    }
+
     /// Past its hold (two thirds of the visibility timeout at most), a failing job is given
     /// back and the queue's retries take over: the jobs after it go on, it is dead-lettered
     /// after its deliveries.
