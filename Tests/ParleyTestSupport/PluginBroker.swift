@@ -188,8 +188,9 @@ public final class PluginBroker: Sendable {
         }
     }
 
-    /// A free port below the kernel's ephemeral range: a broker restarted on it cannot find
-    /// it taken as the source port of some outgoing connection.
+    /// A free port below the kernel's ephemeral range, claimed for this process
+    /// (``PortClaims``): a broker restarted on it cannot find it taken by another stack, nor as
+    /// the source port of some outgoing connection.
     public static func freePort() throws -> Int {
         let ephemeralStart =
             (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))
@@ -197,7 +198,7 @@ public final class PluginBroker: Sendable {
         let candidates = 10000..<max(ephemeralStart, 10001)
         for _ in 0..<200 {
             let port = Int.random(in: candidates)
-            if canBind(port) { return port }
+            if canBind(port), PortClaims.claim(port) { return port }
         }
         throw TestEnvironmentError("no free port below \(ephemeralStart)")
     }

@@ -111,20 +111,9 @@ track() {
     pids_of[$1]="${pids_of[$1]:-} $2"
 }
 
-# A free port below the kernel's ephemeral range (as deploy/local/services chooses): a service
-# restarted on its port must not find it taken as the source port of some outgoing connection.
-# Called as $(free_port), in a subshell: the ports chosen so far are kept in a file.
+# A free port below the kernel's ephemeral range, claimed for this run as deploy/local/services
+# claims its own (a service restarted on its port must not find it taken by another stack, nor
+# as the source port of some outgoing connection). Called as $(free_port), in a subshell.
 free_port() {
-    local low p
-    low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
-    [ "$low" -gt 10001 ] 2>/dev/null || low=32768
-    for _ in $(seq 200); do
-        p=$((10000 + RANDOM % (low - 10000)))
-        if ! grep -qx "$p" "$work/chosen-ports" 2>/dev/null && ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-            echo "$p" >> "$work/chosen-ports"
-            echo "$p"
-            return
-        fi
-    done
-    die "no free port found"
+    "$(dirname "${BASH_SOURCE[0]}")/../local/services" free-port "$work"
 }
