@@ -14,7 +14,9 @@ public struct OperationsController: Sendable {
 
     public func addRoutes(to router: Router<ParleyRequestContext>) {
         router.get("/health/live") { _, _ in
-            Self.json(["status": "live"])
+            Response(
+                status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+                body: .init(byteBuffer: Self.live))
         }
         router.get("/health/ready") { _, _ in
             await ready()
@@ -40,6 +42,10 @@ public struct OperationsController: Sendable {
         let status: String
         let checks: [String: ReadinessReport.Status]
     }
+
+    /// `/health/live`'s body, written once: the benchmark probes it every 100 ms and measures
+    /// against it, and an encoder per probe was 4 % of its CPU in `serve`.
+    static let live = ByteBuffer(string: #"{"status":"live"}"#)
 
     static func json(_ value: some Encodable) -> Response {
         let encoder = JSONEncoder()

@@ -38,9 +38,7 @@ public struct BoundedPostgresClient: Sendable {
         let logger = logger ?? Self.silent
         return try await watched { connection in
             StatementRows(
-                try await connection.execute(statement, logger: logger, file: file, line: line).reduce(into: []) {
-                    $0.append($1)
-                })
+                try await connection.execute(statement, logger: logger, file: file, line: line).allRows())
         }
     }
 
@@ -63,22 +61,9 @@ public struct BoundedPostgresClient: Sendable {
         let limit = answerTimeout
         return try await withAbandonment(
             when: { abandon in
-                let deadline = ContinuousClock.now + limit
-                let watch = Deadlines.shared.every(.milliseconds(100)) {
-                    let connection = leased.current
-                    if let connection, connection.isClosed {
-                        abandon(ConnectionLostError(description: "the PostgreSQL connection closed"))
-                        return false
-                    }
-                    guard ContinuousClock.now >= deadline else { return true }
-                    // The statement may still run there: the connection goes, not back to the
-                    // pool. Closed after the abandonment, whose error is the one thrown.
-                    leased.timedOut()
-                    abandon(ConnectionLostError(description: "PostgreSQL did not answer within \(limit)"))
-                    if let connection { Task { await connection.closeForGood() } }
-                    return false
-                }
-                return { watch.stop() }
+                // The statement may still run there: its connection goes, not back to the pool.
+                ConnectionWatch.start(
+                    connection: { leased.current }, limit: limit, abandon: abandon, closingOnTimeout: leased.timedOut)
             },
             operation: {
                 // A connection closed before the statement was sent is given back and another

@@ -22,23 +22,8 @@ extension PostgresConnection {
     ) async throws -> Result {
         guard !isClosed else { throw ConnectionLostError(description: "the PostgreSQL connection is closed") }
         return try await withAbandonment(
-            when: { abandon in
-                // Polled rather than a callback on `closeFuture`: a held connection runs
-                // thousands of statements, and each callback would stay until it closes.
-                let deadline = limit.map { ContinuousClock.now + $0 }
-                let watch = Deadlines.shared.every(.milliseconds(100)) { [self] in
-                    if isClosed {
-                        abandon(ConnectionLostError(description: "the PostgreSQL connection closed"))
-                        return false
-                    }
-                    if let deadline, let limit, ContinuousClock.now >= deadline {
-                        abandon(ConnectionLostError(description: "PostgreSQL did not answer within \(limit)"))
-                        return false
-                    }
-                    return true
-                }
-                return { watch.stop() }
-            }, operation: operation)
+            when: { abandon in ConnectionWatch.start(connection: { self }, limit: limit, abandon: abandon) },
+            operation: operation)
     }
 
     /// Closes the connection and returns once it is closed. Given back to the pool while still

@@ -3,7 +3,7 @@ import ParleyTestSupport
 import PostgresNIO
 import Testing
 
-/// A statement that never starts answering fails in time, and the pool goes on serving.
+/// A statement that never starts answering fails in time, on a pooled connection and on a held one.
 struct BoundedStatementTests {
     @Test func aStatementThatDoesNotAnswerInTimeFailsAndThePoolGoesOn() async throws {
         let configuration = try await TestServices.shared().makeDatabase(migrated: false)
@@ -17,6 +17,23 @@ struct BoundedStatementTests {
             #expect(ContinuousClock.now - started < .seconds(2))
             let one = try await pool.client.query("SELECT 1", logger: .quiet).first(Int.self)
             #expect(one == 1)
+        }
+    }
+
+    @Test func aHeldConnectionsStatementFailsAtItsLimitAndTheConnectionStaysOpen() async throws {
+        let configuration = try await TestServices.shared().makeDatabase(migrated: false)
+        try await PostgresPool(configuration: configuration, logger: .quiet).withRunningClient { pool in
+            try await pool.client.withConnection { connection in
+                let started = ContinuousClock.now
+                await #expect(throws: ConnectionLostError.self) {
+                    try await connection.whileOpen(within: .milliseconds(300)) {
+                        try await connection.query("SELECT pg_sleep(2)", logger: .quiet).collect()
+                    }
+                }
+                #expect(ContinuousClock.now - started < .seconds(1))
+                // Unlike a pooled statement's, a held connection is its holder's to close.
+                #expect(!connection.isClosed)
+            }
         }
     }
 }
