@@ -13,7 +13,7 @@ struct IngestKillTests {
     @Test func aMessageTheKilledIngestWasStoringIsStoredAfterItsRestart() async throws {
         let services = try TestServices.shared()
         let database = try await services.makeDatabase(migrated: true)
-        let internalPort = try PluginBroker.freePort()
+        let internalPort = try await PluginBroker.freePort()
         let broker = try await PluginBroker.forParley(services, internalPort: internalPort)
         let parley = ParleyCommand(
             environment: ParleyCommand(database: database, services: services).environment.merging([

@@ -9,7 +9,7 @@ struct JSONLogTests {
         let services = try TestServices.shared()
         let database = try await services.makeDatabase(migrated: true)
         // Nothing listens there: a login, which asks Redis first, fails with 503 and is logged.
-        let closedPort = try PluginBroker.freePort()
+        let closedPort = try await PluginBroker.freePort()
         let parley = ParleyCommand(
             environment: ParleyCommand(database: database, services: services).environment.merging([
                 "PARLEY_LOG_FORMAT": "json", "PARLEY_REDIS_PORT": String(closedPort),

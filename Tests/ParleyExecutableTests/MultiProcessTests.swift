@@ -16,7 +16,7 @@ struct MultiProcessTests {
         let services = try TestServices.shared()
         let database = try await services.makeDatabase(migrated: true)
         try await services.emptyRedis(database: Self.redisDatabase)
-        let internalPort = try PluginBroker.freePort()
+        let internalPort = try await PluginBroker.freePort()
         let broker = try await PluginBroker.forParley(services, internalPort: internalPort)
         let parley = ParleyCommand(
             environment: ParleyCommand(database: database, services: services).environment.merging([

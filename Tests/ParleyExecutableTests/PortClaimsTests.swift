@@ -5,16 +5,22 @@ import Testing
 
 /// A port chosen for one stack is claimed, so that no other stack, script or test takes it
 /// while its server is down a moment (a test restarting its broker): `deploy/local/services`
-/// and the tests' own ``PortClaims`` keep one set of claims between them.
+/// keeps the claims, for a stack's directory or for a process (``PluginBroker/freePort()``).
 struct PortClaimsTests {
     @Test func aClaimedPortGoesToNoOtherOwnerUntilItsOwnerIsGone() async throws {
         let script = try #require(ProcessInfo.processInfo.environment["PARLEY_TEST_SERVICES_SCRIPT"])
-        let root = NSTemporaryDirectory() + "port-claims-\(UUID().uuidString.prefix(8))"
+        let root = TestScratch.path("port-claims")
         let claims = "\(root)/claims"
         let stack = "\(root)/stack"
         try FileManager.default.createDirectory(atPath: stack, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: root) }
         let environment = ProcessInfo.processInfo.environment.merging(["PARLEY_PORT_CLAIMS_DIR": claims]) { $1 }
+        func services(_ arguments: [String]) async throws -> Subprocess.Result {
+            try await Subprocess.run(script, arguments, environment: environment)
+        }
+        func claim(_ port: Int, for pid: Int32) async throws -> Bool {
+            try await services(["claim-port", root, String(port), "--for-pid", String(pid)]).status == 0
+        }
         func owner(of port: Int) -> String? {
             (try? String(contentsOfFile: "\(claims)/\(port)/owner", encoding: .utf8))?
                 .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -22,20 +28,25 @@ struct PortClaimsTests {
 
         var ports: [Int] = []
         for _ in 0..<3 {
-            let result = try await Subprocess.run(script, ["free-port", stack], environment: environment)
+            let result = try await services(["free-port", stack])
             #expect(result.status == 0, "\(result.standardError)")
             ports.append(try #require(Int(result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))))
         }
         #expect(Set(ports).count == 3)
         #expect(ports.map(owner(of:)) == Array(repeating: stack, count: 3))
 
-        // Held by a live stack: not this process's to take.
-        #expect(!PortClaims.claim(ports[0], in: claims))
+        let process = try Subprocess.start("/bin/sleep", ["60"], outputFile: "\(root)/sleep.log")
+        // Held by a live stack: not a process's to take.
+        #expect(try await !claim(ports[0], for: process))
         // The stack gone, its claims lapse.
         try FileManager.default.removeItem(atPath: stack)
-        #expect(PortClaims.claim(ports[0], in: claims))
+        #expect(try await claim(ports[0], for: process))
+        #expect(owner(of: ports[0]) == "pid:\(process)")
+        // Held by a live process; free once it has ended.
+        #expect(try await !claim(ports[0], for: getpid()), "a port claimed twice")
+        _ = await Subprocess.terminate(process, grace: .seconds(5))
+        #expect(try await claim(ports[0], for: getpid()))
         #expect(owner(of: ports[0]) == "pid:\(getpid())")
-        #expect(!PortClaims.claim(ports[0], in: claims), "a port claimed twice")
     }
 
     /// A broker is started only when it listens itself: its port answering is not enough, as

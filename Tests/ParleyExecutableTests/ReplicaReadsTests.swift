@@ -13,7 +13,7 @@ struct ReplicaReadsTests {
         // A private PostgreSQL: its replica copies it whole, and the suite's shared one holds
         // every test's database.
         let services = try await TestServices.makePrivate()
-        let replicaPort = try PluginBroker.freePort()
+        let replicaPort = try await PluginBroker.freePort()
         var stack: LiveStack?
         do {
             try await services.startReplica(port: replicaPort)

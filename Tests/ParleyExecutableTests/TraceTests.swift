@@ -14,7 +14,7 @@ struct TraceTests {
         // The jobs of an earlier run that ended midway must not be taken for this one's.
         try await services.emptyRedis(database: Self.redisDatabase)
         let receiver = try await OTLPReceiver.start()
-        let internalPort = try PluginBroker.freePort()
+        let internalPort = try await PluginBroker.freePort()
         let broker = try await PluginBroker.forParley(services, internalPort: internalPort)
         do {
             try await PushFixture.with { push in

@@ -19,7 +19,8 @@ struct SentinelFailoverTests {
     @Test func jobsQueuedBeforeTheFailoverAreOnThePromotedReplicaAndThePoolFollowsIt() async throws {
         let services = try await TestServices.makePrivate()
         do {
-            let ports = try (0..<4).map { _ in try PluginBroker.freePort() }
+            var ports: [Int] = []
+            for _ in 0..<4 { ports.append(try await PluginBroker.freePort()) }
             try await services.startSentinels(replicaPort: ports[0], sentinelPorts: Array(ports[1...]))
             var configuration = services.redis()
             configuration.sentinels = ports[1...].map { ("127.0.0.1", $0) }

@@ -86,7 +86,7 @@ public final class PluginBroker: Sendable {
         var attempt = 0
         while true {
             attempt += 1
-            let port = try Self.freePort()
+            let port = try await Self.freePort()
             let pid = try Self.start(port: port, in: directory, options: options, valgrind: valgrind)
             switch await Self.waitUntilListening(pid: pid, port: port, valgrind: valgrind) {
             case .listening:
@@ -188,33 +188,15 @@ public final class PluginBroker: Sendable {
         }
     }
 
-    /// A free port below the kernel's ephemeral range, claimed for this process
-    /// (``PortClaims``): a broker restarted on it cannot find it taken by another stack, nor as
-    /// the source port of some outgoing connection.
-    public static func freePort() throws -> Int {
-        let ephemeralStart =
-            (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))
-            .flatMap { Int($0.split(whereSeparator: \.isWhitespace).first ?? "") } ?? 32768
-        let candidates = 10000..<max(ephemeralStart, 10001)
-        for _ in 0..<200 {
-            let port = Int.random(in: candidates)
-            if canBind(port), PortClaims.claim(port) { return port }
-        }
-        throw TestEnvironmentError("no free port below \(ephemeralStart)")
-    }
-
-    private static func canBind(_ port: Int) -> Bool {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
+    /// A free port below the ephemeral range, claimed for this process by
+    /// `deploy/local/services free-port`, which keeps the machine's port claims for every stack,
+    /// script and test: no other takes it while its server is down a moment (a broker restarted).
+    public static func freePort() async throws -> Int {
+        let work = ProcessInfo.processInfo.environment["PARLEY_TEST_WORK_DIR"] ?? NSTemporaryDirectory()
+        let output = try await TestServices.runScript(["free-port", work, "--for-pid", String(getpid())])
+            .standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let port = Int(output) else { throw TestEnvironmentError("free-port answered \(output)") }
+        return port
     }
 }
 

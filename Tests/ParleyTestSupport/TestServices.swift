@@ -128,7 +128,8 @@ public struct TestServices: Sendable {
     }
 
     /// Runs `deploy/local/services`, or another script beside it.
-    static func runScript(_ arguments: [String], script name: String = "services") async throws {
+    @discardableResult
+    static func runScript(_ arguments: [String], script name: String = "services") async throws -> Subprocess.Result {
         guard let services = ProcessInfo.processInfo.environment["PARLEY_TEST_SERVICES_SCRIPT"] else {
             throw TestEnvironmentError("PARLEY_TEST_SERVICES_SCRIPT is not set: run the tests with deploy/local/test")
         }
@@ -137,6 +138,7 @@ public struct TestServices: Sendable {
         guard result.status == 0 else {
             throw TestEnvironmentError("\(name) \(arguments.joined(separator: " ")) failed: \(result.standardError)")
         }
+        return result
     }
 }
 
