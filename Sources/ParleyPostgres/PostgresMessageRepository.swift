@@ -58,8 +58,11 @@ public struct PostgresMessageRepository: MessageRepository, MessageRowReading {
         guard batch.allSatisfy(\.message.isPlain) else { return sent }
         do {
             // Answered once durable: the sends are acknowledged after this.
-            let rows = try await database.committed(
-                StoreNewMessagesStatement(batch, minimumRank: Int32(minimum.rank)), logger: logger)
+            let statement = StoreNewMessagesStatement(batch, minimumRank: Int32(minimum.rank))
+            let rows =
+                batch.count == 1
+                ? try await database.committed(StoreOneNewMessageStatement(batch: statement), logger: logger)
+                : try await database.committed(statement, logger: logger)
             var versions: [Int64: Int64] = [:]
             for row in rows {
                 let place = try row.decode(Int64.self)
