@@ -200,6 +200,47 @@ struct OutboxRelayDeletionTests {
     }
 }
 
+/// The relay's commits do not wait for the disk while it holds its lock; the connection it
+/// hands back to the pool commits durably again, or a send stored on it later could be lost
+/// in a crash after its sender was told it was stored.
+struct OutboxRelaySessionTests {
+    @Test func theRelaysConnectionGoesBackToThePoolCommittingDurably() async throws {
+        let fixture = try await RelayFixture.make()
+        try await fixture.harness.run { api in
+            let room = try await api.roomOfThree().id
+            // Two connections: the relay's, holding the lock, and its listener's.
+            var configuration = fixture.harness.database.configuration
+            configuration.maximumConnections = 2
+            let settings = try await PostgresPool(configuration: configuration, logger: .quiet).withRunningClient {
+                database in
+                let relay = fixture.relay(database: database, publisher: fixture.client)
+                let running = Task { try await relay.run() }
+                try await fixture.addEvents(0...2, room: room)
+                #expect(await fixture.receive(3) == (0..<3).map { "event-\($0)" })
+                await relay.triggerGracefulShutdown()
+                try await running.value
+                // Both connections at once (each held a while, so the other lease needs the
+                // other connection): the relay's is one of them.
+                return try await withThrowingTaskGroup(of: String?.self) { group in
+                    for _ in 0..<2 {
+                        group.addTask {
+                            try await database.client.withConnection { connection in
+                                let setting = try await connection.query("SHOW synchronous_commit", logger: .quiet)
+                                    .first(String.self)
+                                try await Task.sleep(for: .milliseconds(500))
+                                return setting
+                            }
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+            }
+            #expect(settings == ["on", "on"])
+        }
+        await fixture.shutdown()
+    }
+}
+
 /// A database with a room, an MQTT client for relays to publish with, and a subscriber to
 /// the topic the test's events go to.
 struct RelayFixture: Sendable {
