@@ -131,9 +131,7 @@ enum JSONScalar {
 
     static func writeString(_ text: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        // Most strings (every key) need no escape: copied whole.
-        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            output.append(contentsOf: text.utf8)
+        if appendUnescaped(text, to: &output) {
             output.append(UInt8(ascii: "\""))
             return
         }
@@ -155,5 +153,24 @@ enum JSONScalar {
             }
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends `text` whole when it needs no escape (most strings, every key); false when it
+    /// does. A native string's own UTF-8 is read where it has it: a byte loop over
+    /// `String.UTF8View` was 2 % of `serve`'s CPU for a twenty-room list.
+    private static func appendUnescaped(_ text: String, to output: inout [UInt8]) -> Bool {
+        let appended = text.utf8.withContiguousStorageIfAvailable { bytes in
+            guard !bytes.contains(where: needsEscape) else { return false }
+            output.append(contentsOf: bytes)
+            return true
+        }
+        if let appended { return appended }
+        guard !text.utf8.contains(where: needsEscape) else { return false }
+        output.append(contentsOf: text.utf8)
+        return true
+    }
+
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
 }
