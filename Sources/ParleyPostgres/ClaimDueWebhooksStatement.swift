@@ -10,6 +10,7 @@ import PostgresNIO
 /// probe per lane, PostgreSQL 15 has no skip scan of its own), so a receiver down for days,
 /// its lanes long, costs no more per claim than one that is up.
 struct ClaimDueWebhooksStatement: PostgresPreparedStatement {
+    static let name = String(reflecting: Self.self)
     static let sql = """
         WITH RECURSIVE lanes AS (
             (SELECT webhook_id, lane FROM cloud.webhook_delivery WHERE status = 'pending'

@@ -192,6 +192,7 @@ enum MessageStore {
 /// messages of senders holding at least `minimumRank` in their room, plain ones only
 /// (``ParleyCore/NewMessage/isPlain``), and answers only those.
 struct StoreNewMessagesStatement: PostgresPreparedStatement {
+    static let name = String(reflecting: Self.self)
     static let sql = MessageStore.sql(.checked)
     typealias Row = PostgresRow
     let sends: MessageStoreArrays
@@ -216,6 +217,7 @@ struct StoreNewMessagesStatement: PostgresPreparedStatement {
 /// A batch of one send stored as ``StoreNewMessagesStatement`` stores it
 /// (``MessageStore/Shape/single``): most batches at the rates a chat runs at.
 struct StoreOneNewMessageStatement: PostgresPreparedStatement {
+    static let name = String(reflecting: Self.self)
     static let sql = MessageStore.sql(.single)
     typealias Row = PostgresRow
     let batch: StoreNewMessagesStatement
@@ -228,6 +230,7 @@ struct StoreOneNewMessageStatement: PostgresPreparedStatement {
 /// The general path's store (``MessageStore/Shape/prepared``): every send given, with its
 /// files, reply, mentions, type and metadata, checked before.
 struct InsertMessagesStatement: PostgresPreparedStatement {
+    static let name = String(reflecting: Self.self)
     static let sql = MessageStore.sql(.prepared)
     typealias Row = PostgresRow
     let sends: MessageStoreArrays

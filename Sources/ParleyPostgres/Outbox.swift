@@ -31,6 +31,7 @@ enum Outbox {
 /// Records events of one room (or of none) in the outbox, in order, and wakes the relay at
 /// commit.
 struct OutboxRecordStatement: PostgresPreparedStatement {
+    static let name = String(reflecting: Self.self)
     // Identities follow the ordered SELECT, so the relay delivers the events in this order.
     static let sql = """
         WITH added AS (

@@ -7,6 +7,7 @@ import PostgresNIO
 /// Devices, preferences for the room and badge counts of the users of several rooms at once
 /// (pairs of `rooms[i]` and `users[i]`).
 struct PushRecipientsStatement: PostgresPreparedStatement {
+    static let name = String(reflecting: Self.self)
     static let sql = """
         WITH wanted AS (
             SELECT DISTINCT room, user_id FROM unnest($1::bigint[], $2::bigint[]) AS w(room, user_id)
@@ -50,6 +51,7 @@ struct PushRecipientsStatement: PostgresPreparedStatement {
 
 /// What pushes say about rooms and their actors (pairs of `rooms[i]` and `actors[i]`).
 struct PushContextStatement: PostgresPreparedStatement {
+    static let name = String(reflecting: Self.self)
     static let sql = """
         SELECT r.room, r.actor, c.uid, c.name, c.type = 'twoparty',
                (SELECT trim(first_name || ' ' || last_name) FROM cloud.user_account WHERE id = r.actor)

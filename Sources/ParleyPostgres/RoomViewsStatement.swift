@@ -8,6 +8,7 @@ import PostgresNIO
 /// Prepared once per connection (see PipelineStatements.swift): planning it over the
 /// membership view took several milliseconds, many times its run.
 struct RoomViewsStatement: PostgresPreparedStatement {
+    static let name = String(reflecting: Self.self)
     static let sql = """
         WITH mine AS (
             SELECT m.chat_room_id, max(r.rank) AS rank

@@ -9,6 +9,7 @@ import PostgresNIO
 /// The effective roles of many (room, user) pairs: one index-backed lookup per pair, as
 /// ``EffectiveRoleStatement`` does for one.
 struct EffectiveRolesStatement: PostgresPreparedStatement {
+    static let name = String(reflecting: Self.self)
     static let sql = """
         SELECT p.room_id, p.user_id, (
             SELECT max(r.rank) FROM messenger.room_membership m JOIN cloud.role r ON r.id = m.role_id
@@ -33,6 +34,7 @@ struct EffectiveRolesStatement: PostgresPreparedStatement {
 /// are locked in id order first, so two batches sharing files never wait for each other in a
 /// cycle (files before rooms, as a single send locks them).
 struct SubmitFilesStatement: PostgresPreparedStatement {
+    static let name = String(reflecting: Self.self)
     static let sql = """
         WITH owned AS (
             SELECT f.id FROM cloud.file f
@@ -62,6 +64,7 @@ struct SubmitFilesStatement: PostgresPreparedStatement {
 /// read marker written meanwhile for the room by another transaction does not wait on it,
 /// which could otherwise close a cycle through that transaction's read-marker row).
 struct LockRoomsStatement: PostgresPreparedStatement {
+    static let name = String(reflecting: Self.self)
     static let sql = """
         SELECT id FROM messenger.chat_room WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE
         """
@@ -80,6 +83,7 @@ struct LockRoomsStatement: PostgresPreparedStatement {
 /// The messages of the batch's keys that are already stored (retries). Run after the rooms
 /// are locked, it sees every send to them that committed before.
 struct StoredMessagesStatement: PostgresPreparedStatement {
+    static let name = String(reflecting: Self.self)
     static let sql = """
         SELECT \(MessageColumns.list())
         FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS k(room_id, sender_id, uid)

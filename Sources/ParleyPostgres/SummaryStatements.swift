@@ -7,6 +7,7 @@ import PostgresNIO
 /// The readers of several rooms' chunks, each with their unread counts as the room list
 /// counts them, and the room's newest seq.
 struct SummaryMembersStatement: ReaderChunksStatement {
+    static let name = String(reflecting: Self.self)
     static let sql = """
         SELECT r.room, r.after, u.user_account_id, c.last_seq, \(RoomViewsStatement.unreadCount),
                \(RoomViewsStatement.unreadMentions(of: "u.user_account_id"))
@@ -32,6 +33,7 @@ struct SummaryMembersStatement: ReaderChunksStatement {
 /// every room (a merge join), 38 ms a release for rooms of 67,000 messages and growing with
 /// their history, where one index look-up per room takes 0.1 ms.
 struct NewestMessagesStatement: PostgresPreparedStatement {
+    static let name = String(reflecting: Self.self)
     static let sql = """
         SELECT \(MessageColumns.list(fresh: true))
         FROM unnest($1::bigint[]) AS r(id)

@@ -23,15 +23,18 @@ extension PostgresConnection {
 }
 
 struct BeginStatement: BareStatement {
+    static let name = String(reflecting: Self.self)
     static let sql = "BEGIN"
 }
 
 struct CommitStatement: BareStatement {
+    static let name = String(reflecting: Self.self)
     static let sql = "COMMIT"
 }
 
 /// Nothing: its answer comes after everything sent before it on the connection, the commit
 /// of a statement run alone included (``PostgresPool/committed(_:logger:)``).
 struct CommittedStatement: BareStatement {
+    static let name = String(reflecting: Self.self)
     static let sql = "SELECT 1"
 }
