@@ -44,7 +44,9 @@ public struct RedisTokenBuckets: TokenBuckets {
     public func take(_ counts: [String: Int], from bucket: RateBucket) async throws -> [String: Allowance] {
         let keys = counts.keys.sorted()
         guard !keys.isEmpty else { return [:] }
-        let perMillisecond = String(format: "%.9f", bucket.perSecond / 1000)
+        // Swift's shortest exact spelling, which Lua's `tonumber` reads (`1e-05` included);
+        // Foundation's `String(format:)` was 2 % of the worker's CPU at 40 msg/s.
+        let perMillisecond = String(bucket.perSecond / 1000)
         let arguments =
             ["EVAL", Self.script, String(keys.count)] + keys.map { "\(namespace):bucket:\($0)" }
             + [perMillisecond, String(bucket.burst)] + keys.map { String(counts[$0] ?? 0) }

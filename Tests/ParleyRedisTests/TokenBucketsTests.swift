@@ -26,4 +26,17 @@ struct TokenBucketsTests {
         // "b" kept two and got about two more: the burst, three, caps it.
         #expect(try await buckets.take(["b": 5], from: bucket)["b"]?.allowed == 3)
     }
+
+    /// An hourly budget's rate is a few millionths of a token a millisecond, which the script
+    /// reads in Swift's exponent spelling (`5.555555555555556e-06`).
+    @Test func anHourlyBucketWaitsItsShareOfTheHour() async throws {
+        let pool = RedisConnectionPool(configuration: try TestServices.shared().redis(), logger: .quiet)
+        let buckets = RedisTokenBuckets(pool: pool, namespace: "test-\(UUID().uuidString.prefix(8))")
+        let bucket = RateBucket.perHour(20)
+        #expect(try await buckets.take(["a": 20], from: bucket)["a"]?.allowed == 20)
+        let refused = try await buckets.take(["a": 1], from: bucket)["a"]
+        #expect(refused?.allowed == 0)
+        // The next token in an hour's twentieth: three minutes, less what has passed.
+        #expect((175...180).contains(refused?.retryAfter ?? 0), "\(String(describing: refused))")
+    }
 }
