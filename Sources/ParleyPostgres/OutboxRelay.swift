@@ -14,9 +14,9 @@ import Synchronization
 /// Several relays may run; the one holding a session advisory lock publishes, which keeps
 /// each room's events in commit order, and the others try for it every second. The lock is
 /// held on one connection for as long as the relay runs, so a batch is one statement: the
-/// read of the next batch also deletes the one published before (rather than a locking
-/// transaction of five, or a read and a delete). A crash before that delete repeats an event
-/// (clients drop duplicates by hash) but loses none. The relay wakes on `NOTIFY` from
+/// read of the next batch skips the rows published before and, every few batches, deletes
+/// them (rather than a locking transaction of five, or a read and a delete). A crash before
+/// that delete repeats those events (clients drop duplicates by hash) but loses none. The relay wakes on `NOTIFY` from
 /// committing transactions and also polls every second, so a missed `NOTIFY` costs a second.
 /// A new message's event is encoded here, once, from the stored row (the sender's
 /// transaction records only the message's id, so that storing it is one statement).
@@ -48,6 +48,8 @@ public struct OutboxRelay: Service {
     /// down): the retry queues the job alone. Publishing the batch again on every retry sent
     /// each member hundreds of copies during a Redis outage in the chaos run.
     private let unqueued = Unqueued()
+    /// Rows published and handed on whose deletion waits for the next few batches'.
+    private let undeleted = Undeleted()
 
     /// The active relay's lock; any constant shared by all relays.
     public static let lockKey: Int64 = 0x6f75_7462_6f78  // "outbox"
@@ -114,18 +116,19 @@ public struct OutboxRelay: Service {
         try await connection.whileOpen(within: Self.statementLimit) {
             _ = try await connection.query("SET synchronous_commit = off", logger: logger).collect()
         }
-        // Published and not yet deleted: the next read deletes them.
-        var published: [Int64] = []
         do {
             while !Self.stopping {
-                published = try await relayBatch(deleting: published, on: connection)
-                if published.count == batchSize { continue }
-                // After a batch, the next commit's NOTIFY usually comes within milliseconds
-                // and its read deletes this batch too; a quiet outbox has it deleted by a read
-                // of its own 50 ms later, and then waits for the next commit.
-                await wake.wait(upTo: published.isEmpty ? .seconds(1) : .milliseconds(50))
+                if try await relayBatch(on: connection) == batchSize { continue }
+                // After a batch, the next commit's NOTIFY usually comes within milliseconds; a
+                // quiet outbox has its published rows deleted by a read of its own when they
+                // are due, and then waits for the next commit.
+                await wake.wait(upTo: undeleted.wait(at: .now))
             }
-            if !published.isEmpty { try await delete(published, on: connection) }
+            let published = undeleted.ids
+            if !published.isEmpty {
+                try await delete(published, on: connection)
+                undeleted.removeAll()
+            }
         } catch {
             await release(connection)
             throw error
@@ -147,19 +150,29 @@ public struct OutboxRelay: Service {
         }
     }
 
-    /// Deletes `published` and relays up to one batch after it; returns the ids of the rows
-    /// it published, still to be deleted.
-    func relayBatch(deleting published: [Int64], on connection: PostgresConnection) async throws -> [Int64] {
+    /// Relays up to one batch after the rows published and not deleted yet, deleting those
+    /// in the same statement when they are due (``Undeleted``); returns how many rows it
+    /// published.
+    func relayBatch(on connection: PostgresConnection) async throws -> Int {
+        let published = undeleted.ids
+        let deleting = undeleted.isDue(at: .now)
+        let limit = Int32(batchSize)
         let read = try await connection.whileOpen(within: Self.statementLimit) {
-            try await connection.execute(
-                OutboxBatchStatement(limit: Int32(batchSize), published: published, links: fileLinks), logger: logger
-            ).allRows()
+            deleting
+                ? try await connection.execute(
+                    OutboxBatchStatement(limit: limit, published: published, links: fileLinks), logger: logger
+                ).allRows()
+                : try await connection.execute(
+                    OutboxReadStatement(limit: limit, published: published, links: fileLinks), logger: logger
+                ).allRows()
         }
-        guard !read.isEmpty else { return [] }
+        if deleting { undeleted.removeAll() }
+        guard !read.isEmpty else { return 0 }
         let ids = read.map(\.id)
         if let (published, jobs) = unqueued.batch(heading: ids) {
             try await handOn(jobs, for: published)
-            return published
+            undeleted.add(published, at: .now)
+            return published.count
         }
         let rows = try await connection.whileOpen(within: Self.statementLimit) {
             try await encodingNewMessages(read, on: connection)
@@ -196,7 +209,8 @@ public struct OutboxRelay: Service {
         }
         if let backstops { holding?.windows.markParked(backstops.windows) }
         spans.end()
-        return ids
+        undeleted.add(ids, at: .now)
+        return ids.count
     }
 
     /// The relay's span of each traced message in a batch (``ParleyCore/PipelineTrace``):

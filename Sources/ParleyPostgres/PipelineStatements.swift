@@ -75,15 +75,20 @@ struct ReaderIDsStatement: ReaderChunksStatement {
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }
 
-/// The relay's next batch, in commit order (only the relay holding the lock reads it), and
-/// the deletion of the batch it published before (`published`): one round trip per batch
-/// while events keep coming. A new message's row brings the stored message, whose event the
-/// relay encodes, with the versions its fan-out may trust kept readers and token holders at;
-/// a domain event's row is delivered as ``ParleyCore/DomainEvent/delivery(roomUID:)`` says.
+/// The relay's next batch, in commit order (only the relay holding the lock reads it), after
+/// the rows it published and has not deleted yet (`published`), and the deletion of those
+/// rows: one round trip per batch while events keep coming. A new message's row brings the
+/// stored message, whose event the relay encodes, with the versions its fan-out may trust kept
+/// readers and token holders at; a domain event's row is delivered as
+/// ``ParleyCore/DomainEvent/delivery(roomUID:)`` says.
 struct OutboxBatchStatement: PostgresPreparedStatement {
     static let name = String(reflecting: Self.self)
     static let sql = """
         WITH deleted AS (DELETE FROM messenger.outbox WHERE id = ANY($2::bigint[]))
+        \(read)
+        """
+    /// The batch's read: the rows deleted in the same statement are still visible to it.
+    static let read = """
         SELECT o.id, o.kind, o.topic, c.uid, o.event, o.fanout,
                coalesce(c.readers_version, 0), (SELECT version FROM notifications.push_token_version),
                o.traceparent, \(MessageColumns.list(fresh: true))
@@ -146,7 +151,9 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
         return bindings
     }
 
-    func decodeRow(_ row: PostgresRow) throws -> Row {
+    func decodeRow(_ row: PostgresRow) throws -> Row { try Self.decode(row, links: links) }
+
+    static func decode(_ row: PostgresRow, links: FileLinks) throws -> Row {
         let (id, kind, topic, roomUID, event, fanout, readersVersion, tokensVersion, traceparent) = try row.decode(
             (Int64, String?, String?, String?, String?, String?, Int64, Int64, String?).self)
         let columns = row.makeRandomAccess()
@@ -182,6 +189,30 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
             fanout: delivery.fanout.map { FanoutBatch.Entry($0.with(event: ""), event: $0.event) }, traceparent: nil,
             unreadable: nil, event: event)
     }
+}
+
+/// The relay's next batch as ``OutboxBatchStatement`` reads it, deleting nothing: the relay
+/// deletes what it published every few batches, not with each (see ``OutboxRelay``). A
+/// statement without the `DELETE` sets up no deletion and fires no trigger: the outbox's
+/// statement trigger, which indexes the published messages' words, runs once for those
+/// batches together.
+struct OutboxReadStatement: PostgresPreparedStatement {
+    static let name = String(reflecting: Self.self)
+    static let sql = OutboxBatchStatement.read
+    typealias Row = OutboxBatchStatement.Row
+    let limit: Int32
+    /// Published and not deleted yet: skipped.
+    let published: [Int64]
+    let links: FileLinks
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 2)
+        try bindings.append(limit)
+        try bindings.append(published)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try OutboxBatchStatement.decode(row, links: links) }
 }
 
 /// Removes the events the relay published.
