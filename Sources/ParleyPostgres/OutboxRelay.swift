@@ -16,8 +16,9 @@ import Synchronization
 /// held on one connection for as long as the relay runs, so a batch is one statement: the
 /// read of the next batch skips the rows published before and, every few batches, deletes
 /// them (rather than a locking transaction of five, or a read and a delete). A crash before
-/// that delete repeats those events (clients drop duplicates by hash) but loses none. The relay wakes on `NOTIFY` from
-/// committing transactions and also polls every second, so a missed `NOTIFY` costs a second.
+/// that delete repeats those events (clients drop duplicates by hash) but loses none. The
+/// relay wakes on `NOTIFY` from committing transactions and also polls every second, so a
+/// missed `NOTIFY` costs a second.
 /// A new message's event is encoded here, once, from the stored row (the sender's
 /// transaction records only the message's id, so that storing it is one statement).
 ///
