@@ -157,15 +157,11 @@ public struct OutboxRelay: Service {
     func relayBatch(on connection: PostgresConnection) async throws -> Int {
         let published = undeleted.ids
         let deleting = undeleted.isDue(at: .now)
-        let limit = Int32(batchSize)
+        let batch = OutboxBatchStatement(limit: Int32(batchSize), published: published, links: fileLinks)
         let read = try await connection.whileOpen(within: Self.statementLimit) {
             deleting
-                ? try await connection.execute(
-                    OutboxBatchStatement(limit: limit, published: published, links: fileLinks), logger: logger
-                ).allRows()
-                : try await connection.execute(
-                    OutboxReadStatement(limit: limit, published: published, links: fileLinks), logger: logger
-                ).allRows()
+                ? try await connection.execute(batch, logger: logger).allRows()
+                : try await connection.execute(OutboxReadStatement(batch: batch), logger: logger).allRows()
         }
         if deleting { undeleted.removeAll() }
         guard !read.isEmpty else { return 0 }

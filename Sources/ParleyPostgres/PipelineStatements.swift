@@ -151,9 +151,7 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
         return bindings
     }
 
-    func decodeRow(_ row: PostgresRow) throws -> Row { try Self.decode(row, links: links) }
-
-    static func decode(_ row: PostgresRow, links: FileLinks) throws -> Row {
+    func decodeRow(_ row: PostgresRow) throws -> Row {
         let (id, kind, topic, roomUID, event, fanout, readersVersion, tokensVersion, traceparent) = try row.decode(
             (Int64, String?, String?, String?, String?, String?, Int64, Int64, String?).self)
         let columns = row.makeRandomAccess()
@@ -200,19 +198,12 @@ struct OutboxReadStatement: PostgresPreparedStatement {
     static let name = String(reflecting: Self.self)
     static let sql = OutboxBatchStatement.read
     typealias Row = OutboxBatchStatement.Row
-    let limit: Int32
-    /// Published and not deleted yet: skipped.
-    let published: [Int64]
-    let links: FileLinks
+    /// The same bindings: its `published` are skipped, not deleted.
+    let batch: OutboxBatchStatement
 
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 2)
-        try bindings.append(limit)
-        try bindings.append(published)
-        return bindings
-    }
+    func makeBindings() throws -> PostgresBindings { try batch.makeBindings() }
 
-    func decodeRow(_ row: PostgresRow) throws -> Row { try OutboxBatchStatement.decode(row, links: links) }
+    func decodeRow(_ row: PostgresRow) throws -> Row { try batch.decodeRow(row) }
 }
 
 /// Removes the events the relay published.
