@@ -25,17 +25,19 @@ public struct APIServer: Sendable {
     ) throws -> [any Service] {
         var services: [any Service] = []
         let (http1, http2) = (http1Configuration, http2Configuration)
+        let streams = RouterResponder(publicRouter.buildResponder(), serverName: Self.serverName, logger: logger)
         if let port = configuration.port {
             services.append(
                 application(
-                    router: publicRouter, server: .cleartextHTTP1AndH2C(http1: http1, http2: http2),
+                    router: publicRouter,
+                    server: .cleartextHTTP1AndH2C(router: streams, http1: http1, http2: http2),
                     host: configuration.host, port: port, listener: .cleartext, onListening: onListening))
         }
         if configuration.servesTLS, let port = configuration.tlsPort {
             services.append(
                 application(
                     router: publicRouter,
-                    server: try .tls(try tlsConfiguration(), http1: http1, http2: http2),
+                    server: try .tls(try tlsConfiguration(), router: streams, http1: http1, http2: http2),
                     host: configuration.host, port: port, listener: .tls, onListening: onListening))
         }
         if let port = configuration.internalPort {
@@ -48,6 +50,9 @@ public struct APIServer: Sendable {
         return services
     }
 
+    /// The `Server` header of every answer.
+    static let serverName = "Parley"
+
     /// Which listener a port belongs to (reported once it is bound; port 0 picks a free one).
     public enum Listener: String, Sendable { case cleartext, tls, `internal` }
 
@@ -58,7 +63,7 @@ public struct APIServer: Sendable {
         Application(
             router: router,
             server: server,
-            configuration: .init(address: .hostname(host, port: port), serverName: "Parley"),
+            configuration: .init(address: .hostname(host, port: port), serverName: Self.serverName),
             onServerRunning: { channel in await onListening(listener, channel.localAddress?.port ?? port) },
             logger: logger
         )

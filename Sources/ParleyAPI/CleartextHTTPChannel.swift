@@ -14,11 +14,11 @@ public struct CleartextHTTPChannel: HTTPChannelHandler {
     private let choice: HTTPVersionChoice
     public var responder: Responder { choice.http1.responder }
 
-    public init(
-        responder: @escaping Responder, http1: HTTP1Channel.Configuration = .init(),
-        http2: HTTP2ChannelConfiguration = .init()
+    init(
+        responder: @escaping Responder, router: RouterResponder, http1: HTTP1Channel.Configuration,
+        http2: HTTP2ChannelConfiguration
     ) {
-        choice = HTTPVersionChoice(responder: responder, http1: http1, http2: http2)
+        choice = HTTPVersionChoice(responder: responder, router: router, http1: http1, http2: http2)
     }
 
     public func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<NegotiatedHTTPConnection> {
@@ -36,11 +36,12 @@ public struct CleartextHTTPChannel: HTTPChannelHandler {
 }
 
 extension HTTPServerBuilder {
-    /// HTTP/1.1 and h2c with prior knowledge on one cleartext port.
-    public static func cleartextHTTP1AndH2C(
-        http1: HTTP1Channel.Configuration = .init(), http2: HTTP2ChannelConfiguration = .init()
+    /// HTTP/1.1 and h2c with prior knowledge on one cleartext port; HTTP/2's streams answered
+    /// by `router`.
+    static func cleartextHTTP1AndH2C(
+        router: RouterResponder, http1: HTTP1Channel.Configuration, http2: HTTP2ChannelConfiguration
     ) -> HTTPServerBuilder {
-        .init { responder in CleartextHTTPChannel(responder: responder, http1: http1, http2: http2) }
+        .init { responder in CleartextHTTPChannel(responder: responder, router: router, http1: http1, http2: http2) }
     }
 }
 

@@ -5,20 +5,21 @@ import NIOCore
 import NIOHTTP2
 import NIOTLS
 
-/// Hummingbird's HTTP/1.1 and HTTP/2 channels behind one protocol choice, for both public
-/// listeners: over TLS, ALPN chooses; in cleartext, the connection's first bytes do.
+/// Hummingbird's HTTP/1.1 channel and Parley's HTTP/2 streams (``HTTP2Streams``) behind one
+/// protocol choice, for both public listeners: over TLS, ALPN chooses; in cleartext, the
+/// connection's first bytes do.
 struct HTTPVersionChoice: Sendable {
-    typealias Negotiated = NIONegotiatedHTTPVersion<HTTP1Channel.Value, HTTP2Channel.Value>
+    typealias Negotiated = NIONegotiatedHTTPVersion<HTTP1Channel.Value, HTTP2Streams.Value>
 
     let http1: HTTP1Channel
-    let http2: HTTP2Channel
+    let http2: HTTP2Streams
 
     init(
-        responder: @escaping HTTPChannelHandler.Responder, http1: HTTP1Channel.Configuration,
-        http2: HTTP2ChannelConfiguration
+        responder: @escaping HTTPChannelHandler.Responder, router: RouterResponder,
+        http1: HTTP1Channel.Configuration, http2: HTTP2ChannelConfiguration
     ) {
         self.http1 = HTTP1Channel(responder: responder, configuration: http1)
-        self.http2 = HTTP2Channel(responder: responder, configuration: http2)
+        self.http2 = HTTP2Streams(responder: router, configuration: http2)
     }
 
     /// NIO's negotiation handler, which sets up the chosen protocol's pipeline on `channel`.

@@ -7,20 +7,21 @@ import NIOSSL
 
 /// The TLS listener: HTTP/2 or HTTP/1.1 as ALPN chooses, like Hummingbird's
 /// `HTTP2UpgradeChannel`, with each decrypted read handed on in a buffer of its own size
-/// (``RightSizedReads``), so an idle connection holds no more than its TLS session needs.
+/// (``RightSizedReads``), so an idle connection holds no more than its TLS session needs, and
+/// HTTP/2's streams answered by Parley's own stream path (``HTTP2Streams``).
 public struct TLSHTTPChannel: HTTPChannelHandler {
     private let context: NIOSSLContext
     private let choice: HTTPVersionChoice
     public var responder: Responder { choice.http1.responder }
 
-    public init(
-        tlsConfiguration: TLSConfiguration, responder: @escaping Responder,
-        http1: HTTP1Channel.Configuration = .init(), http2: HTTP2ChannelConfiguration = .init()
+    init(
+        tlsConfiguration: TLSConfiguration, responder: @escaping Responder, router: RouterResponder,
+        http1: HTTP1Channel.Configuration, http2: HTTP2ChannelConfiguration
     ) throws {
         var tlsConfiguration = tlsConfiguration
         tlsConfiguration.applicationProtocols = NIOHTTP2SupportedALPNProtocols
         context = try NIOSSLContext(configuration: tlsConfiguration)
-        choice = HTTPVersionChoice(responder: responder, http1: http1, http2: http2)
+        choice = HTTPVersionChoice(responder: responder, router: router, http1: http1, http2: http2)
     }
 
     public func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<NegotiatedHTTPConnection> {
@@ -40,13 +41,14 @@ public struct TLSHTTPChannel: HTTPChannelHandler {
 }
 
 extension HTTPServerBuilder {
-    /// HTTP/2 and HTTP/1.1 over TLS, chosen by ALPN.
-    public static func tls(
-        _ tlsConfiguration: TLSConfiguration, http1: HTTP1Channel.Configuration = .init(),
-        http2: HTTP2ChannelConfiguration = .init()
+    /// HTTP/2 and HTTP/1.1 over TLS, chosen by ALPN; HTTP/2's streams answered by `router`.
+    static func tls(
+        _ tlsConfiguration: TLSConfiguration, router: RouterResponder, http1: HTTP1Channel.Configuration,
+        http2: HTTP2ChannelConfiguration
     ) throws -> HTTPServerBuilder {
         .init { responder in
-            try TLSHTTPChannel(tlsConfiguration: tlsConfiguration, responder: responder, http1: http1, http2: http2)
+            try TLSHTTPChannel(
+                tlsConfiguration: tlsConfiguration, responder: responder, router: router, http1: http1, http2: http2)
         }
     }
 }

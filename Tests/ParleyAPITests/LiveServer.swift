@@ -17,13 +17,14 @@ final class LiveServer: Sendable {
     /// - Parameter extend: adds test-only routes to the public router.
     init(
         registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), trustedProxies: TrustedProxies = .none,
-        requestHeadTimeout: Duration = .seconds(60), extend: (Router<ParleyRequestContext>) -> Void = { _ in }
+        requestHeadTimeout: Duration = .seconds(60), idleTimeout: Duration = .seconds(300),
+        extend: (Router<ParleyRequestContext>) -> Void = { _ in }
     ) async throws {
         let services = try TestServices.shared()
         let server = APIServer(
             configuration: HTTPConfiguration(
                 port: 0, tlsPort: 0, tlsCertificatePath: services.certificatePath, tlsKeyPath: services.keyPath,
-                internalPort: 0, requestHeadTimeout: requestHeadTimeout),
+                internalPort: 0, idleTimeout: idleTimeout, requestHeadTimeout: requestHeadTimeout),
             logger: .quiet)
         let ports = self.ports
         let routes = ParleyRoutes.forTesting(registry: registry, trustedProxies: trustedProxies)

@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOEmbedded
 import NIOHTTPTypes
+import ParleyTestSupport
 import Synchronization
 import Testing
 
@@ -42,6 +43,42 @@ struct ResponseWriteTests {
             return
         }
         #expect(head.status == .ok)
+        #expect(String(buffer: body) == #"{"status":"live"}"#)
+    }
+}
+
+extension ResponseWriteTests {
+    /// The same over Parley's HTTP/2 stream path: the router's answer leaves the stream's
+    /// handler in one flush.
+    @Test func anHTTP2StreamsAnswerIsFlushedOnceWithItsHeadBodyAndEnd() async throws {
+        let channel = NIOAsyncTestingChannel()
+        let flushes = FlushCounter()
+        try await channel.pipeline.addHandler(flushes)
+        let router = RouterResponder(
+            ParleyRoutes.forTesting(probes: []).publicRouter().buildResponder(), serverName: "Parley", logger: .quiet)
+        try await channel.testingEventLoop.executeInContext {
+            try channel.pipeline.syncOperations.addHandler(
+                HTTP2StreamResponder(responder: router, idleTimeout: .seconds(60)))
+        }
+        let head = HTTPRequest(method: .get, scheme: "https", authority: "localhost", path: "/health/live")
+        try await channel.writeInbound(HTTPRequestPart.head(head))
+        try await channel.writeInbound(HTTPRequestPart.end(nil))
+
+        var parts: [HTTPResponsePart] = []
+        for _ in 0..<500 where parts.count < 3 {
+            if let part = try await channel.readOutbound(as: HTTPResponsePart.self) {
+                parts.append(part)
+            } else {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        #expect(flushes.count == 1)
+        guard parts.count == 3, case .head(let answer) = parts[0], case .body(let body) = parts[1], case .end = parts[2]
+        else {
+            Issue.record("expected a head, a body and an end, got \(parts)")
+            return
+        }
+        #expect(answer.status == .ok)
         #expect(String(buffer: body) == #"{"status":"live"}"#)
     }
 }

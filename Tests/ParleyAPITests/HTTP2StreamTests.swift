@@ -1,0 +1,142 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import NIOEmbedded
+import ParleyTestSupport
+import Testing
+
+@testable import ParleyAPI
+
+/// Parley's own HTTP/2 stream path (``HTTP2StreamResponder``) as stock clients use it: small
+/// and large request bodies, a slow reader, a request that stops arriving, and what every
+/// answer carries.
+struct HTTP2StreamTests {
+    /// Counts a request's body as it streams in; `delay` per part makes a slow reader.
+    static func countingRoute(delay: Duration = .zero) -> (Router<ParleyRequestContext>) -> Void {
+        { router in
+            router.post("/test/count") { request, _ -> String in
+                var bytes = 0
+                for try await part in request.body {
+                    bytes += part.readableBytes
+                    if delay > .zero { try await Task.sleep(for: delay) }
+                }
+                return "\(bytes)"
+            }
+        }
+    }
+
+    /// A file of `size` bytes for curl to send.
+    func upload(_ size: Int) throws -> String {
+        let path = NSTemporaryDirectory() + "parley-h2-\(UUID().uuidString)"
+        try Data(repeating: 0x61, count: size).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test func bodiesBelowAndAboveWhatAStreamGathersReachTheirRouteWhole() async throws {
+        let server = try await LiveServer(extend: Self.countingRoute())
+        let port = server.port(.cleartext)
+        for size in [0, 100, HTTP2StreamResponder.gatherLimit, HTTP2StreamResponder.gatherLimit + 1, 3_000_000] {
+            let file = try upload(size)
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let result = try await curl([
+                "--http2-prior-knowledge", "--data-binary", "@\(file)", "http://127.0.0.1:\(port)/test/count",
+            ])
+            #expect(result.httpVersion == "2" && result.status == 200 && result.body == "\(size)", "\(size) bytes")
+        }
+        try await server.stop()
+    }
+
+    /// A route reading more slowly than the client sends holds the stream's reads (flow
+    /// control) and still gets every byte: a gate that never reopened would hang this upload.
+    @Test func aSlowReaderGetsAStreamedUploadWhole() async throws {
+        let server = try await LiveServer(extend: Self.countingRoute(delay: .milliseconds(2)))
+        let file = try upload(4_000_000)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let result = try await curl([
+            "-k", "--http2", "--data-binary", "@\(file)", "https://localhost:\(server.port(.tls))/test/count",
+        ])
+        #expect(result.httpVersion == "2" && result.status == 200 && result.body == "4000000")
+        try await server.stop()
+    }
+
+    /// A request whose body stops arriving is reset after the idle timeout; its connection's
+    /// next stream is answered. (A raw client: curl blocked on its input sees no reset.)
+    @Test func aRequestThatStopsArrivingIsResetAfterTheIdleTimeout() async throws {
+        let server = try await LiveServer(idleTimeout: .seconds(1), extend: Self.countingRoute())
+        let client = #"""
+            import socket, struct, sys, time
+            def frame(kind, flags, stream, payload):
+                return struct.pack('>I', len(payload))[1:] + bytes([kind, flags]) + struct.pack('>I', stream) + payload
+            def field(name, value):
+                return bytes([0, len(name)]) + name.encode() + bytes([len(value)]) + value.encode()
+            def head(method, path):
+                return field(':method', method) + field(':scheme', 'http') + field(':path', path) + field(':authority', 'x')
+            s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))
+            s.sendall(b'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' + frame(4, 0, 0, b'')
+                      + frame(1, 4, 1, head('POST', '/test/count')) + frame(0, 0, 1, b'some of the body'))
+            s.settimeout(10)
+            start, pending = time.time(), b''
+            while True:
+                data = s.recv(65536)
+                if not data: sys.exit('closed')
+                pending += data
+                while len(pending) >= 9 and len(pending) >= 9 + int.from_bytes(pending[:3], 'big'):
+                    size, kind, stream = int.from_bytes(pending[:3], 'big'), pending[3], int.from_bytes(pending[5:9], 'big')
+                    pending = pending[9 + size:]
+                    if kind == 3 and stream == 1:
+                        print(int((time.time() - start) * 1000))
+                        s.sendall(frame(1, 5, 3, head('GET', '/health/live')))
+                    if kind == 1 and stream == 3:
+                        print('answered'); sys.exit(0)
+            """#
+        let answer = try await Subprocess.run(
+            "/usr/bin/python3", ["-c", client, "\(server.port(.cleartext))"], timeLimit: .seconds(20))
+        let lines = answer.standardOutput.split(separator: "\n")
+        let resetAfter = Int(lines.first ?? "") ?? -1
+        #expect(resetAfter >= 900 && resetAfter < 5_000, "reset after \(resetAfter) ms: \(answer.standardError)")
+        #expect(lines.last == "answered")
+        try await server.stop()
+    }
+
+    /// Every answer on a stream carries `Date` and `Server`, as HTTP/1.1's do.
+    @Test func anHTTP2AnswerCarriesDateAndServer() async throws {
+        let server = try await LiveServer()
+        let result = try await Subprocess.run(
+            "/usr/bin/curl",
+            [
+                "-sS", "-D", "-", "-o", "/dev/null", "--http2-prior-knowledge",
+                "http://127.0.0.1:\(server.port(.cleartext))/health/live",
+            ])
+        let headers = result.standardOutput.lowercased()
+        #expect(headers.hasPrefix("http/2 200"))
+        #expect(headers.contains("server: parley"))
+        #expect(
+            headers.range(of: #"date: [a-z]{3}, \d\d [a-z]{3} \d{4} \d\d:\d\d:\d\d gmt"#, options: .regularExpression)
+                != nil)
+        try await server.stop()
+    }
+
+    @Test func theDateHeaderIsAnIMFFixdate() {
+        #expect(HTTPDateHeader.format(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDateHeader.format(0) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        #expect(HTTPDateHeader.format(1_796_000_000) == "Mon, 30 Nov 2026 00:53:20 GMT")
+    }
+
+    /// An error no middleware answered is a bare 500, with the headers every answer has.
+    @Test func anErrorThatEscapesTheRouterIsA500() async throws {
+        struct Unanswered: Error {}
+        let responder = RouterResponder(
+            CallbackResponder<ParleyRequestContext> { _, _ in throw Unanswered() }, serverName: "Parley",
+            logger: .quiet)
+        let channel = NIOAsyncTestingChannel()
+        let response = await responder.response(
+            to: Request(
+                head: HTTPRequest(method: .get, scheme: "https", authority: "x", path: "/"),
+                body: .init(buffer: .init())),
+            channel: channel)
+        #expect(response.status == .internalServerError)
+        #expect(response.headers[.server] == "Parley")
+        #expect(response.headers[.date] != nil)
+    }
+}
