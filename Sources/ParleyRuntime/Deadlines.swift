@@ -60,6 +60,14 @@ public final class Deadlines: @unchecked Sendable {
         return Token(id: id)
     }
 
+    /// Suspends the caller for `delay` (not cancellable): a short wait on the message path
+    /// without `Task.sleep`'s libdispatch timer and the pool thread its resumption wakes.
+    public func sleep(for delay: Duration) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            after(delay) { continuation.resume() }
+        }
+    }
+
     /// Takes a deadline back; its action does not run. Harmless once it ran.
     public func cancel(_ token: Token) {
         condition.lock()

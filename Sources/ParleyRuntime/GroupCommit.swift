@@ -81,7 +81,9 @@ public final class GroupCommit<Item: Sendable, Output: Sendable>: Sendable {
     private func lead(_ lane: Lane, fresh: Bool) async -> Result<Output, any Error> {
         let due = lane.state.withLock { $0.lastStart.map { $0 + interval } }
         let wait = max(fresh ? window : .zero, due.map { $0 - .now } ?? .zero)
-        if wait > .zero { try? await Task.sleep(for: wait) }
+        // A deadline, not `Task.sleep`: its libdispatch timer was 1.6 % of `serve`'s samples
+        // under REST sends, besides the pool thread each resumption woke.
+        if wait > .zero { await Deadlines.shared.sleep(for: wait) }
         let batch = lane.state.withLock { state -> [Waiter] in
             state.lastStart = .now
             let count = min(maxBatch, state.queue.count)
@@ -91,7 +93,8 @@ public final class GroupCommit<Item: Sendable, Output: Sendable>: Sendable {
         }
         // Only a leader takes from the queue, and it leads from the queue's front.
         assert(batch.first?.continuation == nil, "the leader's own item opens its batch")
-        let items = batch.map(\.item)
+        // A closure, not `\.item`: a key path in a generic type is instantiated at each call.
+        let items = batch.map { $0.item }
         // A task of its own: a leader whose request is cancelled must not cancel the others' write.
         let stored = await Task { [store] in try await store(items) }.result
         let outcomes: [Result<Output, any Error>]

@@ -32,6 +32,14 @@ struct DeadlinesTests {
         #expect(deadlines.pendingCount == 0)
     }
 
+    @Test func aSleepLastsItsDelayAndNoLonger() async {
+        let deadlines = Deadlines(name: "test-deadlines")
+        let start = ContinuousClock.now
+        await deadlines.sleep(for: .milliseconds(50))
+        let slept = ContinuousClock.now - start
+        #expect(slept >= .milliseconds(50) && slept < .seconds(2), "slept \(slept)")
+    }
+
     @Test func aCancelledDeadlineNeverRuns() async {
         let deadlines = Deadlines(name: "test-deadlines")
         let record = Record()
