@@ -74,7 +74,7 @@ public struct APIServer: Sendable {
     /// An HTTP/1.1 connection: problem+json for what its parser refuses, and a deadline for
     /// each next request head (slowloris).
     private var http1Configuration: HTTP1Channel.Configuration {
-        let head = TimeAmount.nanoseconds(Int64(configuration.requestHeadTimeout / .nanoseconds(1)))
+        let head = TimeAmount(configuration.requestHeadTimeout)
         return .init(
             additionalChannelHandlers: [MalformedRequestHandler(), RequestHeadDeadlineHandler(limit: head)],
             idleTimeout: streamIdleTimeout)

@@ -22,6 +22,14 @@ final class HTTP2StreamResponder: ChannelDuplexHandler {
         case gathering(HTTPRequest, ByteBuffer?)
         case streaming(StreamedRequestBody)
         case done
+
+        /// Whether more of the request is still to come.
+        var awaitsMore: Bool {
+            switch self {
+            case .gathering, .streaming: true
+            case .head, .done: false
+            }
+        }
     }
 
     private var reading = Reading.head
@@ -85,8 +93,7 @@ final class HTTP2StreamResponder: ChannelDuplexHandler {
 
     /// Keeps an unfinished request to its idle timeout, checked after each batch of reads.
     func channelReadComplete(context: ChannelHandlerContext) {
-        if idleCheck == nil, case .gathering = reading { scheduleIdleCheck(context: context) }
-        if idleCheck == nil, case .streaming = reading { scheduleIdleCheck(context: context) }
+        if idleCheck == nil, reading.awaitsMore { scheduleIdleCheck(context: context) }
         context.fireChannelReadComplete()
     }
 
@@ -108,14 +115,11 @@ final class HTTP2StreamResponder: ChannelDuplexHandler {
     private func scheduleIdleCheck(context: ChannelHandlerContext) {
         idleCheck = context.eventLoop.assumeIsolated().scheduleTask(deadline: lastRead + idleTimeout) {
             self.idleCheck = nil
-            switch self.reading {
-            case .head, .done: return
-            case .gathering, .streaming:
-                if self.gate.isHolding || NIODeadline.now() < self.lastRead + self.idleTimeout {
-                    self.scheduleIdleCheck(context: context)
-                } else {
-                    context.close(promise: nil)
-                }
+            guard self.reading.awaitsMore else { return }
+            if self.gate.isHolding || NIODeadline.now() < self.lastRead + self.idleTimeout {
+                self.scheduleIdleCheck(context: context)
+            } else {
+                context.close(promise: nil)
             }
         }
     }
