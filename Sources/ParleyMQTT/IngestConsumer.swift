@@ -129,7 +129,11 @@ public struct IngestConsumer: Service {
     /// report that cannot go (no connection) is not needed, since the broker resends what was
     /// not acknowledged.
     private func reportProgress(every interval: Duration) async {
-        while (try? await Task.sleep(for: interval)) != nil {
+        // Ten times a second for as long as the worker runs: a deadline wakes no libdispatch
+        // timer thread.
+        while true {
+            await Deadlines.shared.sleep(for: interval)
+            if Task.isCancelled { return }
             guard let report = progress.report(holding: !client.acknowledgementGate.isOpen) else { continue }
             try? client.publishWithoutWaiting(topic: IngestProgress.topic, payload: Array(report.json().utf8), qos: 0)
         }
