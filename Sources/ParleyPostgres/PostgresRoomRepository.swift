@@ -283,9 +283,8 @@ enum RoomUID {
 
 /// The room list's keyset cursor: activity (microseconds) and id of the last room shown.
 struct RoomCursor {
-    /// A room's latest activity, the same expression in SELECT, WHERE and ORDER BY: a
-    /// `timestamptz`, read and bound as microseconds since 1970 (``UnixMicroseconds``).
-    static let activitySQL = "coalesce(c.last_message_at, c.created_at)"
+    /// A room's latest activity in microseconds, computed the same way in SELECT and WHERE.
+    static let activitySQL = "(extract(epoch FROM coalesce(c.last_message_at, c.created_at)) * 1000000)::bigint"
     let activity: Int64
     let id: Int64
 

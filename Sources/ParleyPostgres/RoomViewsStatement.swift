@@ -36,7 +36,7 @@ struct RoomViewsStatement: PostgresPreparedStatement {
           -- for by id, or found by a search, is always there.
           AND ($2::bigint IS NOT NULL OR $7::bigint[] IS NOT NULL OR h.hidden_at IS NULL
                OR c.last_message_at > h.hidden_at)
-          AND ($4::timestamptz IS NULL OR (\(RoomCursor.activitySQL), c.id) < ($4::timestamptz, $5::bigint))
+          AND ($4::bigint IS NULL OR (\(RoomCursor.activitySQL), c.id) < ($4::bigint, $5::bigint))
         ORDER BY \(RoomCursor.activitySQL) DESC, c.id DESC
         LIMIT $6::bigint
         """
@@ -79,7 +79,7 @@ struct RoomViewsStatement: PostgresPreparedStatement {
         try bindings.append(userID)
         try bindings.append(roomID)
         try bindings.append(since)
-        try bindings.append(cursor.map { UnixMicroseconds($0.activity) })
+        try bindings.append(cursor?.activity)
         try bindings.append(cursor?.id)
         try bindings.append(Int64(limit))
         try bindings.append(only)
@@ -117,6 +117,6 @@ struct RoomViewsStatement: PostgresPreparedStatement {
             lastReadSeq: lastReadMessageID == nil ? nil : try cells[9].decode(Int64.self),
             unreadCount: try cells[17].decode(Int64.self), unreadMentionCount: try cells[18].decode(Int64.self),
             peer: peer, avatar: try cells[22].decode(String?.self).map { links.object(try FileRecord.decode($0)) })
-        return (room, try cells[16].decode(UnixMicroseconds.self).value)
+        return (room, try cells[16].decode(Int64.self))
     }
 }
