@@ -129,8 +129,8 @@ public struct IngestConsumer: Service {
     /// report that cannot go (no connection) is not needed, since the broker resends what was
     /// not acknowledged.
     private func reportProgress(every interval: Duration) async {
-        // Ten times a second for as long as the worker runs: a deadline wakes no libdispatch
-        // timer thread.
+        // A tick every interval for as long as the worker runs: a deadline wakes no
+        // libdispatch timer thread.
         while true {
             await Deadlines.shared.sleep(for: interval)
             if Task.isCancelled { return }
