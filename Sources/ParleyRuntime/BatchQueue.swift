@@ -49,13 +49,10 @@ public final class BatchQueue<Element: Sendable>: Sendable {
     public func next(upTo limit: Int, gatheringUntil due: ContinuousClock.Instant? = nil) async -> [Element]? {
         guard var batch = await first(upTo: limit) else { return nil }
         if let due, batch.count < limit {
-            let wait = due - .now
             // A deadline, not `Task.sleep`: a busy lane waits here once per commit, and each
             // libdispatch timer cost the worker its manager thread's wake-up as well.
-            if wait > .zero {
-                await Deadlines.shared.sleep(for: wait)
-                batch += taken(upTo: limit - batch.count)
-            }
+            await Deadlines.shared.sleep(until: due)
+            batch += taken(upTo: limit - batch.count)
         }
         return batch
     }

@@ -68,6 +68,12 @@ public final class Deadlines: @unchecked Sendable {
         }
     }
 
+    /// Suspends the caller until `instant` (not cancellable); returns at once if it passed.
+    public func sleep(until instant: ContinuousClock.Instant) async {
+        let delay = instant - .now
+        if delay > .zero { await sleep(for: delay) }
+    }
+
     /// Takes a deadline back; its action does not run. Harmless once it ran.
     public func cancel(_ token: Token) {
         condition.lock()

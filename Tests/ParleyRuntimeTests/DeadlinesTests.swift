@@ -40,6 +40,19 @@ struct DeadlinesTests {
         #expect(slept >= .milliseconds(50) && slept < .seconds(2), "slept \(slept)")
     }
 
+    @Test func aSleepUntilAnInstantEndsThereAndAPastInstantDoesNotWait() async {
+        let deadlines = Deadlines(name: "test-deadlines")
+        let due = ContinuousClock.now + .milliseconds(50)
+        await deadlines.sleep(until: due)
+        let late = ContinuousClock.now - due
+        #expect(late >= .zero && late < .seconds(2), "woke \(late) after the instant")
+        // A past instant returns at once, without a deadline on the thread.
+        let start = ContinuousClock.now
+        await deadlines.sleep(until: start - .seconds(1))
+        #expect(ContinuousClock.now - start < .milliseconds(500))
+        #expect(deadlines.pendingCount == 0)
+    }
+
     @Test func aCancelledDeadlineNeverRuns() async {
         let deadlines = Deadlines(name: "test-deadlines")
         let record = Record()
