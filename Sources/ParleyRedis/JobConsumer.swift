@@ -99,11 +99,17 @@ public struct JobConsumer: Service {
     private func next(
         upTo count: Int, running: RunningJobs, idle: Bool, housekeeping: inout Housekeeping
     ) async throws -> [RedisJobQueue.Delivery] {
-        let due = housekeeping.isDue()
-        if due { await promoteDue() }
-        var items = due ? try await queue.claimDue(for: consumer, limit: count, excluding: running.running) : []
-        // Before reading new jobs, which stay in the stream (and its depth) until they finish.
-        if due { depth.record(try await queue.depth()) }
+        var items: [RedisJobQueue.Delivery] = []
+        if housekeeping.isDue() {
+            let done = try await queue.housekeep(for: consumer, limit: count, excluding: running.running)
+            if case .failure(let error) = done.promoted {
+                logger.warning(
+                    "postponed jobs not promoted", metadata: ["queue": "\(queue.name)", "error": "\(error)"])
+            }
+            // Before reading new jobs, which stay in the stream (and its depth) until they finish.
+            depth.record(done.depth)
+            items = done.claimed
+        }
         if items.count < count {
             let block = idle && items.isEmpty ? queue.configuration.blockFor : .milliseconds(50)
             items += try await queue.readNew(for: consumer, count: count - items.count, block: block)
@@ -113,16 +119,8 @@ public struct JobConsumer: Service {
 
     /// How often postponed jobs are promoted, abandoned ones claimed and the depth recorded:
     /// once a second (or per visibility timeout, if shorter), not on every read, which at a
-    /// job per read would quadruple the round trips to Redis.
+    /// job per read would double the round trips to Redis.
     var housekeepingInterval: Duration { min(.seconds(1), queue.configuration.visibilityTimeout) }
-
-    private func promoteDue() async {
-        do {
-            try await queue.promoteDue()
-        } catch {
-            logger.warning("postponed jobs not promoted", metadata: ["queue": "\(queue.name)", "error": "\(error)"])
-        }
-    }
 
     private func pause(after error: any Error, backoff: inout Duration) async {
         logger.warning("job queue unavailable; retrying", metadata: ["queue": "\(queue.name)", "error": "\(error)"])

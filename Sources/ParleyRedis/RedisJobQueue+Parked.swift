@@ -2,7 +2,7 @@ import Foundation
 import ParleyCore
 
 /// Parked jobs wait in the queue's delayed set, beside postponed retries, so any consumer
-/// queues them when due (``promoteDue()``); a release takes them out first.
+/// queues them when due (``housekeep(for:limit:excluding:)``); a release takes them out first.
 extension RedisJobQueue: ParkedJobs {
     /// Parks in one round trip (and, with `waitReplicas`, waits for the replicas as
     /// ``enqueue(contentsOf:)`` does).

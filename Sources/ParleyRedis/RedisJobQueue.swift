@@ -116,12 +116,13 @@ public struct RedisJobQueue: JobQueue {
         _ = try await pool.send("ZADD", delayedSet, String(dueMilliseconds), "\(attempts)|\(entryID)|\(job)")
     }
 
-    /// Moves due postponed jobs back into the stream; atomic, so two consumers never both move one.
-    func promoteDue() async throws {
-        _ = try await pool.send(
+    /// Moves due postponed jobs back into the stream (at most a batch); one script, so two
+    /// consumers never both move one.
+    func promoteDueCommand() -> [String] {
+        [
             "EVAL", Self.promoteScript, "3", delayedSet, stream, deadLetterStream,
-            String(Int64(Date().timeIntervalSince1970 * 1000)),
-            String(configuration.batchSize))
+            String(Int64(Date().timeIntervalSince1970 * 1000)), String(configuration.batchSize),
+        ]
     }
 
     static let migrateScript = """

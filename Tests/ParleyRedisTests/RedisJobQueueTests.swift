@@ -212,6 +212,31 @@ struct RedisJobQueueTests {
 }
 
 extension RedisJobQueueTests {
+    @Test func oneHousekeepingRoundPromotesDueJobsCountsTheStreamAndClaimsAbandonedOnes() async throws {
+        let queue = try queue(visibility: .milliseconds(100))
+        try await queue.ensureGroup()
+        try await queue.enqueue("abandoned")
+        // Read by a consumer that dies before acknowledging it.
+        #expect(try await queue.readNew(for: "dies", count: 1, block: .milliseconds(100)).count == 1)
+        try await queue.postpone("later", attempts: 1, after: .zero, entryID: "0-1")
+        // Past the visibility timeout, the first delivery's back-off.
+        try await Task.sleep(for: .milliseconds(250))
+        let round = try await queue.housekeep(for: "lives", limit: 8, excluding: [])
+        #expect((try? round.promoted.get()) != nil)
+        #expect(round.depth == 2, "the abandoned job and the promoted one")
+        #expect(round.claimed.map { $0.entry.fields["job"] } == ["abandoned"])
+        #expect(round.claimed.first?.deliveries == 2)
+        #expect(try await queue.postponed() == 0)
+        // A job this consumer still runs is not claimed, even when abandoned long enough.
+        try await Task.sleep(for: .milliseconds(250))
+        let id = try #require(round.claimed.first?.entry.id)
+        #expect(try await queue.housekeep(for: "other", limit: 8, excluding: [id]).claimed.isEmpty)
+        // Finished: out of the stream and the pending list.
+        try await queue.finish(id)
+        #expect(try await queue.depth() == 1)
+        #expect(try await queue.pool.send("XPENDING", queue.stream, RedisJobQueue.group).array?.first?.integer == 0)
+    }
+
     @Test func aPostponedJobWaitsForItsDelayAndKeepsItsAttempts() async throws {
         let queue = try queue(maxAttempts: 3, visibility: .seconds(30))
         try await queue.enqueue("throttled")
