@@ -10,7 +10,10 @@ final class BucketStoreGuard: Sendable {
     let pause: Duration
     private let askAgainAt = Mutex<ContinuousClock.Instant?>(nil)
 
-    init(patience: Duration = .milliseconds(250), pause: Duration = .seconds(1)) {
+    /// What a Redis answer takes at worst when Redis is well.
+    static let defaultPatience = Duration.milliseconds(250)
+
+    init(patience: Duration = defaultPatience, pause: Duration = .seconds(1)) {
         self.patience = patience
         self.pause = pause
     }

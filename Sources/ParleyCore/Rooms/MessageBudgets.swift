@@ -7,9 +7,20 @@ struct MessageBudgets: Sendable {
     let limits: AbuseLimits
     /// Without buckets, only the per-request bound holds.
     let buckets: (any TokenBuckets)?
-    let store = BucketStoreGuard()
+    let store: BucketStoreGuard
     /// Which senders spend a bot's message budget; nil: none do.
     let bots: BotRoster?
+
+    /// - Parameter patience: how long one ask of the buckets' store may take before the batch
+    ///   goes without its answer (``BucketStoreGuard``).
+    init(
+        limits: AbuseLimits, buckets: (any TokenBuckets)?, bots: BotRoster?, patience: Duration
+    ) {
+        self.limits = limits
+        self.buckets = buckets
+        self.bots = bots
+        store = BucketStoreGuard(patience: patience)
+    }
 
     /// What each key's bucket lets go now. Without an answer from the buckets' store in time
     /// (Redis away or slow) everything goes: a limit against abuse does not stop or slow the

@@ -20,12 +20,15 @@ public struct RoomService: Sendable {
     /// Asked about every batch of new messages before it is stored; nil: no hook.
     let hook: MessageHookGate?
 
+    /// - Parameter bucketPatience: how long one ask of `buckets` may take before a batch goes
+    ///   without its answer; nil: what a healthy Redis takes at worst.
     public init(
         rooms: any RoomRepository, messages: any MessageRepository, batching: SendBatching? = SendBatching(),
         addPolicy: RoomAddPolicy = .anyone, limits: AbuseLimits = AbuseLimits(), buckets: (any TokenBuckets)? = nil,
-        hook: MessageHookGate? = nil, bots: BotRoster? = nil
+        hook: MessageHookGate? = nil, bots: BotRoster? = nil, bucketPatience: Duration? = nil
     ) {
-        let budgets = MessageBudgets(limits: limits, buckets: buckets, bots: bots)
+        let budgets = MessageBudgets(
+            limits: limits, buckets: buckets, bots: bots, patience: bucketPatience ?? BucketStoreGuard.defaultPatience)
         self.budgets = budgets
         self.rooms = rooms
         self.messages = messages
