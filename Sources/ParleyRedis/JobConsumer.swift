@@ -101,14 +101,14 @@ public struct JobConsumer: Service {
     ) async throws -> [RedisJobQueue.Delivery] {
         var items: [RedisJobQueue.Delivery] = []
         if housekeeping.isDue() {
-            let done = try await queue.housekeep(for: consumer, limit: count, excluding: running.running)
-            if case .failure(let error) = done.promoted {
+            let round = try await queue.housekeep(for: consumer, limit: count, excluding: running.running)
+            if case .failure(let error) = round.promoted {
                 logger.warning(
                     "postponed jobs not promoted", metadata: ["queue": "\(queue.name)", "error": "\(error)"])
             }
             // Before reading new jobs, which stay in the stream (and its depth) until they finish.
-            depth.record(done.depth)
-            items = done.claimed
+            depth.record(round.depth)
+            items = round.claimed
         }
         if items.count < count {
             let block = idle && items.isEmpty ? queue.configuration.blockFor : .milliseconds(50)
