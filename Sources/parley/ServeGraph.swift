@@ -138,11 +138,15 @@ struct ServeGraph {
         // Rooms, messages and files.
         let roomRepository = parts.rooms(logger("rooms"))
         let messageRepository = parts.messages(logger("messages"))
-        let buckets = LeasedTokenBuckets(
-            store: RedisTokenBuckets(pool: parts.redis, namespace: parts.rateLimitNamespace))
+        let bucketStore = RedisTokenBuckets(pool: parts.redis, namespace: parts.rateLimitNamespace)
+        // A person's messages lease ahead between sends; a server key's requests come in
+        // concurrent bursts, where a lease taken by one would refuse the others early.
+        let keyBuckets = LeasedTokenBuckets(store: bucketStore)
         let rooms = RoomService(
             rooms: roomRepository, messages: messageRepository, batching: parts.sendBatching,
-            addPolicy: parts.roomAddPolicy, limits: parts.abuseLimits, buckets: buckets, hook: parts.messageHook,
+            addPolicy: parts.roomAddPolicy, limits: parts.abuseLimits,
+            buckets: LeasedTokenBuckets(store: bucketStore, idleLease: LeasedTokenBuckets.defaultIdleLease),
+            hook: parts.messageHook,
             bots: BotRoster(load: PostgresBotRepository(database: postgres, logger: logger("bots")).ids))
         let messageActions = MessageActionService(
             rooms: roomRepository, actions: messageRepository, editWindow: parts.editWindow, hook: parts.messageHook)
@@ -178,7 +182,7 @@ struct ServeGraph {
                 rooms: rooms, jobs: parts.maintenanceJobs),
             avatars: AvatarService(avatars: roomRepository, files: files, rooms: rooms),
             search: SearchService(search: roomRepository, rooms: rooms),
-            keys: APIKeyService(keys: keys, buckets: buckets, defaultIssuer: keyIssuer),
+            keys: APIKeyService(keys: keys, buckets: keyBuckets, defaultIssuer: keyIssuer),
             audit: keys, provisioning: provisioning,
             webhooks: webhooks,
             bots: BotService(

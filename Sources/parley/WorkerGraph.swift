@@ -76,7 +76,8 @@ struct WorkerGraph {
             rooms: rooms, messages: parts.messages(logger, receiptsInAnswers: false), batching: nil,
             limits: ingest.abuseLimits,
             buckets: LeasedTokenBuckets(
-                store: RedisTokenBuckets(pool: parts.redis, namespace: ingest.rateLimitNamespace)),
+                store: RedisTokenBuckets(pool: parts.redis, namespace: ingest.rateLimitNamespace),
+                idleLease: LeasedTokenBuckets.defaultIdleLease),
             hook: ingest.messageHook,
             bots: BotRoster(load: PostgresBotRepository(database: parts.postgres, logger: logger).ids))
         // Delivery receipts from chat-in.

@@ -67,6 +67,22 @@ struct AbuseLimitsTests {
         }
     }
 
+    /// Sends a few seconds apart lease a quarter of the burst ahead (``LeasedTokenBuckets``):
+    /// the budget is still spent exactly, the ninth send of eight refused.
+    @Test func aBudgetLeasedAheadIsSpentExactly() async throws {
+        var harness = try await APIHarness.make()
+        harness.abuseLimits = AbuseLimits(
+            messages: RateBucket(perSecond: 0.2, burst: 8), roomsPerHour: 10, membersPerRequest: 5,
+            membersPerHour: 1_000)
+        try await harness.run { client in
+            let (room, users) = try await client.roomOfThree()
+            for index in 0..<8 { _ = try await client.send("m", uid: "l-\(index)", to: room, as: users[1]) }
+            let refused = try await client.json(
+                .post, "/v1/rooms/\(room)/messages", token: token(users[1]), body: #"{"content":"m","uid":"l-8"}"#)
+            #expect(refused.status == .tooManyRequests && refused.problem?.code == "rate-limited", "\(refused.text)")
+        }
+    }
+
     @Test func uploadsBeyondTheDayAre429AndBeyondTheQuota413() async throws {
         var harness = try await APIHarness.make()
         harness.abuseLimits = AbuseLimits(uploadsPerDay: 3, storageQuotaBytes: 1_000)

@@ -84,6 +84,90 @@ struct LeasedTokenBucketsTests {
         #expect(await store.requests == 5)
         #expect(try await allowed(buckets, 25, of: bucket) == 25)
     }
+
+    // With an idle lease (as `parley` runs its message budgets).
+
+    var leasedWhenIdle: LeasedTokenBuckets {
+        LeasedTokenBuckets(store: store, window: .milliseconds(250), idleLease: .seconds(10)) { [clock] in clock.now }
+    }
+
+    @Test func aKeyAskingNowAndThenLeasesAQuarterBurstForTheIdleLease() async throws {
+        let buckets = leasedWhenIdle
+        // Ten a second after thirty: a lease of seven (a quarter), refilled in 0.7 s.
+        let bucket = RateBucket(perSecond: 10, burst: 30)
+        for _ in 0..<9 {
+            #expect(try await allowed(buckets, 1, of: bucket) == 1)
+            clock.advance(.seconds(1))
+        }
+        // The first ask took one and leased seven; the ninth asked again.
+        #expect(await store.requests == 2)
+        // Every token the store granted (it never refills), in this process, and no more.
+        #expect(try await allowed(buckets, 30, of: bucket) == 30 - 9)
+    }
+
+    @Test func anIdleLeaseEndsWithItsLease() async throws {
+        let buckets = leasedWhenIdle
+        let bucket = RateBucket(perSecond: 10, burst: 30)
+        _ = try await allowed(buckets, 1, of: bucket)
+        clock.advance(.seconds(10))
+        _ = try await allowed(buckets, 1, of: bucket)
+        #expect(await store.requests == 2, "a lease outlived its idle lease")
+    }
+
+    @Test func anHourlyBucketLeasesNothingWhenIdle() async throws {
+        let buckets = leasedWhenIdle
+        // Twenty an hour refills nothing in ten seconds: nothing to lease without charging ahead.
+        for _ in 0..<3 {
+            _ = try await allowed(buckets, 1, of: .perHour(20))
+            clock.advance(.seconds(1))
+        }
+        #expect(await store.requests == 3)
+    }
+
+    @Test func idleLeasesNeverAllowMoreThanTheStoreGranted() async throws {
+        let buckets = leasedWhenIdle
+        let bucket = RateBucket(perSecond: 10, burst: 8)
+        var total = 0
+        for _ in 0..<12 {
+            total += try await allowed(buckets, 1, of: bucket)
+            clock.advance(.seconds(4))
+        }
+        #expect(total <= 8)
+        #expect(try await buckets.take(["u": 1], from: bucket)["u"]?.allowed == 0)
+    }
+
+    @Test func onlyTheFirstOfConcurrentAsksLeasesAhead() async throws {
+        let gated = GatedBuckets()
+        let buckets = LeasedTokenBuckets(store: gated, idleLease: .seconds(10)) { [clock] in clock.now }
+        let bucket = RateBucket(perSecond: 10, burst: 30)
+        let first = Task { try await buckets.take(["u": 1], from: bucket) }
+        for _ in 0..<1_000 where await gated.asked.isEmpty { await Task.yield() }
+        // The first ask waits in the store; a second for the same key takes only what it needs.
+        #expect(try await buckets.take(["u": 1], from: bucket)["u"]?.allowed == 1)
+        await gated.open()
+        #expect(try await first.value["u"]?.allowed == 1)
+        #expect(await gated.asked == [8, 1])
+    }
+}
+
+/// Buckets that never refill and hold their first ask until opened.
+actor GatedBuckets: TokenBuckets {
+    private let buckets = CountingBuckets()
+    private(set) var asked: [Int] = []
+    private var gate: CheckedContinuation<Void, Never>?
+    private var opened = false
+
+    func take(_ counts: [String: Int], from bucket: RateBucket) async throws -> [String: Allowance] {
+        asked.append(counts.values.reduce(0, +))
+        if asked.count == 1, !opened { await withCheckedContinuation { gate = $0 } }
+        return try await buckets.take(counts, from: bucket)
+    }
+
+    func open() {
+        opened = true
+        gate?.resume()
+        gate = nil
+    }
 }
 
 extension TokenBuckets {
