@@ -28,7 +28,9 @@ enum MessageStore {
 
     /// Bindings every shape shares: `$1` rooms, `$2` senders, `$3` uids, `$4` contents, `$5`
     /// traceparents (``StoredBatchRecords/traceparents(of:)``). ``Shape/checked`` and
-    /// ``Shape/single`` add `$6`, the lowest rank that may send; ``Shape/prepared`` adds `$6`
+    /// ``Shape/single`` add `$6`, the lowest rank that may send, and `$7`, whether to notify
+    /// the relay (not when it runs here and is woken directly: ``LocalRelay``);
+    /// ``Shape/prepared`` adds `$6`
     /// attachments and `$8` mentions (each an array literal), `$7` reply targets (0 for none:
     /// arrays carry no NULL elements here), `$9` types and `$10` metadata ('' for none).
     static func sql(_ shape: Shape) -> String {
@@ -54,7 +56,7 @@ enum MessageStore {
             SELECT s.place, \(columns(shape)), room.readers_version
             FROM m JOIN room ON room.id = m.chat_room_id
                 JOIN allowed s ON s.room_id = m.chat_room_id AND s.sender_id = coalesce(m.sent_by_id, 0) AND s.uid = m.uid
-                \(shape == .prepared ? MessageColumns.replyJoin : "") CROSS JOIN \(StoredBatchRecords.wake)
+                \(shape == .prepared ? MessageColumns.replyJoin : "") CROSS JOIN \(StoredBatchRecords.wake(when: shape == .prepared ? "true" : "$7::boolean"))
             """
     }
 
@@ -198,16 +200,20 @@ struct StoreNewMessagesStatement: PostgresPreparedStatement {
     let sends: MessageStoreArrays
     /// The lowest `cloud.role.rank` that may send.
     let minimumRank: Int32
+    /// Whether the commit notifies the relay.
+    let notifies: Bool
 
-    init(_ submissions: [MessageSubmission], minimumRank: Int32) {
+    init(_ submissions: [MessageSubmission], minimumRank: Int32, notifies: Bool = true) {
         sends = MessageStoreArrays(submissions)
         self.minimumRank = minimumRank
+        self.notifies = notifies
     }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 6)
+        var bindings = PostgresBindings(capacity: 7)
         try sends.append(to: &bindings)
         try bindings.append(minimumRank)
+        try bindings.append(notifies)
         return bindings
     }
 

@@ -18,7 +18,8 @@ import Synchronization
 /// them (rather than a locking transaction of five, or a read and a delete). A crash before
 /// that delete repeats those events (clients drop duplicates by hash) but loses none. The
 /// relay wakes on `NOTIFY` from committing transactions and also polls every second, so a
-/// missed `NOTIFY` costs a second.
+/// missed `NOTIFY` costs a second. Sends stored by the ingest in its own process wake it
+/// directly while it holds the lock, without a `NOTIFY` (``LocalRelay``).
 /// A new message's event is encoded here, once, from the stored row (the sender's
 /// transaction records only the message's id, so that storing it is one statement).
 ///
@@ -51,6 +52,9 @@ public struct OutboxRelay: Service {
     private let unqueued = Unqueued()
     /// Rows published and handed on whose deletion waits for the next few batches'.
     private let undeleted = Undeleted()
+    /// How the sends stored in this process wake this relay while it is active; nil: only by
+    /// `NOTIFY`.
+    let local: LocalRelay?
 
     /// The active relay's lock; any constant shared by all relays.
     public static let lockKey: Int64 = 0x6f75_7462_6f78  // "outbox"
@@ -61,8 +65,9 @@ public struct OutboxRelay: Service {
         database: PostgresPool, publisher: any EventPublisher, fanout: any JobQueue,
         planner: (any FanoutPlanner)? = nil, webhooks: WebhookFeed? = nil, holding: NotificationHolding? = nil,
         fileLinks: FileLinks, logger: Logger, batchSize: Int = 100,
-        receiptsMaxMembers: Int = MessageReceipts.defaultMaxMembers
+        receiptsMaxMembers: Int = MessageReceipts.defaultMaxMembers, local: LocalRelay? = nil
     ) {
+        self.local = local
         self.receiptsMaxMembers = receiptsMaxMembers
         self.database = database
         self.publisher = publisher
@@ -76,7 +81,7 @@ public struct OutboxRelay: Service {
     }
 
     public func run() async throws {
-        let wake = WakeSignal()
+        let wake = local?.wake ?? WakeSignal()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await listen(wake) }
             group.addTask {
@@ -117,6 +122,9 @@ public struct OutboxRelay: Service {
         try await connection.whileOpen(within: Self.statementLimit) {
             _ = try await connection.query("SET synchronous_commit = off", logger: logger).collect()
         }
+        // From here the sends stored in this process wake it without a NOTIFY; the first read
+        // below finds what committed before.
+        local?.activated(true)
         do {
             while !Self.stopping {
                 if try await relayBatch(on: connection) == batchSize { continue }
@@ -140,6 +148,8 @@ public struct OutboxRelay: Service {
     /// Gives the lock up, and the session's setting, before the connection goes back to the
     /// pool; a connection that cannot is closed, which releases both too.
     private func release(_ connection: PostgresConnection) async {
+        // Before the lock goes: a send that finds this relay inactive notifies whichever holds it next.
+        local?.activated(false)
         do {
             _ = try await connection.whileOpen(within: .seconds(2)) {
                 _ = try await connection.query("RESET synchronous_commit", logger: logger).collect()

@@ -15,15 +15,21 @@ public struct PostgresMessageRepository: MessageRepository, MessageRowReading {
     let receiptsInAnswers: Bool
     /// Which rooms are small enough for receipts, for the answers to sends.
     let smallRooms = SmallRooms()
+    /// The relay in this process, woken directly by the sends stored here while it is active;
+    /// nil: every send notifies.
+    let localRelay: LocalRelay?
 
     /// - Parameters:
     ///   - fileLinks: the deployment's file-link key, so that a URL signed by one process
     ///     opens through every other.
     ///   - receiptsMaxMembers: `PARLEY_RECEIPTS_MAX_MEMBERS`.
+    ///   - localRelay: the outbox relay of this process, if it runs one.
     public init(
         database: PostgresPool, logger: Logger, fileLinks: FileLinks,
-        receiptsMaxMembers: Int = MessageReceipts.defaultMaxMembers, receiptsInAnswers: Bool = true
+        receiptsMaxMembers: Int = MessageReceipts.defaultMaxMembers, receiptsInAnswers: Bool = true,
+        localRelay: LocalRelay? = nil
     ) {
+        self.localRelay = localRelay
         self.database = database
         self.logger = logger
         self.fileLinks = fileLinks
@@ -58,11 +64,14 @@ public struct PostgresMessageRepository: MessageRepository, MessageRowReading {
         guard batch.allSatisfy(\.message.isPlain) else { return sent }
         do {
             // Answered once durable: the sends are acknowledged after this.
-            let statement = StoreNewMessagesStatement(batch, minimumRank: Int32(minimum.rank))
+            let waking = localRelay.flatMap { $0.isActive ? $0 : nil }
+            let statement = StoreNewMessagesStatement(
+                batch, minimumRank: Int32(minimum.rank), notifies: waking == nil)
             let rows =
                 batch.count == 1
                 ? try await database.committed(StoreOneNewMessageStatement(batch: statement), logger: logger)
                 : try await database.committed(statement, logger: logger)
+            waking?.committed()
             var versions: [Int64: Int64] = [:]
             for row in rows {
                 let place = try row.decode(Int64.self)

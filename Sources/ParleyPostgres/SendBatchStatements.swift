@@ -154,7 +154,12 @@ enum StoredBatchRecords {
         return submissions.map { $0.traceparent ?? "" }
     }
 
-    /// Joined into the final select: one `NOTIFY` to the relay when anything was recorded.
-    static let wake =
-        "(SELECT pg_notify('\(Outbox.channel)', '') FROM (SELECT 1 FROM outboxed LIMIT 1) AS any_added) AS woken"
+    /// Joined into the final select: one `NOTIFY` to the relay when anything was recorded and
+    /// `condition` (an SQL boolean) holds; no row when nothing was.
+    static func wake(when condition: String) -> String {
+        """
+        (SELECT CASE WHEN \(condition) THEN pg_notify('\(Outbox.channel)', '') END
+         FROM (SELECT 1 FROM outboxed LIMIT 1) AS any_added) AS woken
+        """
+    }
 }

@@ -63,12 +63,16 @@ extension RoomStoreParts {
             database: postgres, logger: logger, fileLinks: fileLinks, receiptsMaxMembers: receiptsMaxMembers)
     }
 
-    /// - Parameter receiptsInAnswers: whether a send's answer carries its receipts (the REST
-    ///   API's; the ingest's reach no client).
-    func messages(_ logger: Logger, receiptsInAnswers: Bool = true) -> PostgresMessageRepository {
+    /// - Parameters:
+    ///   - receiptsInAnswers: whether a send's answer carries its receipts (the REST API's; the
+    ///     ingest's reach no client).
+    ///   - localRelay: the outbox relay of this process, which its sends wake directly.
+    func messages(
+        _ logger: Logger, receiptsInAnswers: Bool = true, localRelay: LocalRelay? = nil
+    ) -> PostgresMessageRepository {
         PostgresMessageRepository(
             database: postgres, logger: logger, fileLinks: fileLinks, receiptsMaxMembers: receiptsMaxMembers,
-            receiptsInAnswers: receiptsInAnswers)
+            receiptsInAnswers: receiptsInAnswers, localRelay: localRelay)
     }
 }
 

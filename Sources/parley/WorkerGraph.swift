@@ -28,8 +28,12 @@ struct WorkerGraph {
         // Before what feeds it (the relay and the fan-out's consumers), so it stops after them
         // and sends what they left it.
         if let readUpdates = fanoutHandler?.readUpdates { services.append(readUpdates) }
-        if let outbox = parts.outbox { addOutbox(outbox, inline: outbox.plansInline ? fanoutHandler : nil) }
-        if let ingest = parts.ingest { addIngest(ingest) }
+        // With the ingest in the same process, its sends wake the relay without a NOTIFY.
+        let localRelay = parts.outbox != nil && parts.ingest != nil ? LocalRelay() : nil
+        if let outbox = parts.outbox {
+            addOutbox(outbox, inline: outbox.plansInline ? fanoutHandler : nil, local: localRelay)
+        }
+        if let ingest = parts.ingest { addIngest(ingest, localRelay: localRelay) }
         if let fanout = parts.fanout, let fanoutHandler { addFanout(fanout, handler: fanoutHandler) }
         if let push = parts.push { addPush(push) }
         if let media = parts.media { addMedia(media) }
@@ -45,7 +49,7 @@ struct WorkerGraph {
 
     // MARK: Roles
 
-    private mutating func addOutbox(_ outbox: Outbox, inline fanout: FanoutHandler?) {
+    private mutating func addOutbox(_ outbox: Outbox, inline fanout: FanoutHandler?, local: LocalRelay?) {
         let logger = parts.logger("outbox")
         let holding = outbox.notificationWindow.map {
             NotificationHolding(windows: NotificationWindows(length: $0.length), parked: $0.summaries)
@@ -64,16 +68,17 @@ struct WorkerGraph {
                         queue: $0, store: PostgresWebhookRepository(database: parts.postgres, logger: logger),
                         logger: logger)
                 }, holding: holding, fileLinks: parts.fileLinks, logger: logger,
-                receiptsMaxMembers: parts.receiptsMaxMembers))
+                receiptsMaxMembers: parts.receiptsMaxMembers, local: local))
         services.append(OutboxMonitor(database: parts.postgres, logger: logger))
         probes.append(OutboxRelayProbe(database: parts.postgres, stallLimit: outbox.stallLimit, logger: logger))
     }
 
-    private mutating func addIngest(_ ingest: Ingest) {
+    private mutating func addIngest(_ ingest: Ingest, localRelay: LocalRelay?) {
         let logger = parts.logger("ingest")
         let rooms = parts.rooms(logger)
         let service = RoomService(
-            rooms: rooms, messages: parts.messages(logger, receiptsInAnswers: false), batching: nil,
+            rooms: rooms, messages: parts.messages(logger, receiptsInAnswers: false, localRelay: localRelay),
+            batching: nil,
             limits: ingest.abuseLimits,
             buckets: LeasedTokenBuckets(
                 store: RedisTokenBuckets(pool: parts.redis, namespace: ingest.rateLimitNamespace),

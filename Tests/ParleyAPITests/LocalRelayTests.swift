@@ -1,0 +1,112 @@
+import Foundation
+import HummingbirdTesting
+import ParleyCore
+import ParleyMQTT
+import ParleyTestSupport
+import PostgresNIO
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+@testable import ParleyAPI
+@testable import ParleyPostgres
+
+/// Sends stored beside the relay of their own process wake it directly while it holds the
+/// lock, and send no `NOTIFY`; beside a relay that does not hold it they notify as before.
+struct LocalRelayTests {
+    @Test func aSendBesideAnActiveRelayWakesItInsteadOfNotifying() async throws {
+        try await SendBatchTests().withRoom { room in
+            let local = LocalRelay()
+            let repository = PostgresMessageRepository(
+                database: room.harness.database, logger: .quiet, fileLinks: .testing, localRelay: local)
+            let listened = Listened()
+            let listener = Task {
+                try await room.harness.database.client.withConnection { connection in
+                    try await connection.listen(on: Outbox.channel) { sequence in
+                        listened.listening.store(true, ordering: .sequentiallyConsistent)
+                        for try await _ in sequence { listened.notifications.add(1, ordering: .sequentiallyConsistent) }
+                    }
+                }
+            }
+            for _ in 0..<500 where !listened.listening.load(ordering: .sequentiallyConsistent) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            func notified(_ count: Int) async throws -> Bool {
+                for _ in 0..<500 where listened.notifications.load(ordering: .sequentiallyConsistent) < count {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                return listened.notifications.load(ordering: .sequentiallyConsistent) == count
+            }
+
+            // Not active: the commit notifies whichever relay holds the lock.
+            _ = try await repository.sendIfAllowed(batch: [try room.send(room.writer, "inactive")], minimum: .writer)
+            #expect(try await notified(1))
+
+            // Active: a batch of one and a batch of two (the statement's two shapes) wake it.
+            local.activated(true)
+            for batch in [["one"], ["two", "three"]] {
+                let sent = try await repository.sendIfAllowed(
+                    batch: try batch.map { try room.send(room.writer, $0) }, minimum: .writer)
+                #expect(sent.allSatisfy { $0?.created == true })
+                let started = ContinuousClock.now
+                await local.wake.wait(upTo: .seconds(10))
+                #expect(ContinuousClock.now - started < .seconds(5), "the relay was not woken")
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(
+                listened.notifications.load(ordering: .sequentiallyConsistent) == 1, "a send beside the relay notified")
+
+            // Let go: notifying again.
+            local.activated(false)
+            _ = try await repository.sendIfAllowed(batch: [try room.send(room.writer, "let-go")], minimum: .writer)
+            #expect(try await notified(2))
+            #expect(try await room.storedSeqs() == [1, 2, 3, 4, 5, 6])
+            listener.cancel()
+        }
+    }
+
+    @Test func theRelayIsActiveWhileItHoldsTheLockAndPublishesWhatItsProcessStored() async throws {
+        let fixture = try await RelayFixture.make()
+        let local = LocalRelay()
+        let relay = OutboxRelay(
+            database: fixture.harness.database, publisher: fixture.client, fanout: fixture.queue,
+            fileLinks: APIHarness.fileLinks, logger: .quiet, local: local)
+        try await fixture.harness.run { api in
+            let (roomID, users) = try await api.roomOfThree()
+            let room = try await api.decoded(RoomResponse.self, .get, "/v1/rooms/\(roomID)", token: token(users[0]))
+            try await fixture.subscriber.subscribe(Topic.room(room.uid))
+            let group = ServiceGroup(configuration: .init(services: [.init(service: relay)], logger: .quiet))
+            let running = Task { try await group.run() }
+            for _ in 0..<500 where !local.isActive { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(local.isActive)
+            let repository = PostgresMessageRepository(
+                database: fixture.harness.database, logger: .quiet, fileLinks: .testing, localRelay: local)
+            let sent = try await repository.sendIfAllowed(
+                batch: [
+                    MessageSubmission(
+                        roomID: Int64(roomID), senderID: userID(users[1]),
+                        message: try NewMessage(content: "hi", uid: "local"))
+                ], minimum: .writer)
+            #expect(sent.first??.created == true)
+            let deadline = ContinuousClock.now + .seconds(10)
+            var published = false
+            while !published, ContinuousClock.now < deadline {
+                guard let message = await MessageInbox.of(fixture.subscriber).next(within: .seconds(1)) else {
+                    continue
+                }
+                published = String(decoding: message.payload, as: UTF8.self).contains(#""uid":"local""#)
+            }
+            #expect(published, "the relay did not publish the send stored beside it")
+            await group.triggerGracefulShutdown()
+            try await running.value
+            #expect(!local.isActive, "a relay that let go of its lock still counted as active")
+        }
+        await fixture.shutdown()
+    }
+}
+
+/// What a listening connection heard.
+private final class Listened: Sendable {
+    let listening = Atomic<Bool>(false)
+    let notifications = Atomic<Int>(0)
+}
