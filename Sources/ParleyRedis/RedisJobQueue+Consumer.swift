@@ -47,24 +47,16 @@ extension RedisJobQueue {
     }
 
     /// Jobs left unacknowledged long enough, claimed for `consumer` (see
-    /// ``housekeep(for:limit:excluding:)``).
+    /// ``housekeep(for:limit:excluding:)``), from the pending list's `firstPage` on.
     ///
     /// The pending list is read page by page (up to a bound per round), so jobs still in
     /// their back-off at its head do not hide due ones behind them.
-    func claimDue(
-        for consumer: String, limit: Int, excluding excluded: Set<String>, firstPage: RedisValue? = nil
+    private func claimDue(
+        for consumer: String, limit: Int, excluding excluded: Set<String>, firstPage: RedisValue
     ) async throws -> [Delivery] {
         var claimed: [Delivery] = []
-        var start = "-"
-        var given = firstPage
-        for _ in 0..<16 where claimed.count < limit {
-            let page: RedisValue
-            if let first = given {
-                page = first
-                given = nil
-            } else {
-                page = try await pool.send(pendingPage(from: start))
-            }
+        var page = firstPage
+        for round in 1...16 {
             let items = page.array ?? []
             for item in items where claimed.count < limit {
                 guard let fields = item.array, fields.count == 4, let id = fields[0].string, !excluded.contains(id),
@@ -76,8 +68,10 @@ extension RedisJobQueue {
                     claimed.append(Delivery(entry: entry, deliveries: Int(deliveries) + 1))
                 }
             }
-            guard items.count == configuration.batchSize, let last = items.last?.array?.first?.string else { break }
-            start = "(" + last
+            guard round < 16, claimed.count < limit, items.count == configuration.batchSize,
+                let last = items.last?.array?.first?.string
+            else { break }
+            page = try await pool.send(pendingPage(from: "(" + last))
         }
         return claimed
     }

@@ -237,6 +237,23 @@ extension RedisJobQueueTests {
         #expect(try await queue.pool.send("XPENDING", queue.stream, RedisJobQueue.group).array?.first?.integer == 0)
     }
 
+    @Test func aRoundClaimsADueJobBehindAPageOfJobsStillInTheirBackOff() async throws {
+        let queue = try queue(visibility: .milliseconds(100))
+        try await queue.ensureGroup()
+        for index in 0..<9 { try await queue.enqueue("j\(index)") }
+        let read = try await queue.readNew(for: "dies", count: 9, block: .milliseconds(100))
+        #expect(read.count == 9)
+        // The first page's eight (the queue's batch size) tried ten times: backing off for long.
+        for delivery in read.prefix(8) {
+            _ = try await queue.pool.send(
+                "XCLAIM", queue.stream, RedisJobQueue.group, "dies", "0", delivery.entry.id, "RETRYCOUNT", "10",
+                "JUSTID")
+        }
+        try await Task.sleep(for: .milliseconds(250))
+        let round = try await queue.housekeep(for: "lives", limit: 8, excluding: [])
+        #expect(round.claimed.map { $0.entry.fields["job"] } == ["j8"])
+    }
+
     @Test func aPostponedJobWaitsForItsDelayAndKeepsItsAttempts() async throws {
         let queue = try queue(maxAttempts: 3, visibility: .seconds(30))
         try await queue.enqueue("throttled")
