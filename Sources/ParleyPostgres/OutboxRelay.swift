@@ -118,14 +118,15 @@ public struct OutboxRelay: Service {
         // them to be published and deleted again, the repeat a crash before the delete already
         // makes (same `hash`); no event is lost. WAL is written in order, so the next send's
         // durable commit takes the relay's to the disk. At chat rates, where a message is a
-        // batch of its own, that is one `fdatasync` a message fewer.
-        try await connection.whileOpen(within: Self.statementLimit) {
-            _ = try await connection.query("SET synchronous_commit = off", logger: logger).collect()
-        }
-        // From here the sends stored in this process wake it without a NOTIFY; the first read
-        // below finds what committed before.
-        local?.activated(true)
+        // batch of its own, that is one `fdatasync` a message fewer. Inside the `do`: a failure
+        // of the setting too gives the lock back before the connection returns to the pool.
         do {
+            try await connection.whileOpen(within: Self.statementLimit) {
+                _ = try await connection.query("SET synchronous_commit = off", logger: logger).collect()
+            }
+            // From here the sends stored in this process wake it without a NOTIFY; the first read
+            // below finds what committed before.
+            local?.activated(true)
             while !Self.stopping {
                 if try await relayBatch(on: connection) == batchSize { continue }
                 // After a batch, the next commit's NOTIFY usually comes within milliseconds; a

@@ -67,10 +67,17 @@ public struct PostgresMessageRepository: MessageRepository, MessageRowReading {
             let waking = localRelay.flatMap { $0.isActive ? $0 : nil }
             let statement = StoreNewMessagesStatement(
                 batch, minimumRank: Int32(minimum.rank), notifies: waking == nil)
-            let rows =
-                batch.count == 1
-                ? try await database.committed(StoreOneNewMessageStatement(batch: statement), logger: logger)
-                : try await database.committed(statement, logger: logger)
+            let rows: [PostgresRow]
+            do {
+                rows =
+                    batch.count == 1
+                    ? try await database.committed(StoreOneNewMessageStatement(batch: statement), logger: logger)
+                    : try await database.committed(statement, logger: logger)
+            } catch {
+                // It may have committed before the connection failed: the relay looks anyway.
+                waking?.committed()
+                throw error
+            }
             waking?.committed()
             var versions: [Int64: Int64] = [:]
             for row in rows {

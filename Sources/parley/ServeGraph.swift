@@ -139,8 +139,9 @@ struct ServeGraph {
         let roomRepository = parts.rooms(logger("rooms"))
         let messageRepository = parts.messages(logger("messages"))
         let bucketStore = RedisTokenBuckets(pool: parts.redis, namespace: parts.rateLimitNamespace)
-        // A person's messages lease ahead between sends; a server key's requests come in
-        // concurrent bursts, where a lease taken by one would refuse the others early.
+        // Messages (a person's or a bot's) lease ahead when idle: their budgets are asked once per
+        // batch of sends. A server key's requests each ask alone and come in concurrent bursts,
+        // where the first ask's lease would leave the others short.
         let keyBuckets = LeasedTokenBuckets(store: bucketStore)
         let rooms = RoomService(
             rooms: roomRepository, messages: messageRepository, batching: parts.sendBatching,

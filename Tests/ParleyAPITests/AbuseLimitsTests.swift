@@ -67,8 +67,8 @@ struct AbuseLimitsTests {
         }
     }
 
-    /// Sends a few seconds apart lease a quarter of the burst ahead (``LeasedTokenBuckets``):
-    /// the budget is still spent exactly, the ninth send of eight refused.
+    /// A sender with no lease takes a quarter of the burst ahead (``LeasedTokenBuckets``), on
+    /// real Redis: the budget is still spent exactly, the ninth send of eight refused.
     @Test func aBudgetLeasedAheadIsSpentExactly() async throws {
         var harness = try await APIHarness.make()
         harness.abuseLimits = AbuseLimits(

@@ -28,6 +28,7 @@ struct LocalRelayTests {
                     }
                 }
             }
+            defer { listener.cancel() }
             for _ in 0..<500 where !listened.listening.load(ordering: .sequentiallyConsistent) {
                 try await Task.sleep(for: .milliseconds(10))
             }
@@ -61,7 +62,6 @@ struct LocalRelayTests {
             _ = try await repository.sendIfAllowed(batch: [try room.send(room.writer, "let-go")], minimum: .writer)
             #expect(try await notified(2))
             #expect(try await room.storedSeqs() == [1, 2, 3, 4, 5, 6])
-            listener.cancel()
         }
     }
 

@@ -10,9 +10,10 @@ import Synchronization
 ///   store one request a lease instead of one per message: at a low rate that request is a
 ///   round trip of its own, a tenth of the message's CPU.
 ///
-/// At most a quarter of a bucket's burst is leased at once, and only by one ask of a key at a
-/// time. What a lease holds when it ends is dropped, not given back: a key is charged at most
-/// one lease beyond what it spent, and never allowed more than the store granted.
+/// A lease is at most a quarter of a bucket's burst, and of concurrent asks of a key only the
+/// first leases for idleness. What a lease holds when it ends is dropped, not given back: a key
+/// is charged at most its leases beyond what it spent, and never allowed more than the store
+/// granted.
 public final class LeasedTokenBuckets: TokenBuckets {
     let store: any TokenBuckets
     let window: Duration
@@ -33,8 +34,8 @@ public final class LeasedTokenBuckets: TokenBuckets {
         var demand = 0
         var lastDemand = 0
         var windowStart: ContinuousClock.Instant
-        /// Asks of the store for this key not answered yet: only the first leases ahead, so a
-        /// burst of concurrent asks cannot lease more than one quarter of a bucket.
+        /// Asks of the store for this key not answered yet: only the first leases for idleness,
+        /// so that the concurrent asks of a quiet key do not each lease a quarter of its bucket.
         var asking = 0
     }
 
@@ -58,8 +59,9 @@ public final class LeasedTokenBuckets: TokenBuckets {
         self.now = now
     }
 
-    /// What a key asking now and then leases from `bucket`: what it refills in the lease (so
-    /// a lease of an hourly or daily bucket is nothing), at most a quarter of its burst.
+    /// What a key asking now and then leases from `bucket`: what it refills in the lease, at
+    /// most a quarter of its burst (nothing for rooms an hour or uploads a day; members an
+    /// hour, 2,000 by default, lease five).
     func idleAhead(_ bucket: RateBucket) -> Int {
         guard let idleLease else { return 0 }
         let refill = bucket.perSecond * (idleLease / .seconds(1))
