@@ -11,12 +11,18 @@ import Testing
 /// The limits against abuse over REST, on real Redis: messages per user, rooms per hour and
 /// members per request, each 429 with Retry-After (or 400 before any id is looked up).
 struct AbuseLimitsTests {
-    @Test func messagesBeyondTheBurstAndRoomsBeyondTheHourAre429() async throws {
+    /// A harness whose users may send `burst` messages (then one each 5 s) and create
+    /// `roomsPerHour` rooms, adding at most five members a request.
+    func harness(burst: Int, roomsPerHour: Int) async throws -> APIHarness {
         var harness = try await APIHarness.make()
         harness.abuseLimits = AbuseLimits(
-            messages: RateBucket(perSecond: 0.2, burst: 3), roomsPerHour: 1, membersPerRequest: 5,
+            messages: RateBucket(perSecond: 0.2, burst: burst), roomsPerHour: roomsPerHour, membersPerRequest: 5,
             membersPerHour: 1_000)
-        try await harness.run { client in
+        return harness
+    }
+
+    @Test func messagesBeyondTheBurstAndRoomsBeyondTheHourAre429() async throws {
+        try await harness(burst: 3, roomsPerHour: 1).run { client in
             let (room, users) = try await client.roomOfThree()
             let writer = users[1]
             for index in 0..<3 { _ = try await client.send("m", uid: "b-\(index)", to: room, as: writer) }
@@ -70,11 +76,7 @@ struct AbuseLimitsTests {
     /// A sender with no lease takes a quarter of the burst ahead (``LeasedTokenBuckets``), on
     /// real Redis: the budget is still spent exactly, the ninth send of eight refused.
     @Test func aBudgetLeasedAheadIsSpentExactly() async throws {
-        var harness = try await APIHarness.make()
-        harness.abuseLimits = AbuseLimits(
-            messages: RateBucket(perSecond: 0.2, burst: 8), roomsPerHour: 10, membersPerRequest: 5,
-            membersPerHour: 1_000)
-        try await harness.run { client in
+        try await harness(burst: 8, roomsPerHour: 10).run { client in
             let (room, users) = try await client.roomOfThree()
             for index in 0..<8 { _ = try await client.send("m", uid: "l-\(index)", to: room, as: users[1]) }
             let refused = try await client.json(

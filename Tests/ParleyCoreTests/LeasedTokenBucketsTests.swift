@@ -35,6 +35,18 @@ struct LeasedTokenBucketsTests {
         return allowed
     }
 
+    /// What `rounds` rounds of `times` takes each allowed, the clock moved by `step` after each.
+    func allowed(
+        _ buckets: LeasedTokenBuckets, _ times: Int, of bucket: RateBucket, rounds: Int, step: Duration
+    ) async throws -> Int {
+        var total = 0
+        for _ in 0..<rounds {
+            total += try await allowed(buckets, times, of: bucket)
+            clock.advance(step)
+        }
+        return total
+    }
+
     @Test func aBusyKeyAsksTheStoreOnceAWindowAfterItsFirst() async throws {
         let buckets = leased
         let bucket = RateBucket(perSecond: 1_000, burst: 100_000)
@@ -51,11 +63,7 @@ struct LeasedTokenBucketsTests {
         let buckets = leased
         // Eight tokens in all, never refilled; at most two leased at once (a quarter).
         let bucket = RateBucket(perSecond: 1, burst: 8)
-        var total = 0
-        for _ in 0..<5 {
-            total += try await allowed(buckets, 4, of: bucket)
-            clock.advance(.milliseconds(250))
-        }
+        let total = try await allowed(buckets, 4, of: bucket, rounds: 5, step: .milliseconds(250))
         #expect(total <= 8)
         let refusal = try await buckets.take(["u": 1], from: bucket)["u"]
         #expect(refusal?.allowed == 0 && refusal?.retryAfter == 1)
@@ -127,11 +135,7 @@ struct LeasedTokenBucketsTests {
     @Test func idleLeasesNeverAllowMoreThanTheStoreGranted() async throws {
         let buckets = leasedWhenIdle
         let bucket = RateBucket(perSecond: 10, burst: 8)
-        var total = 0
-        for _ in 0..<12 {
-            total += try await allowed(buckets, 1, of: bucket)
-            clock.advance(.seconds(4))
-        }
+        let total = try await allowed(buckets, 1, of: bucket, rounds: 12, step: .seconds(4))
         // All eight, and no more: every lease was spent before it ended.
         #expect(total == 8)
         #expect(try await buckets.take(["u": 1], from: bucket)["u"]?.allowed == 0)
