@@ -30,9 +30,9 @@ enum MessageStore {
     /// traceparents (``StoredBatchRecords/traceparents(of:)``). ``Shape/checked`` and
     /// ``Shape/single`` add `$6`, the lowest rank that may send, and `$7`, whether to notify
     /// the relay (not when it runs here and is woken directly: ``LocalRelay``);
-    /// ``Shape/prepared`` adds `$6`
-    /// attachments and `$8` mentions (each an array literal), `$7` reply targets (0 for none:
-    /// arrays carry no NULL elements here), `$9` types and `$10` metadata ('' for none).
+    /// ``Shape/prepared`` adds `$6` attachments and `$8` mentions (each an array literal), `$7`
+    /// reply targets (0 for none: arrays carry no NULL elements here), `$9` types and `$10`
+    /// metadata ('' for none).
     static func sql(_ shape: Shape) -> String {
         let one = shape == .single
         return """

@@ -4,6 +4,7 @@ import ParleyIdentity
 import ParleyMedia
 import ParleyPostgres
 import ParleyPush
+import ParleyRedis
 import ParleyRuntime
 
 /// The adapters chosen by configuration, built for the graphs (``ServeGraph``,
@@ -46,6 +47,12 @@ enum Adapters {
         if let fcm = providers.fcm { senders[.fcm] = FCMSender(configuration: fcm, client: client) }
         if let webhook = providers.webhook { senders[.webhook] = WebhookSender(configuration: webhook, client: client) }
         return senders
+    }
+
+    /// The room service's budgets (sends, rooms' changes): asked once per batch of sends, so a
+    /// quiet key leases ahead for a while (<doc:AbuseLimits>), in `serve` and the ingest alike.
+    static func roomBuckets(_ store: RedisTokenBuckets) -> LeasedTokenBuckets {
+        LeasedTokenBuckets(store: store, idleLease: LeasedTokenBuckets.defaultIdleLease)
     }
 }
 

@@ -139,14 +139,13 @@ struct ServeGraph {
         let roomRepository = parts.rooms(logger("rooms"))
         let messageRepository = parts.messages(logger("messages"))
         let bucketStore = RedisTokenBuckets(pool: parts.redis, namespace: parts.rateLimitNamespace)
-        // Messages (a person's or a bot's) lease ahead when idle: their budgets are asked once per
-        // batch of sends. A server key's requests each ask alone and come in concurrent bursts,
-        // where the first ask's lease would leave the others short.
+        // A server key's requests each ask alone and come in concurrent bursts, where the first
+        // ask's lease for idleness would leave the others short: no idle lease.
         let keyBuckets = LeasedTokenBuckets(store: bucketStore)
         let rooms = RoomService(
             rooms: roomRepository, messages: messageRepository, batching: parts.sendBatching,
             addPolicy: parts.roomAddPolicy, limits: parts.abuseLimits,
-            buckets: LeasedTokenBuckets(store: bucketStore, idleLease: LeasedTokenBuckets.defaultIdleLease),
+            buckets: Adapters.roomBuckets(bucketStore),
             hook: parts.messageHook,
             bots: BotRoster(load: PostgresBotRepository(database: postgres, logger: logger("bots")).ids))
         let messageActions = MessageActionService(

@@ -80,9 +80,7 @@ struct WorkerGraph {
             rooms: rooms, messages: parts.messages(logger, receiptsInAnswers: false, localRelay: localRelay),
             batching: nil,
             limits: ingest.abuseLimits,
-            buckets: LeasedTokenBuckets(
-                store: RedisTokenBuckets(pool: parts.redis, namespace: ingest.rateLimitNamespace),
-                idleLease: LeasedTokenBuckets.defaultIdleLease),
+            buckets: Adapters.roomBuckets(RedisTokenBuckets(pool: parts.redis, namespace: ingest.rateLimitNamespace)),
             hook: ingest.messageHook,
             bots: BotRoster(load: PostgresBotRepository(database: parts.postgres, logger: logger).ids))
         // Delivery receipts from chat-in.
