@@ -21,6 +21,14 @@ public struct BoundedPostgresClient: Sendable {
     /// The pool itself, for what runs on one held connection (`withConnection`).
     public let pool: PostgresClient
     let answerTimeout: Duration
+    /// Connections kept leased for single statements; nil: each leases from the pool.
+    let held: HeldConnections?
+
+    init(pool: PostgresClient, answerTimeout: Duration, held: HeldConnections? = nil) {
+        self.pool = pool
+        self.answerTimeout = answerTimeout
+        self.held = held
+    }
 
     @discardableResult
     public func query(
@@ -44,7 +52,7 @@ public struct BoundedPostgresClient: Sendable {
 
     /// The same pool with another bound, for a statement known to take longer (or shorter).
     public func answering(within limit: Duration) -> BoundedPostgresClient {
-        BoundedPostgresClient(pool: pool, answerTimeout: limit)
+        BoundedPostgresClient(pool: pool, answerTimeout: limit, held: held)
     }
 
     public func withConnection<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
@@ -66,6 +74,18 @@ public struct BoundedPostgresClient: Sendable {
                     connection: { leased.current }, limit: limit, abandon: abandon, closingOnTimeout: leased.timedOut)
             },
             operation: {
+                if let held, let taken = held.take() {
+                    leased.current = taken.connection
+                    do {
+                        let answer = try await statement(taken.connection)
+                        held.put(taken)
+                        return answer
+                    } catch {
+                        if leased.hasTimedOut { await taken.connection.closeForGood() }
+                        held.put(taken)
+                        throw error
+                    }
+                }
                 // A connection closed before the statement was sent is given back and another
                 // leased: nothing ran there, and the pool learns of a close a moment after it.
                 for attempt in 1...Self.leases {

@@ -18,9 +18,20 @@ public struct PostgresPool: Service {
         self.configuration = configuration
         self.logger = logger
         self.replicas = replicas
+        let pool = PostgresClient(configuration: configuration.clientConfiguration, backgroundLogger: logger)
         self.client = BoundedPostgresClient(
-            pool: PostgresClient(configuration: configuration.clientConfiguration, backgroundLogger: logger),
-            answerTimeout: configuration.answerTimeout)
+            pool: pool, answerTimeout: configuration.answerTimeout,
+            held: Self.heldConnections(of: pool, configuration: configuration))
+    }
+
+    /// Half the pool is kept leased for single statements (``HeldConnections``), given back
+    /// after half the idle timeout without work, so that the pool still closes what is no
+    /// longer needed. None with a keep-alive query, which only a connection left idle in the
+    /// pool runs.
+    static func heldConnections(of pool: PostgresClient, configuration: PostgresConfiguration) -> HeldConnections? {
+        let limit = configuration.maximumConnections / 2
+        guard limit > 0, configuration.keepAlive == .zero else { return nil }
+        return HeldConnections(pool: pool, limit: limit, retireAfter: configuration.idleTimeout / 2)
     }
 
     /// Where a read that may be a little stale goes: a current replica when the task allows
@@ -35,9 +46,24 @@ public struct PostgresPool: Service {
 
     public func run() async throws {
         await withDiscardingTaskGroup { group in
-            group.addTask { await client.pool.run() }
+            group.addTask { await runClient() }
             if let replicas { group.addTask { await replicas.run(primary: client) } }
         }
+    }
+
+    /// Runs the pool; the held connections go back to it as it shuts down, whose close of its
+    /// connections would otherwise wait for them.
+    private func runClient() async {
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await client.pool.run()
+            } onGracefulShutdown: {
+                client.held?.shutDown()
+            }
+        } onCancel: {
+            client.held?.shutDown()
+        }
+        client.held?.shutDown()
     }
 
     /// Runs `body` with the pool running, for commands that do one job and exit
@@ -47,7 +73,7 @@ public struct PostgresPool: Service {
     ) async throws -> Result {
         try await withThrowingTaskGroup(of: Result?.self) { group in
             group.addTask {
-                await client.pool.run()
+                await runClient()
                 return nil
             }
             defer { group.cancelAll() }
