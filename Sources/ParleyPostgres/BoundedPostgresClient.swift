@@ -78,6 +78,8 @@ public struct BoundedPostgresClient: Sendable {
                     leased.current = taken.connection
                     do {
                         let answer = try await statement(taken.connection)
+                        // Answered just as its bound passed: the watch is closing the connection.
+                        if leased.hasTimedOut { await taken.connection.closeForGood() }
                         held.put(taken)
                         return answer
                     } catch {

@@ -20,6 +20,9 @@ final class HeldConnections: Sendable {
 
     private struct State {
         var idle: [(held: Held, since: ContinuousClock.Instant)] = []
+        /// Taken for a statement. A statement written into a connection that closed a moment
+        /// before may never end (PostgresNIO drops it): the sweep gives such a connection back.
+        var taken: [ObjectIdentifier: Held] = [:]
         /// Holders with a connection (idle or taken) or waiting for one.
         var holders = 0
         var shutDown = false
@@ -44,7 +47,12 @@ final class HeldConnections: Sendable {
         var startHolder = false
         let taken: Held? = state.withLock { state in
             while let (held, _) = state.idle.popLast() {
-                if held.connection.isClosed { closed.append(held) } else { return held }
+                if held.connection.isClosed {
+                    closed.append(held)
+                } else {
+                    state.taken[ObjectIdentifier(held.connection)] = held
+                    return held
+                }
             }
             if !state.shutDown, state.holders < limit {
                 state.holders += 1
@@ -57,29 +65,32 @@ final class HeldConnections: Sendable {
         return taken
     }
 
-    /// Gives a taken connection back: kept when still open, returned to the pool when not.
+    /// Gives a taken connection back: kept when still open, returned to the pool when not;
+    /// nothing when the sweep or a shutdown already returned it.
     func put(_ held: Held) {
-        let keep = state.withLock { state in
-            guard !state.shutDown, !held.connection.isClosed else { return false }
+        let release = state.withLock { state -> Bool? in
+            guard state.taken.removeValue(forKey: ObjectIdentifier(held.connection)) != nil else { return nil }
+            guard !state.shutDown, !held.connection.isClosed else { return true }
             state.idle.append((held, .now))
-            return true
+            return false
         }
-        if !keep { held.release.resume() }
+        if release == true { held.release.resume() }
     }
 
-    /// Returns every idle connection to the pool, and each taken one as it comes back; no
-    /// more are held. Called as the pool shuts down, whose close would wait for them.
+    /// Returns every held connection to the pool, idle or taken; no more are held. Called as
+    /// the pool shuts down: its close ends what still runs on a taken one, and the holders end.
     func shutDown() {
-        let (idle, sweep) = state.withLock { state in
+        let (all, sweep) = state.withLock { state in
             state.shutDown = true
             defer {
                 state.idle = []
+                state.taken = [:]
                 state.sweep = nil
             }
-            return (state.idle.map(\.held), state.sweep)
+            return (state.idle.map(\.held) + state.taken.values, state.sweep)
         }
         sweep?.stop()
-        for held in idle { held.release.resume() }
+        for held in all { held.release.resume() }
     }
 
     /// Connections held now, idle or taken, or being leased (for tests).
@@ -89,7 +100,9 @@ final class HeldConnections: Sendable {
     var idleCount: Int { state.withLock { $0.idle.count } }
 
     private func hold() {
-        Task {
+        // Detached: a holder outlives the statement that started it, and keeps none of its
+        // task-locals (logger metadata, trace context).
+        Task.detached { [self] in
             _ = try? await pool.withConnection { connection in
                 await withCheckedContinuation { (release: CheckedContinuation<Void, Never>) in
                     arrive(Held(connection: connection, release: release))
@@ -120,7 +133,8 @@ final class HeldConnections: Sendable {
         }
     }
 
-    /// Gives back what has been idle for `retireAfter`; false once shut down (the sweep ends).
+    /// Gives back what has been idle for `retireAfter`, and what closed (idle or taken);
+    /// false once shut down or with nothing held (the sweep ends; the next arrival restarts it).
     private func retireIdle() -> Bool {
         let now = ContinuousClock.now
         let (retired, running) = state.withLock { state -> ([Held], Bool) in
@@ -131,7 +145,13 @@ final class HeldConnections: Sendable {
                 if old { retired.append(entry.held) }
                 return old
             }
-            return (retired, true)
+            for (key, held) in state.taken where held.connection.isClosed {
+                state.taken[key] = nil
+                retired.append(held)
+            }
+            let running = !state.idle.isEmpty || !state.taken.isEmpty
+            if !running { state.sweep = nil }
+            return (retired, running)
         }
         for held in retired { held.release.resume() }
         return running

@@ -24,14 +24,16 @@ public struct PostgresPool: Service {
             held: Self.heldConnections(of: pool, configuration: configuration))
     }
 
-    /// Half the pool is kept leased for single statements (``HeldConnections``), given back
-    /// after half the idle timeout without work, so that the pool still closes what is no
-    /// longer needed. None with a keep-alive query, which only a connection left idle in the
-    /// pool runs.
+    /// A quarter of the pool is kept leased for single statements (``HeldConnections``),
+    /// each given back after 5 s without work (half the idle timeout when that is shorter), so
+    /// that transactions and held connections (the relay's) have the rest, and the pool still
+    /// closes what is no longer needed. None with a keep-alive query, which only a connection
+    /// left idle in the pool runs, or a pool of fewer than four.
     static func heldConnections(of pool: PostgresClient, configuration: PostgresConfiguration) -> HeldConnections? {
-        let limit = configuration.maximumConnections / 2
+        let limit = configuration.maximumConnections / 4
         guard limit > 0, configuration.keepAlive == .zero else { return nil }
-        return HeldConnections(pool: pool, limit: limit, retireAfter: configuration.idleTimeout / 2)
+        return HeldConnections(
+            pool: pool, limit: limit, retireAfter: min(.seconds(5), configuration.idleTimeout / 2))
     }
 
     /// Where a read that may be a little stale goes: a current replica when the task allows
@@ -51,8 +53,8 @@ public struct PostgresPool: Service {
         }
     }
 
-    /// Runs the pool; the held connections go back to it as it shuts down, whose close of its
-    /// connections would otherwise wait for them.
+    /// Runs the pool; the held connections go back to it as it shuts down, so that their
+    /// holders end.
     private func runClient() async {
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
