@@ -59,6 +59,18 @@ public struct BoundedPostgresClient: Sendable {
         try await pool.withConnection(body)
     }
 
+    /// Runs `body` on a held connection when one is free, else on one leased from the pool:
+    /// for a transaction or a statement and its commit's confirmation, which end with the
+    /// connection idle again. What keeps its connection for long (a relay's lock, `LISTEN`)
+    /// leases from the pool (``withConnection(_:)``), not to keep a held one from statements.
+    public func withShortLease<Result: Sendable>(
+        _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        guard let held, let taken = held.take() else { return try await pool.withConnection(body) }
+        defer { held.put(taken) }
+        return try await body(taken.connection)
+    }
+
     /// Runs `statement` on a leased open connection, watched from the lease on: the wait for
     /// a connection counts toward `answerTimeout` (PostgreSQL down: the pool keeps trying to
     /// connect), and once it is leased, its close fails the statement.
@@ -75,38 +87,39 @@ public struct BoundedPostgresClient: Sendable {
             },
             operation: {
                 if let held, let taken = held.take() {
-                    leased.current = taken.connection
-                    do {
-                        let answer = try await statement(taken.connection)
-                        // Answered just as its bound passed: the watch is closing the connection.
-                        if leased.hasTimedOut { await taken.connection.closeForGood() }
-                        held.put(taken)
-                        return answer
-                    } catch {
-                        if leased.hasTimedOut { await taken.connection.closeForGood() }
-                        held.put(taken)
-                        throw error
-                    }
+                    defer { held.put(taken) }
+                    return try await Self.run(statement, on: taken.connection, leased)
                 }
                 // A connection closed before the statement was sent is given back and another
                 // leased: nothing ran there, and the pool learns of a close a moment after it.
                 for attempt in 1...Self.leases {
                     let answer: Result? = try await pool.withConnection { connection in
                         guard !connection.isClosed else { return nil }
-                        leased.current = connection
-                        do {
-                            return try await statement(connection)
-                        } catch {
-                            // Given back only once closed (``PostgresConnection/closeForGood()``).
-                            if leased.hasTimedOut { await connection.closeForGood() }
-                            throw error
-                        }
+                        return try await Self.run(statement, on: connection, leased)
                     }
                     if let answer { return answer }
                     try await Task.sleep(for: .milliseconds(attempt))
                 }
                 throw ConnectionLostError(description: "the PostgreSQL connections are closed")
             })
+    }
+
+    /// Runs `statement` on `connection`, watched as `leased`. Answered or failed as its bound
+    /// passed, the statement may still run there: the connection is closed before it goes
+    /// back (``PostgresNIO/PostgresConnection/closeForGood()``), not handed to the next one.
+    private static func run<Result: Sendable>(
+        _ statement: @Sendable (PostgresConnection) async throws -> Result, on connection: PostgresConnection,
+        _ leased: LeasedConnection
+    ) async throws -> Result {
+        leased.current = connection
+        do {
+            let answer = try await statement(connection)
+            if leased.hasTimedOut { await connection.closeForGood() }
+            return answer
+        } catch {
+            if leased.hasTimedOut { await connection.closeForGood() }
+            throw error
+        }
     }
 
     static let leases = 10

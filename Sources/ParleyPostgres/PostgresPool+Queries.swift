@@ -10,7 +10,7 @@ extension PostgresPool {
     public func transaction<Result: Sendable>(
         logger: Logger, _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        try await client.withConnection { connection in
+        try await client.withShortLease { connection in
             try await connection.whileOpen {
                 try await connection.run(BeginStatement.self, logger: logger)
                 let result: Result
@@ -38,7 +38,7 @@ extension PostgresPool {
     public func committed<Statement: PostgresPreparedStatement>(_ statement: Statement, logger: Logger)
         async throws -> [Statement.Row] where Statement.Row: Sendable
     {
-        try await client.withConnection { connection in
+        try await client.withShortLease { connection in
             do {
                 return try await connection.whileOpen {
                     let rows = try await connection.execute(statement, logger: logger).allRows()

@@ -74,6 +74,32 @@ struct HeldConnectionsTests {
         }
     }
 
+    /// Transactions and a statement with its commit's confirmation take the held connection
+    /// when it is free, and leave it idle, outside any transaction, for the next statement.
+    @Test func transactionsAndCommittedStatementsRunOnAFreeHeldConnection() async throws {
+        try await pool(maximum: 4).withRunningClient { pool in
+            let held = try #require(pool.client.held)
+            _ = try await backend(pool.client)
+            try await heldOne(held)
+            let heldBackend = try await backend(pool.client)
+            let inTransaction = try await pool.transaction(logger: .quiet) { connection in
+                try await connection.query("SELECT pg_backend_pid()", logger: .quiet).first(Int32.self)
+            }
+            #expect(inTransaction == heldBackend)
+            #expect(try await pool.committed(BackendStatement(), logger: .quiet) == [heldBackend])
+            struct Refused: Error {}
+            await #expect(throws: Refused.self) {
+                try await pool.transaction(logger: .quiet) { connection -> Int in
+                    _ = try? await connection.query("SELECT 1 / 0", logger: .quiet).collect()
+                    throw Refused()
+                }
+            }
+            // Rolled back: a statement in the aborted transaction would fail.
+            #expect(try await backend(pool.client) == heldBackend)
+            #expect(held.count == 1 && held.idleCount == 1, "put back after each")
+        }
+    }
+
     @Test func aHeldConnectionIdleForHalfTheIdleTimeoutGoesBack() async throws {
         try await pool(maximum: 4, idleTimeout: .seconds(1)).withRunningClient { pool in
             let held = try #require(pool.client.held)
@@ -145,4 +171,12 @@ struct HeldConnectionsTests {
         configuration.maximumConnections = 3
         #expect(PostgresPool(configuration: configuration, logger: .quiet).client.held == nil)
     }
+}
+
+private struct BackendStatement: PostgresPreparedStatement {
+    static let sql = "SELECT pg_backend_pid()"
+    typealias Row = Int32
+
+    func makeBindings() throws -> PostgresBindings { PostgresBindings() }
+    func decodeRow(_ row: PostgresRow) throws -> Int32 { try row.decode(Int32.self) }
 }
