@@ -2,6 +2,7 @@ import Logging
 import ParleyCore
 import ParleyRuntime
 import PostgresNIO
+import ServiceLifecycle
 import Synchronization
 
 /// PostgresNIO's pooled client, with every statement watched while it runs.
@@ -28,6 +29,37 @@ public struct BoundedPostgresClient: Sendable {
         self.pool = pool
         self.answerTimeout = answerTimeout
         self.held = held
+    }
+
+    /// A pool for `configuration`, a quarter of it kept leased for single statements
+    /// (``HeldConnections``), each given back after 5 s without work (half the idle timeout
+    /// when that is shorter), so that transactions and connections held for a whole task (the
+    /// relay's) have the rest, and the pool still closes what is no longer needed. None with a
+    /// keep-alive query, which only a connection left idle in the pool runs, or a pool of fewer
+    /// than four.
+    init(configuration: PostgresConfiguration, logger: Logger) {
+        let pool = PostgresClient(configuration: configuration.clientConfiguration, backgroundLogger: logger)
+        let limit = configuration.maximumConnections / 4
+        let held =
+            limit > 0 && configuration.keepAlive == .zero
+            ? HeldConnections(pool: pool, limit: limit, retireAfter: min(.seconds(5), configuration.idleTimeout / 2))
+            : nil
+        self.init(pool: pool, answerTimeout: configuration.answerTimeout, held: held)
+    }
+
+    /// Runs the pool; the held connections go back to it as it shuts down, so that their
+    /// holders end.
+    func run() async {
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await pool.run()
+            } onGracefulShutdown: {
+                held?.shutDown()
+            }
+        } onCancel: {
+            held?.shutDown()
+        }
+        held?.shutDown()
     }
 
     @discardableResult

@@ -18,22 +18,7 @@ public struct PostgresPool: Service {
         self.configuration = configuration
         self.logger = logger
         self.replicas = replicas
-        let pool = PostgresClient(configuration: configuration.clientConfiguration, backgroundLogger: logger)
-        self.client = BoundedPostgresClient(
-            pool: pool, answerTimeout: configuration.answerTimeout,
-            held: Self.heldConnections(of: pool, configuration: configuration))
-    }
-
-    /// A quarter of the pool is kept leased for single statements (``HeldConnections``),
-    /// each given back after 5 s without work (half the idle timeout when that is shorter), so
-    /// that transactions and held connections (the relay's) have the rest, and the pool still
-    /// closes what is no longer needed. None with a keep-alive query, which only a connection
-    /// left idle in the pool runs, or a pool of fewer than four.
-    static func heldConnections(of pool: PostgresClient, configuration: PostgresConfiguration) -> HeldConnections? {
-        let limit = configuration.maximumConnections / 4
-        guard limit > 0, configuration.keepAlive == .zero else { return nil }
-        return HeldConnections(
-            pool: pool, limit: limit, retireAfter: min(.seconds(5), configuration.idleTimeout / 2))
+        self.client = BoundedPostgresClient(configuration: configuration, logger: logger)
     }
 
     /// Where a read that may be a little stale goes: a current replica when the task allows
@@ -48,24 +33,9 @@ public struct PostgresPool: Service {
 
     public func run() async throws {
         await withDiscardingTaskGroup { group in
-            group.addTask { await runClient() }
+            group.addTask { await client.run() }
             if let replicas { group.addTask { await replicas.run(primary: client) } }
         }
-    }
-
-    /// Runs the pool; the held connections go back to it as it shuts down, so that their
-    /// holders end.
-    private func runClient() async {
-        await withTaskCancellationHandler {
-            await withGracefulShutdownHandler {
-                await client.pool.run()
-            } onGracefulShutdown: {
-                client.held?.shutDown()
-            }
-        } onCancel: {
-            client.held?.shutDown()
-        }
-        client.held?.shutDown()
     }
 
     /// Runs `body` with the pool running, for commands that do one job and exit
@@ -75,7 +45,7 @@ public struct PostgresPool: Service {
     ) async throws -> Result {
         try await withThrowingTaskGroup(of: Result?.self) { group in
             group.addTask {
-                await runClient()
+                await client.run()
                 return nil
             }
             defer { group.cancelAll() }

@@ -32,11 +32,7 @@ public final class ReadReplicas: Sendable {
         configurations: [PostgresConfiguration], maxLag: Duration, interval: Duration = .milliseconds(500),
         logger: Logger
     ) {
-        replicas = configurations.map {
-            BoundedPostgresClient(
-                pool: PostgresClient(configuration: $0.clientConfiguration, backgroundLogger: logger),
-                answerTimeout: $0.answerTimeout)
-        }
+        replicas = configurations.map { BoundedPostgresClient(configuration: $0, logger: logger) }
         names = configurations.map { "\($0.host):\($0.port)" }
         self.maxLag = maxLag
         self.interval = interval
@@ -85,7 +81,7 @@ public final class ReadReplicas: Sendable {
     /// Runs the replicas' pools and the monitor until the process stops.
     func run(primary: BoundedPostgresClient) async {
         await withDiscardingTaskGroup { group in
-            for replica in replicas { group.addTask { await replica.pool.run() } }
+            for replica in replicas { group.addTask { await replica.run() } }
             group.addTask { try? await cancelWhenGracefulShutdown { await self.monitor(primary: primary) } }
         }
     }

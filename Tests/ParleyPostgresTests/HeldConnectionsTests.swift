@@ -171,6 +171,26 @@ struct HeldConnectionsTests {
         configuration.maximumConnections = 3
         #expect(PostgresPool(configuration: configuration, logger: .quiet).client.held == nil)
     }
+
+    /// A read replica's pool holds connections by the same rule as the primary's.
+    @Test func aReplicasStatementsRunOnItsHeldConnection() async throws {
+        let configuration = try await TestServices.shared().makeDatabase(migrated: false)
+        let replicas = ReadReplicas(configurations: [configuration], maxLag: .seconds(5), logger: .quiet)
+        let replica = replicas.replicas[0]
+        let held = try #require(replica.held)
+        #expect(held.limit == configuration.maximumConnections / 4)
+        try await withTimeout(.seconds(10)) {
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { await replica.run() }
+                defer { group.cancelAll() }
+                _ = try await backend(replica)
+                try await heldOne(held)
+                #expect(try await backend(replica) == (try await backend(replica)))
+            }
+        }
+        for _ in 0..<100 where held.count > 0 { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(held.count == 0, "given back as its pool stops")
+    }
 }
 
 private struct BackendStatement: PostgresPreparedStatement {

@@ -26,7 +26,7 @@ struct ReadReplicasTests {
         try await pool.withRunningClient { pool in
             try await withThrowingDiscardingTaskGroup { group in
                 // The replica's pool without the monitor, which would soon skip it.
-                group.addTask { await replicas.replicas[0].pool.run() }
+                group.addTask { await replicas.replicas[0].run() }
                 defer { group.cancelAll() }
                 replicas.assumeCurrent()
                 try await ReplicaReads.$allowed.withValue(true) {
