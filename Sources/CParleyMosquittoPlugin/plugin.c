@@ -182,11 +182,12 @@ static int on_acl_check(int event, void *event_data, void *userdata)
 
     time_t now = time(NULL);
     /* A will is published after its client is gone, without passing the MESSAGE event that
-       stamps the publisher: a gone client may not write at all. */
-    char mark[32];
-    gone_mark(ed->client, mark, sizeof mark);
-    if (ed->access == MOSQ_ACL_WRITE && cache_lookup(username, client_id, MARK_GONE, mark, now) == 1) {
-        return MOSQ_ERR_ACL_DENIED;
+       stamps the publisher: a gone client may not write at all. (Marked for writes only: a
+       READ comes with every delivery.) */
+    if (ed->access == MOSQ_ACL_WRITE) {
+        char mark[32];
+        gone_mark(ed->client, mark, sizeof mark);
+        if (cache_lookup(username, client_id, MARK_GONE, mark, now) == 1) return MOSQ_ERR_ACL_DENIED;
     }
     if (!plausible_topic(ed->topic)) return MOSQ_ERR_ACL_DENIED;
     if (ed->access == MOSQ_ACL_READ) return read_access(username, client_id, ed->topic, now);
