@@ -84,8 +84,7 @@ public struct IngestHandler: Sendable {
                     throw Rejection(.tooLarge, "The payload exceeds \(payloadLimit) bytes.")
                 }
                 try StrictJSON.check(input.payload)
-                guard let decoded = try? JSONCoding.decoder.decode(ClientEnvelope.self, from: Data(input.payload))
-                else {
+                guard let decoded = ClientEnvelope.decode(input.payload) else {
                     throw Rejection(.invalidRequest, "The payload is not a {type, data, hash} envelope.")
                 }
                 envelope = decoded

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOEmbedded
+import ParleyTestSupport
 import Testing
 
 @testable import ParleyKit

@@ -21,6 +21,20 @@ public struct ClientEnvelope: Decodable, Sendable {
     /// payload's uid (``Data/uid``) instead of failing the whole envelope.
     public let message: Result<NewMessage, any Error>?
 
+    init(type: String, data: Data, hash: String?, message: Result<NewMessage, any Error>?) {
+        self.type = type
+        self.data = data
+        self.hash = hash
+        self.message = message
+    }
+
+    /// The envelope of a payload ``StrictJSON`` let through, or nil when it is none: a stock
+    /// client's read from its bytes (``PlainEnvelopeReader``), any other by `JSONDecoder`.
+    public static func decode(_ payload: [UInt8]) -> ClientEnvelope? {
+        PlainEnvelopeReader.read(payload)
+            ?? (try? JSONCoding.decoder.decode(ClientEnvelope.self, from: Foundation.Data(payload)))
+    }
+
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         type = try container.decode(String.self, forKey: .type)
