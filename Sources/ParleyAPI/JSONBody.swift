@@ -14,6 +14,19 @@ enum JSONBody {
     static func decode<T: Decodable>(
         _ type: T.Type, from request: Request, context: some RequestContext, limit: Int = limit
     ) async throws -> T {
+        try decode(T.self, from: try await body(of: request, limit: limit))
+    }
+
+    /// A message's body (`POST /v1/rooms/{id}/messages`): a stock client's read from its bytes
+    /// (``ParleyCore/NewMessage/plain(_:)``), any other decoded, with the same answers.
+    static func message(from request: Request, context: some RequestContext) async throws -> NewMessage {
+        let buffer = try await body(of: request, limit: messageLimit)
+        if let read = NewMessage.plain(Array(buffer.readableBytesView)) { return try read.get() }
+        return try decode(NewMessage.self, from: buffer)
+    }
+
+    /// The body of a JSON request, at most `limit` bytes, that ``StrictJSON`` lets through.
+    private static func body(of request: Request, limit: Int) async throws -> ByteBuffer {
         guard isJSON(request.headers[.contentType]) else {
             throw ParleyError(.unsupportedMediaType, "The body must be application/json.")
         }
@@ -27,6 +40,10 @@ enum JSONBody {
             throw ParleyError(.tooLarge, "The request body is larger than \(limit) bytes.")
         }
         try StrictJSON.check(buffer.readableBytesView)
+        return buffer
+    }
+
+    private static func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer) throws -> T {
         do {
             return try JSONCoding.decoder.decode(T.self, from: Data(buffer: buffer))
         } catch let error as DecodingError {

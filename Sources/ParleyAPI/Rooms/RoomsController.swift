@@ -165,8 +165,7 @@ public struct RoomsController: Sendable {
                     nextCursor: hasMore ? HistoryCursor.next(after: messages, query: query)?.encoded : nil))
         }
         group.post("rooms/:id/messages") { request, context in
-            let body = try await JSONBody.decode(
-                NewMessage.self, from: request, context: context, limit: JSONBody.messageLimit)
+            let body = try await JSONBody.message(from: request, context: context)
             let roomID = try context.parameters.id("id")
             var (message, created) = try await service.send(
                 roomID: roomID, message: body, by: context.identity.userID)

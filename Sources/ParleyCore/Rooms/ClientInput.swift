@@ -29,9 +29,9 @@ public struct ClientEnvelope: Decodable, Sendable {
     }
 
     /// The envelope of a payload ``StrictJSON`` let through, or nil when it is none: a stock
-    /// client's read from its bytes (``PlainEnvelopeReader``), any other by `JSONDecoder`.
+    /// client's read from its bytes (``PlainMessageReader``), any other by `JSONDecoder`.
     public static func decode(_ payload: [UInt8]) -> ClientEnvelope? {
-        PlainEnvelopeReader.read(payload)
+        PlainMessageReader.envelope(payload)
             ?? (try? JSONCoding.decoder.decode(ClientEnvelope.self, from: Foundation.Data(payload)))
     }
 

@@ -78,6 +78,13 @@ public struct NewMessage: Sendable, Equatable, Decodable {
         case content, uid, type, metadata, fileId, attachments, replyToId, mentions
     }
 
+    /// The message of a body as a stock client writes it, or its refusal, read from its bytes
+    /// (``PlainMessageReader``) as `JSONDecoder` would read it; nil for any other body, which
+    /// the decoder must read. The body has passed ``StrictJSON/check(_:)``.
+    public static func plain(_ body: [UInt8]) -> Result<NewMessage, any Error>? {
+        PlainMessageReader.message(body)
+    }
+
     /// The first file, which clients before attachments read as the message's one file.
     public var fileId: Int64? { attachments.first }
 

@@ -4,9 +4,10 @@ import Testing
 
 @testable import ParleyCore
 
-/// What the reader answers is what `JSONDecoder` answers, field for field and refusal for
-/// refusal; whatever it cannot answer alike is left to the decoder.
-struct PlainEnvelopeReaderTests {
+/// What the reader answers, of a `chat-in` payload or a REST body, is what `JSONDecoder`
+/// answers, field for field and refusal for refusal; whatever it cannot answer alike is left
+/// to the decoder.
+struct PlainMessageReaderTests {
     /// An envelope as text: every field, and the message or its refusal.
     static func summary(_ envelope: ClientEnvelope?) -> String {
         guard let envelope else { return "none" }
@@ -15,14 +16,21 @@ struct PlainEnvelopeReaderTests {
             data.chatRoomId.map(String.init), data.uid, data.messageId.map(String.init), data.seq.map(String.init),
             data.creating.map(String.init), data.time,
         ].map { $0.map { "\"\($0)\"" } ?? "nil" }
-        let message: String =
-            switch envelope.message {
-            case .success(let message)?: "\(message)"
-            case .failure(let error as ParleyError)?: "refused \(error.code) \(error.field ?? "-") \(error.detail)"
-            case .failure(let error)?: "failed \(error)"
-            case nil: "no message"
-            }
+        let message = envelope.message == nil ? "no message" : summary(envelope.message)
         return "\(envelope.type) \(notice) \(envelope.hash.map { "\"\($0)\"" } ?? "nil") \(message)"
+    }
+
+    static func summary(_ message: Result<NewMessage, any Error>?) -> String {
+        switch message {
+        case .success(let message)?: "\(message)"
+        case .failure(let error as ParleyError)?: "refused \(error.code) \(error.field ?? "-") \(error.detail)"
+        case .failure(let error)?: "failed \(error)"
+        case nil: "none"
+        }
+    }
+
+    static func decodedBody(_ body: [UInt8]) -> Result<NewMessage, any Error> {
+        Result { try JSONCoding.decoder.decode(NewMessage.self, from: Data(body)) }
     }
 
     static func decoded(_ payload: [UInt8]) -> ClientEnvelope? {
@@ -51,7 +59,7 @@ struct PlainEnvelopeReaderTests {
     func whatTheReaderAnswersIsTheDecodersAnswer(_ payload: String) throws {
         let bytes = Array(payload.utf8)
         try StrictJSON.check(bytes)
-        let read = PlainEnvelopeReader.read(bytes)
+        let read = PlainMessageReader.envelope(bytes)
         #expect(read != nil, "the reader answers \(payload)")
         #expect(Self.summary(read) == Self.summary(Self.decoded(bytes)))
     }
@@ -85,25 +93,51 @@ struct PlainEnvelopeReaderTests {
     @Test(arguments: leftToTheDecoder)
     func whatTheReaderCannotAnswerAlikeIsLeftToTheDecoder(_ payload: String) {
         let bytes = Array(payload.utf8)
-        #expect(PlainEnvelopeReader.read(bytes) == nil, "the reader leaves \(payload)")
+        #expect(PlainMessageReader.envelope(bytes) == nil, "the reader leaves \(payload)")
         #expect(Self.summary(ClientEnvelope.decode(bytes)) == Self.summary(Self.decoded(bytes)))
+    }
+
+    static let answeredBodies = [
+        #"{"content":"Hello","uid":"u-1"}"#, #" { "uid" : "u" , "content" : "a\nb \uD83D\uDC0E" } "#,
+        #"{"uid":"u","content":"","attachments":[3,4],"replyToId":9,"metadata":null}"#,
+        #"{"uid":"u","content":"x","mentions":[1,2,1],"type":"x-poll"}"#, #"{"uid":"","content":"x"}"#,
+        #"{"uid":"u","content":"x","type":"system"}"#, #"{"uid":"u","content":"x","fileId":1,"attachments":[2]}"#,
+        #"{"uid":"u","content":"x","chatRoomId":5,"seq":3}"#, #"{}"#,
+    ]
+
+    @Test func whatTheReaderAnswersOfARESTBodyIsTheDecodersAnswer() throws {
+        for body in Self.answeredBodies {
+            let bytes = Array(body.utf8)
+            try StrictJSON.check(bytes)
+            let read = NewMessage.plain(bytes)
+            #expect(read != nil, "the reader answers \(body)")
+            #expect(Self.summary(read) == Self.summary(Self.decodedBody(bytes)), "\(body)")
+        }
+        for body in [
+            #"{"uid":"u","content":"x","metadata":{"a":1}}"#, #"{"uid":"u","content":"x","sentById":7}"#,
+            #"{"uid":"u","content":5}"#, #"{"uid":"u","content":"x","fileId":1.0}"#, #"{"uid":"u","content":"x"} x"#,
+            #"{"uid":"u","content":"x","seq":"3"}"#, #"[]"#, #"null"#,
+        ] {
+            #expect(NewMessage.plain(Array(body.utf8)) == nil, "the reader leaves \(body)")
+        }
     }
 
     @Test func textThatIsNotUTF8IsLeftToTheDecoder() {
         var bytes = Array(#"{"type":"new-message-notification","data":{"uid":"u","content":"ab"}}"#.utf8)
         bytes.insert(0xC3, at: bytes.count - 4)
-        #expect(PlainEnvelopeReader.read(bytes) == nil)
+        #expect(PlainMessageReader.envelope(bytes) == nil)
         #expect(Self.summary(ClientEnvelope.decode(bytes)) == Self.summary(Self.decoded(bytes)))
     }
 
-    /// Thousands of payloads a byte or two away from stock ones (seeded, so a failure repeats):
-    /// wherever the reader answers, the decoder answers the same.
+    /// Thousands of payloads and bodies a byte or two away from stock ones (seeded, so a failure
+    /// repeats): wherever the reader answers, the decoder answers the same.
     @Test func payloadsNearStockOnesReadAsTheDecoderReadsThem() throws {
         var random = SeededGenerator(seed: 0x5eed)
         let alphabet = Array(#"{}[]:,"\ 0123456789-.eE+ntrufalsbu/x\é🐎"#.utf8)
-        var answered = 0
-        for round in 0..<6_000 {
-            var bytes = Array(Self.answered[round % Self.answered.count].utf8)
+        var (answered, answeredBodies) = (0, 0)
+        let stock = Self.answered + Self.answeredBodies
+        for round in 0..<8_000 {
+            var bytes = Array(stock[round % stock.count].utf8)
             for _ in 0...Int.random(in: 0...1, using: &random) {
                 let at = Int.random(in: 0..<bytes.count, using: &random)
                 switch Int.random(in: 0..<3, using: &random) {
@@ -112,11 +146,18 @@ struct PlainEnvelopeReaderTests {
                 default: bytes.remove(at: at)
                 }
             }
-            guard (try? StrictJSON.check(bytes)) != nil, let read = PlainEnvelopeReader.read(bytes) else { continue }
-            answered += 1
+            guard (try? StrictJSON.check(bytes)) != nil else { continue }
             let text = String(decoding: bytes, as: UTF8.self)
-            #expect(Self.summary(read) == Self.summary(Self.decoded(bytes)), "\(text)")
+            if let read = PlainMessageReader.envelope(bytes) {
+                answered += 1
+                #expect(Self.summary(read) == Self.summary(Self.decoded(bytes)), "\(text)")
+            }
+            if let read = NewMessage.plain(bytes) {
+                answeredBodies += 1
+                #expect(Self.summary(read) == Self.summary(Self.decodedBody(bytes)), "\(text)")
+            }
         }
         #expect(answered > 1_000)
+        #expect(answeredBodies > 150)
     }
 }

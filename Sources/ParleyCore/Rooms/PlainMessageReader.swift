@@ -1,14 +1,15 @@
-/// Reads the `chat-in` payload every stock client publishes, `{type, data, hash}` with the
-/// fields of ``ClientEnvelope/Data`` and ``NewMessage`` as strings, integers, booleans, arrays
-/// of integers or null, straight from its bytes. Foundation's `JSONDecoder` took 6 % of the
-/// worker's CPU at 1,000 messages/s (<doc:PlainEnvelopes>).
+/// Reads a message as every stock client sends it, straight from its bytes: the `chat-in`
+/// payload `{type, data, hash}` and the REST body of `POST /v1/rooms/{id}/messages`, their
+/// fields those of ``ClientEnvelope/Data`` and ``NewMessage`` as strings, integers, booleans,
+/// arrays of integers or null. Foundation's `JSONDecoder` took 6 % of the worker's CPU at
+/// 1,000 messages/s (<doc:ReadingStockMessages>).
 ///
 /// It answers only what `JSONDecoder` would answer alike, and gives up (nil) on anything else:
 /// another key, metadata, a number that is not a plain integer, a value of another kind, an
 /// escape of a lone surrogate, text that is not UTF-8, bytes after the object. The decoder then
 /// reads the payload and names whatever is wrong with it, so every refusal stays the decoder's.
 /// Run after ``StrictJSON/check(_:)``, which refuses keys given twice, NUL and deep nesting.
-struct PlainEnvelopeReader {
+struct PlainMessageReader {
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
 
@@ -17,11 +18,23 @@ struct PlainEnvelopeReader {
 
     private init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
-    /// The envelope of `payload`, or nil when the decoder must read it.
-    static func read(_ payload: [UInt8]) -> ClientEnvelope? {
-        payload.withUnsafeBufferPointer { buffer in
-            var reader = PlainEnvelopeReader(bytes: buffer)
-            return try? reader.envelope()
+    /// The envelope of a `chat-in` payload, or nil when the decoder must read it.
+    static func envelope(_ payload: [UInt8]) -> ClientEnvelope? {
+        read(payload) { try $0.envelope() }
+    }
+
+    /// The message of a REST body, or its refusal (as ``NewMessage``'s `Decodable` conformance
+    /// refuses it); nil when the decoder must read it.
+    static func message(_ body: [UInt8]) -> Result<NewMessage, any Error>? {
+        read(body) { try $0.dataFields().message(fieldPrefix: "") }
+    }
+
+    private static func read<Value>(_ bytes: [UInt8], _ value: (inout PlainMessageReader) throws -> Value) -> Value? {
+        bytes.withUnsafeBufferPointer { buffer in
+            var reader = PlainMessageReader(bytes: buffer)
+            guard let read = try? value(&reader) else { return nil }
+            reader.skipWhitespace()
+            return reader.index == buffer.count ? read : nil
         }
     }
 
@@ -39,14 +52,14 @@ struct PlainEnvelopeReader {
             default: throw Unsupported()
             }
         }
-        skipWhitespace()
-        guard index == bytes.count, let type, let data else { throw Unsupported() }
+        guard let type, let data else { throw Unsupported() }
         return ClientEnvelope(
             type: type, data: data.notice, hash: hash,
-            message: type == ClientEnvelope.newMessageType ? data.message : nil)
+            message: type == ClientEnvelope.newMessageType ? data.message(fieldPrefix: "data.") : nil)
     }
 
-    /// The fields `data` may hold.
+    /// The fields `data` (or a REST body) may hold: a message's, and the notices' beside them
+    /// (which a message ignores, as the decoder ignores keys it does not know).
     private struct DataFields {
         var chatRoomId: Int64?
         var uid: String?
@@ -66,14 +79,14 @@ struct PlainEnvelopeReader {
                 chatRoomId: chatRoomId, uid: uid, messageId: messageId, seq: seq, creating: creating, time: time)
         }
 
-        /// The message as ``NewMessage/init(from:)`` builds it from `data`: its checks, its
-        /// errors, its fields named by their path.
-        var message: Result<NewMessage, any Error> {
+        /// The message as ``NewMessage/init(from:)`` builds it: its checks, its errors, its
+        /// fields named by their path (`fieldPrefix`).
+        func message(fieldPrefix: String) -> Result<NewMessage, any Error> {
             Result {
                 try NewMessage(
                     content: content ?? "", uid: uid ?? "", fileId: fileId, replyToId: replyToId, mentions: mentions,
-                    type: try type.map { try MessageType(sentByUser: $0, field: "data.type") } ?? .text,
-                    attachments: attachments, fieldPrefix: "data.")
+                    type: try type.map { try MessageType(sentByUser: $0, field: fieldPrefix + "type") } ?? .text,
+                    attachments: attachments, fieldPrefix: fieldPrefix)
             }
         }
     }
@@ -106,7 +119,7 @@ struct PlainEnvelopeReader {
     // MARK: JSON
 
     /// `{`, then each member's key handed to `member` with the reader at its value, then `}`.
-    private mutating func object(_ member: (String, inout PlainEnvelopeReader) throws -> Void) throws {
+    private mutating func object(_ member: (String, inout PlainMessageReader) throws -> Void) throws {
         skipWhitespace()
         try expect(UInt8(ascii: "{"))
         skipWhitespace()
@@ -131,7 +144,7 @@ struct PlainEnvelopeReader {
     }
 
     /// nil for `null`, otherwise what `value` reads.
-    private mutating func nullable<Value>(_ value: (inout PlainEnvelopeReader) throws -> Value) throws -> Value? {
+    private mutating func nullable<Value>(_ value: (inout PlainMessageReader) throws -> Value) throws -> Value? {
         if peek() == UInt8(ascii: "n") {
             try literal("null")
             return nil
