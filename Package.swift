@@ -82,6 +82,8 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 // Only to mark the pool's own errors (ConnectionPoolError) as unavailability.
                 .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -339,7 +341,10 @@ let package = Package(
             name: "ParleyWorkerTests", dependencies: ["ParleyWorker", "ParleyCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ParleyPostgresTests",
-            dependencies: ["ParleyPostgres", "ParleyTestSupport"],
+            dependencies: [
+                "ParleyPostgres", "ParleyTestSupport", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

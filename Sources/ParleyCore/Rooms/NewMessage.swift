@@ -56,16 +56,29 @@ public struct NewMessage: Sendable, Equatable, Decodable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let path = decoder.codingPath.map(\.stringValue).joined(separator: ".")
         let prefix = path.isEmpty ? "" : path + "."
-        let type = try container.decodeIfPresent(String.self, forKey: .type)
-        try self.init(
-            content: try container.decodeIfPresent(String.self, forKey: .content) ?? "",
-            uid: try container.decodeIfPresent(String.self, forKey: .uid) ?? "",
+        self = try Self.submitted(
+            content: try container.decodeIfPresent(String.self, forKey: .content),
+            uid: try container.decodeIfPresent(String.self, forKey: .uid),
             fileId: try container.decodeIfPresent(Int64.self, forKey: .fileId),
             replyToId: try container.decodeIfPresent(Int64.self, forKey: .replyToId),
             mentions: try container.decodeIfPresent([Int64].self, forKey: .mentions),
-            type: try type.map { try MessageType(sentByUser: $0, field: prefix + "type") } ?? .text,
-            metadata: try container.decodeIfPresent(MessageMetadata.self, forKey: .metadata),
-            attachments: try container.decodeIfPresent([Int64].self, forKey: .attachments), fieldPrefix: prefix)
+            type: try container.decodeIfPresent(String.self, forKey: .type),
+            metadata: { try container.decodeIfPresent(MessageMetadata.self, forKey: .metadata) },
+            attachments: { try container.decodeIfPresent([Int64].self, forKey: .attachments) }, fieldPrefix: prefix)
+    }
+
+    /// A user's message from the fields its body or `data` gives (nil where absent), as
+    /// ``init(from:)`` and ``PlainMessageReader`` both read them. The type is checked before
+    /// the metadata and attachments are read, so a body wrong in several names the same field
+    /// whichever of the two reads it.
+    static func submitted(
+        content: String?, uid: String?, fileId: Int64?, replyToId: Int64?, mentions: [Int64]?, type: String?,
+        metadata: () throws -> MessageMetadata?, attachments: () throws -> [Int64]?, fieldPrefix: String
+    ) throws -> NewMessage {
+        try NewMessage(
+            content: content ?? "", uid: uid ?? "", fileId: fileId, replyToId: replyToId, mentions: mentions,
+            type: try type.map { try MessageType(sentByUser: $0, field: fieldPrefix + "type") } ?? .text,
+            metadata: try metadata(), attachments: try attachments(), fieldPrefix: fieldPrefix)
     }
 
     /// A room notice of the app's server (`sentBy: "system"`): text and metadata, no file,

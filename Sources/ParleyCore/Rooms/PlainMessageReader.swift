@@ -80,13 +80,12 @@ struct PlainMessageReader {
         }
 
         /// The message as ``NewMessage/init(from:)`` builds it: its checks, its errors, its
-        /// fields named by their path (`fieldPrefix`).
+        /// fields named by their path (`fieldPrefix`). Its metadata is null (or absent).
         func message(fieldPrefix: String) -> Result<NewMessage, any Error> {
             Result {
-                try NewMessage(
-                    content: content ?? "", uid: uid ?? "", fileId: fileId, replyToId: replyToId, mentions: mentions,
-                    type: try type.map { try MessageType(sentByUser: $0, field: fieldPrefix + "type") } ?? .text,
-                    attachments: attachments, fieldPrefix: fieldPrefix)
+                try NewMessage.submitted(
+                    content: content, uid: uid, fileId: fileId, replyToId: replyToId, mentions: mentions, type: type,
+                    metadata: { nil }, attachments: { attachments }, fieldPrefix: fieldPrefix)
             }
         }
     }
