@@ -82,8 +82,6 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 // Only to mark the pool's own errors (ConnectionPoolError) as unavailability.
                 .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -341,10 +339,7 @@ let package = Package(
             name: "ParleyWorkerTests", dependencies: ["ParleyWorker", "ParleyCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ParleyPostgresTests",
-            dependencies: [
-                "ParleyPostgres", "ParleyTestSupport", .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-            ],
+            dependencies: ["ParleyPostgres", "ParleyTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

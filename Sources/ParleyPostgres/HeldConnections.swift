@@ -1,5 +1,3 @@
-import NIOCore
-import NIOPosix
 import ParleyRuntime
 import PostgresNIO
 import Synchronization
@@ -44,32 +42,23 @@ final class HeldConnections: Sendable {
 
     /// An open held connection for one statement, or nil (then the caller leases from the
     /// pool and another holder starts, up to `limit`).
-    ///
-    /// One of the caller's event loop comes first: its statement is then written and answered
-    /// on that thread, where one of another loop costs two wake-ups of another thread (the
-    /// statement written there, the caller's task resumed there and its answer written back
-    /// from there). A caller on an event loop that no idle held connection shares starts
-    /// another holder too, up to `limit`, so the held connections come to span the loops
-    /// (the pool opens each on a loop of its choosing).
     func take() -> Held? {
         var closed: [Held] = []
         var startHolder = false
-        let onEventLoop = MultiThreadedEventLoopGroup.currentEventLoop != nil
         let taken: Held? = state.withLock { state in
-            state.idle.removeAll { entry in
-                guard entry.held.connection.isClosed else { return false }
-                closed.append(entry.held)
-                return true
+            while let (held, _) = state.idle.popLast() {
+                if held.connection.isClosed {
+                    closed.append(held)
+                } else {
+                    state.taken[ObjectIdentifier(held.connection)] = held
+                    return held
+                }
             }
-            let here = state.idle.lastIndex { $0.held.connection.eventLoop.inEventLoop }
-            if here == nil, onEventLoop || state.idle.isEmpty, !state.shutDown, state.holders < limit {
+            if !state.shutDown, state.holders < limit {
                 state.holders += 1
                 startHolder = true
             }
-            guard let index = here ?? state.idle.indices.last else { return nil }
-            let held = state.idle.remove(at: index).held
-            state.taken[ObjectIdentifier(held.connection)] = held
-            return held
+            return nil
         }
         for held in closed { held.release.resume() }
         if startHolder { hold() }

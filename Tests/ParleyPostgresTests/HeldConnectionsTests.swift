@@ -1,6 +1,4 @@
 import Foundation
-import NIOCore
-import NIOPosix
 import ParleyRuntime
 import ParleyTestSupport
 import PostgresNIO
@@ -99,34 +97,6 @@ struct HeldConnectionsTests {
             // Rolled back: a statement in the aborted transaction would fail.
             #expect(try await backend(pool.client) == heldBackend)
             #expect(held.count == 1 && held.idleCount == 1, "put back after each")
-        }
-    }
-
-    /// A statement from an event loop takes a held connection of that loop: a miss there starts
-    /// another holder (up to the limit), so the held connections come to span the loops.
-    @Test func aStatementTakesAHeldConnectionOfItsOwnEventLoop() async throws {
-        try await pool(maximum: 40).withRunningClient { pool in
-            let held = try #require(pool.client.held)
-            let loops = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
-            func take(on loop: any EventLoop) async throws -> HeldConnections.Held? {
-                try await loop.submit { held.take() }.get()
-            }
-            for loop in loops {
-                for _ in 0..<200 {
-                    let taken = try await take(on: loop)
-                    if let taken { held.put(taken) }
-                    if taken?.connection.eventLoop === loop { break }
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-            }
-            #expect(held.count <= held.limit)
-            for loop in loops {
-                for _ in 0..<5 {
-                    let taken = try #require(try await take(on: loop))
-                    #expect(taken.connection.eventLoop === loop)
-                    held.put(taken)
-                }
-            }
         }
     }
 
