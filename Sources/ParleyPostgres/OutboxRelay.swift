@@ -170,9 +170,7 @@ public struct OutboxRelay: Service {
         let deleting = undeleted.isDue(at: .now)
         let batch = OutboxBatchStatement(limit: Int32(batchSize), published: published, links: fileLinks)
         let read = try await connection.whileOpen(within: Self.statementLimit) {
-            deleting
-                ? try await connection.execute(batch, logger: logger).allRows()
-                : try await connection.execute(OutboxReadStatement(batch: batch), logger: logger).allRows()
+            try await self.read(batch, deleting: deleting, on: connection)
         }
         if deleting { undeleted.removeAll() }
         guard !read.isEmpty else { return 0 }
@@ -219,6 +217,39 @@ public struct OutboxRelay: Service {
         spans.end()
         undeleted.add(ids, at: .now)
         return ids.count
+    }
+
+    /// The next batch's rows, deleting the published ones when `deleting`. While nothing but
+    /// this process's sends committed since the last read, the rows come without their new
+    /// messages, which those sends handed over (``LocalRelay``): the batch then ends before the
+    /// first row whose message is not here yet (a send whose commit is still being confirmed;
+    /// its wake-up comes next). A batch whose first such message is missing (another process's
+    /// send whose `NOTIFY` is still on its way, say) is read in full.
+    private func read(_ batch: OutboxBatchStatement, deleting: Bool, on connection: PostgresConnection) async throws
+        -> [OutboxBatchStatement.Row]
+    {
+        var deleting = deleting
+        if let local, local.mayReadRowsOnly() {
+            let statement = OutboxRowsStatement(batch: batch)
+            let rows =
+                deleting
+                ? try await connection.execute(statement, logger: logger).allRows()
+                : try await connection.execute(OutboxRowsReadStatement(rows: statement), logger: logger).allRows()
+            let (count, messages) = local.take(leading: rows.map { $0.awaiting?.messageID })
+            if count > 0 || rows.isEmpty {
+                return rows.prefix(count).map { row in
+                    row.awaiting.flatMap { messages[$0.messageID] }.map(row.receiving) ?? row
+                }
+            }
+            // Deleted already: the read in full need not.
+            deleting = false
+        }
+        let rows =
+            deleting
+            ? try await connection.execute(batch, logger: logger).allRows()
+            : try await connection.execute(OutboxReadStatement(batch: batch), logger: logger).allRows()
+        local?.discard(rows.compactMap { $0.newMessage?.message.id })
+        return rows
     }
 
     /// The relay's span of each traced message in a batch (``ParleyCore/PipelineTrace``):
@@ -327,7 +358,9 @@ public struct OutboxRelay: Service {
                 try await database.client.withConnection { connection in
                     try await connection.whileOpen {
                         try await connection.listen(on: Outbox.channel) { notifications in
-                            for try await _ in notifications { wake.signal() }
+                            for try await _ in notifications {
+                                if let local { local.heardNotify() } else { wake.signal() }
+                            }
                         }
                     }
                 }

@@ -120,12 +120,34 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
         var event: DomainEvent? = nil
         /// A new message whose event waits for its receipts (``encode(receipts:)``).
         var newMessage: NewMessage? = nil
+        /// A new message's row read without the message (``OutboxRowsStatement``), until it
+        /// ``receive(_:)``s it.
+        var awaiting: Awaiting? = nil
 
         struct NewMessage {
             let message: Message
             let topic: String
             let readersVersion: Int64
             let tokensVersion: Int64
+        }
+
+        /// What a new message's row holds besides its message.
+        struct Awaiting {
+            let messageID: Int64
+            let topic: String
+            let readersVersion: Int64
+            let tokensVersion: Int64
+        }
+
+        /// The row with its awaited message, as a read in full would have it.
+        func receiving(_ message: Message) -> Row {
+            guard let awaiting else { return self }
+            var row = self
+            row.newMessage = .init(
+                message: message, topic: awaiting.topic, readersVersion: awaiting.readersVersion,
+                tokensVersion: awaiting.tokensVersion)
+            row.awaiting = nil
+            return row
         }
 
         /// The new message's event and fan-out, `receipts` set (nil in a room above the limit):
@@ -157,13 +179,7 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
         let columns = row.makeRandomAccess()
         // The message's columns (``MessageColumns``), null when the row is not a new message's.
         guard try columns[9].decode(Int64?.self) != nil else {
-            if let kind { return Self.domainEvent(id: id, kind: kind, payload: event, roomUID: roomUID) }
-            // Recorded before domain events (migration 0023) as it goes out, or a new message
-            // deleted since (its room's with it): the row's event, if any, as it is.
-            let events = event.map { [(topic ?? roomUID.map { Topic.room($0) } ?? BrokerControl.topic, $0)] } ?? []
-            return Row(
-                id: id, events: events, fanout: fanout.map { [.init(job: $0, event: event)] } ?? [], traceparent: nil,
-                unreadable: nil)
+            return Self.recorded(id: id, kind: kind, topic: topic, roomUID: roomUID, event: event, fanout: fanout)
         }
         let message = try MessageColumns.decode(columns, from: 9, links: links).message
         return Row(
@@ -171,6 +187,19 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
             newMessage: .init(
                 message: message, topic: topic ?? Topic.room(roomUID ?? ""), readersVersion: readersVersion,
                 tokensVersion: tokensVersion))
+    }
+
+    /// A row that does not name a stored message: a domain event, or an event recorded before
+    /// domain events (migration 0023) as it goes out, or a new message deleted since (its
+    /// room's with it): the row's event, if any, as it is.
+    static func recorded(
+        id: Int64, kind: String?, topic: String?, roomUID: String?, event: String?, fanout: String?
+    ) -> Row {
+        if let kind { return Self.domainEvent(id: id, kind: kind, payload: event, roomUID: roomUID) }
+        let events = event.map { [(topic ?? roomUID.map { Topic.room($0) } ?? BrokerControl.topic, $0)] } ?? []
+        return Row(
+            id: id, events: events, fanout: fanout.map { [.init(job: $0, event: event)] } ?? [], traceparent: nil,
+            unreadable: nil)
     }
 
     private static func domainEvent(id: Int64, kind: String, payload: String?, roomUID: String?) -> Row {

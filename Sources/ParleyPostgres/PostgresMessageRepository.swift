@@ -78,15 +78,23 @@ public struct PostgresMessageRepository: MessageRepository, MessageRowReading {
                 waking?.committed()
                 throw error
             }
-            waking?.committed()
             var versions: [Int64: Int64] = [:]
-            for row in rows {
-                let place = try row.decode(Int64.self)
-                let columns = row.makeRandomAccess()
-                let (message, _) = try MessageColumns.decode(columns, from: 1, links: fileLinks)
-                versions[message.chatRoomId] = try columns[MessageStore.readersVersionColumn].decode(Int64.self)
-                sent[Int(place) - 1] = SentMessage(message: message, created: true)
+            var stored: [Message] = []
+            do {
+                for row in rows {
+                    let place = try row.decode(Int64.self)
+                    let columns = row.makeRandomAccess()
+                    let (message, _) = try MessageColumns.decode(columns, from: 1, links: fileLinks)
+                    versions[message.chatRoomId] = try columns[MessageStore.readersVersionColumn].decode(Int64.self)
+                    sent[Int(place) - 1] = SentMessage(message: message, created: true)
+                    stored.append(message)
+                }
+            } catch {
+                waking?.committed()
+                throw error
             }
+            // The relay takes them from here rather than reading them back (<doc:RelayHandOver>).
+            waking?.committed(handingOver: stored)
             sent = try await answering(sent, versions: versions)
         } catch let error as PSQLError where error.isUniqueViolation {
             // A send of a key in the batch committed meanwhile: the general path finds it.

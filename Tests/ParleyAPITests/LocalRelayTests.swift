@@ -105,6 +105,99 @@ struct LocalRelayTests {
     }
 }
 
+/// The messages a send hands the relay of its process are those the relay would read back, and
+/// a row whose message was not handed over (another process's, its `NOTIFY` still on the way)
+/// is read in full and published all the same.
+struct RelayHandOverEndToEndTests {
+    @Test func theMessagesHandedOverAreThoseTheRelayWouldReadBack() async throws {
+        try await SendBatchTests().withRoom { room in
+            let local = LocalRelay()
+            local.activated(true)
+            _ = local.mayReadRowsOnly()
+            let repository = PostgresMessageRepository(
+                database: room.harness.database, logger: .quiet, fileLinks: .testing, localRelay: local)
+            for batch in [["one"], ["two", "three"]] {
+                let sent = try await repository.sendIfAllowed(
+                    batch: try batch.map { try room.send(room.writer, $0, "text of \($0)") }, minimum: .writer)
+                let ids = sent.compactMap { $0?.message.id }
+                #expect(ids.count == batch.count)
+                let full = try await room.harness.database.client.withConnection { connection in
+                    try await connection.execute(
+                        OutboxReadStatement(batch: .init(limit: 100, published: [], links: .testing)), logger: .quiet
+                    ).allRows()
+                }.compactMap(\.newMessage?.message).filter { ids.contains($0.id) }
+                let (count, handed) = local.take(leading: ids)
+                #expect(count == ids.count)
+                #expect(full.count == ids.count)
+                for message in full { #expect(handed[message.id] == message) }
+                // The rows read without their messages, given these, are the rows read in full.
+                let rows = try await room.harness.database.client.withConnection { connection in
+                    try await connection.execute(
+                        OutboxRowsReadStatement(
+                            rows: .init(batch: .init(limit: 100, published: [], links: .testing))), logger: .quiet
+                    ).allRows()
+                }.filter { $0.awaiting.map { ids.contains($0.messageID) } == true }
+                let received = rows.map { row in row.receiving(handed[row.awaiting!.messageID]!) }
+                #expect(received.map { $0.newMessage?.message } == full.map { $0 })
+                #expect(received.map { $0.newMessage?.topic } == received.map { _ in Topic.room(room.uid) })
+            }
+        }
+    }
+
+    @Test func aRowWhoseMessageWasNotHandedOverIsReadInFullAndPublished() async throws {
+        let fixture = try await RelayFixture.make()
+        let local = LocalRelay()
+        let relay = OutboxRelay(
+            database: fixture.harness.database, publisher: fixture.client, fanout: fixture.queue,
+            fileLinks: APIHarness.fileLinks, logger: .quiet, local: local)
+        try await fixture.harness.run { api in
+            let (roomID, users) = try await api.roomOfThree()
+            let room = try await api.decoded(RoomResponse.self, .get, "/v1/rooms/\(roomID)", token: token(users[0]))
+            try await fixture.subscriber.subscribe(Topic.room(room.uid))
+            let group = ServiceGroup(configuration: .init(services: [.init(service: relay)], logger: .quiet))
+            let running = Task { try await group.run() }
+            for _ in 0..<500 where !local.isActive { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(local.isActive)
+            func send(_ uid: String, by repository: PostgresMessageRepository) async throws {
+                let sent = try await repository.sendIfAllowed(
+                    batch: [
+                        MessageSubmission(
+                            roomID: Int64(roomID), senderID: userID(users[1]),
+                            message: try NewMessage(content: "hi", uid: uid))
+                    ], minimum: .writer)
+                #expect(sent.first??.created == true)
+            }
+            func published(_ uid: String) async -> Bool {
+                let deadline = ContinuousClock.now + .seconds(10)
+                while ContinuousClock.now < deadline {
+                    guard let message = await MessageInbox.of(fixture.subscriber).next(within: .seconds(1)) else {
+                        continue
+                    }
+                    if String(decoding: message.payload, as: UTF8.self).contains(#""uid":"\#(uid)""#) { return true }
+                }
+                return false
+            }
+            let here = PostgresMessageRepository(
+                database: fixture.harness.database, logger: .quiet, fileLinks: .testing, localRelay: local)
+            try await send("here", by: here)
+            #expect(await published("here"))
+            // Another process whose own relay counts as active: it neither notifies nor hands
+            // this relay anything, so the row's message is read back.
+            let elsewhere = LocalRelay()
+            elsewhere.activated(true)
+            let there = PostgresMessageRepository(
+                database: fixture.harness.database, logger: .quiet, fileLinks: .testing, localRelay: elsewhere)
+            try await send("there", by: there)
+            #expect(await published("there"), "a row whose message was not handed over was not published")
+            try await send("here-again", by: here)
+            #expect(await published("here-again"))
+            await group.triggerGracefulShutdown()
+            try await running.value
+        }
+        await fixture.shutdown()
+    }
+}
+
 /// What a listening connection heard.
 private final class Listened: Sendable {
     let listening = Atomic<Bool>(false)
