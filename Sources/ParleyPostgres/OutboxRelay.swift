@@ -21,7 +21,8 @@ import Synchronization
 /// missed `NOTIFY` costs a second. Sends stored by the ingest in its own process wake it
 /// directly while it holds the lock, without a `NOTIFY` (``LocalRelay``).
 /// A new message's event is encoded here, once, from the stored row (the sender's
-/// transaction records only the message's id, so that storing it is one statement).
+/// transaction records only the message's id, so that storing it is one statement), or from
+/// the message its send handed over when it was stored in this process (<doc:RelayHandOver>).
 ///
 /// Every statement on the held connections fails as soon as the connection closes or stops
 /// answering (``PostgresNIO/PostgresConnection/whileOpen(within:_:)``): after a PostgreSQL
