@@ -53,8 +53,6 @@ public struct OutboxRelay: Service {
     private let unqueued = Unqueued()
     /// Rows published and handed on whose deletion waits for the next few batches'.
     private let undeleted = Undeleted()
-    /// When the relay vacuums the rows it deleted.
-    let vacuum = Vacuum()
     /// How the sends stored in this process wake this relay while it is active; nil: only by
     /// `NOTIFY`.
     let local: LocalRelay?
@@ -132,7 +130,6 @@ public struct OutboxRelay: Service {
             local?.activated(true)
             while !Self.stopping {
                 if try await relayBatch(on: connection) == batchSize { continue }
-                try await vacuumIfDue(on: connection)
                 // After a batch, the next commit's NOTIFY usually comes within milliseconds; a
                 // quiet outbox has its published rows deleted by a read of its own when they
                 // are due, and then waits for the next commit.
@@ -176,10 +173,7 @@ public struct OutboxRelay: Service {
         let read = try await connection.whileOpen(within: Self.statementLimit) {
             try await self.read(batch, deleting: deleting, on: connection)
         }
-        if deleting {
-            undeleted.removeAll()
-            vacuum.deleted()
-        }
+        if deleting { undeleted.removeAll() }
         guard !read.isEmpty else { return 0 }
         let ids = read.map(\.id)
         if let (published, jobs) = unqueued.batch(heading: ids) {

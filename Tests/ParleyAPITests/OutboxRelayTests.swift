@@ -198,33 +198,6 @@ struct OutboxRelayDeletionTests {
         }
         await fixture.shutdown()
     }
-
-    /// Autovacuum comes once a minute by default: the relay vacuums the rows it deleted itself.
-    @Test func theRelayVacuumsTheRowsItDeleted() async throws {
-        let fixture = try await RelayFixture.make()
-        let relay = fixture.relay(database: fixture.harness.database, publisher: fixture.client)
-        try await fixture.harness.run { api in
-            let room = try await api.roomOfThree().id
-            let vacuums = {
-                try await fixture.harness.database.client.query(
-                    "SELECT vacuum_count FROM pg_stat_user_tables WHERE relid = 'messenger.outbox'::regclass"
-                ).first(Int64.self) ?? 0
-            }
-            let before = try await vacuums()
-            let running = Task { try await relay.run() }
-            try await fixture.addEvents(0...2, room: room)
-            #expect(await fixture.receive(3) == (0..<3).map { "event-\($0)" })
-            var after = before
-            for _ in 0..<100 where after == before {
-                try await Task.sleep(for: .milliseconds(100))
-                after = try await vacuums()
-            }
-            #expect(after > before, "the relay did not vacuum the outbox after deleting from it")
-            await relay.triggerGracefulShutdown()
-            try await running.value
-        }
-        await fixture.shutdown()
-    }
 }
 
 /// The relay's commits do not wait for the disk while it holds its lock; the connection it
