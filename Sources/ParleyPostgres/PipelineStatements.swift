@@ -120,8 +120,8 @@ struct OutboxBatchStatement: PostgresPreparedStatement {
         var event: DomainEvent? = nil
         /// A new message whose event waits for its receipts (``encode(receipts:)``).
         var newMessage: NewMessage? = nil
-        /// A new message's row read without the message (``OutboxRowsStatement``), until it
-        /// ``receive(_:)``s it.
+        /// A new message's row read without the message (``OutboxRowsStatement``), until
+        /// ``receiving(_:)`` gives it the message.
         var awaiting: Awaiting? = nil
 
         struct NewMessage {
