@@ -11,19 +11,8 @@ import PostgresNIO
 /// full statement does.
 struct OutboxRowsStatement: PostgresPreparedStatement {
     static let name = String(reflecting: Self.self)
-    static let sql = """
-        WITH deleted AS (DELETE FROM messenger.outbox WHERE id = ANY($2::bigint[]))
-        \(read)
-        """
-    static let read = """
-        SELECT o.id, o.kind, o.topic, c.uid, o.event, o.fanout,
-               coalesce(c.readers_version, 0), (SELECT version FROM notifications.push_token_version),
-               o.traceparent, o.message_id
-        FROM messenger.outbox o
-        LEFT JOIN messenger.chat_room c ON c.id = o.chat_room_id
-        WHERE o.id <> ALL($2::bigint[])
-        ORDER BY o.id LIMIT $1::integer
-        """
+    static let sql = OutboxBatchStatement.deleting(read)
+    static let read = OutboxBatchStatement.rows(message: "o.message_id")
     typealias Row = OutboxBatchStatement.Row
     /// The same bindings as the full read.
     let batch: OutboxBatchStatement

@@ -83,23 +83,38 @@ struct ReaderIDsStatement: ReaderChunksStatement {
 /// ``ParleyCore/DomainEvent/delivery(roomUID:)`` says.
 struct OutboxBatchStatement: PostgresPreparedStatement {
     static let name = String(reflecting: Self.self)
-    static let sql = """
-        WITH deleted AS (DELETE FROM messenger.outbox WHERE id = ANY($2::bigint[]))
-        \(read)
-        """
+    static let sql = deleting(read)
     /// The batch's read: the rows deleted in the same statement are still visible to it.
-    static let read = """
+    static let read = rows(
+        message: MessageColumns.list(fresh: true),
+        joins: """
+            LEFT JOIN messenger.message m ON m.id = o.message_id
+            LEFT JOIN cloud.file f ON f.id = m.file_id
+            \(MessageColumns.replyJoin)
+            """)
+
+    /// The next batch's rows after the published ones, each with its room's and the fan-out's
+    /// versions, then `message`: the new message's columns (from `joins`), or less.
+    static func rows(message: String, joins: String = "") -> String {
+        """
         SELECT o.id, o.kind, o.topic, c.uid, o.event, o.fanout,
                coalesce(c.readers_version, 0), (SELECT version FROM notifications.push_token_version),
-               o.traceparent, \(MessageColumns.list(fresh: true))
+               o.traceparent, \(message)
         FROM messenger.outbox o
         LEFT JOIN messenger.chat_room c ON c.id = o.chat_room_id
-        LEFT JOIN messenger.message m ON m.id = o.message_id
-        LEFT JOIN cloud.file f ON f.id = m.file_id
-        \(MessageColumns.replyJoin)
+        \(joins)
         WHERE o.id <> ALL($2::bigint[])
         ORDER BY o.id LIMIT $1::integer
         """
+    }
+
+    /// `read`, deleting the published rows first.
+    static func deleting(_ read: String) -> String {
+        """
+        WITH deleted AS (DELETE FROM messenger.outbox WHERE id = ANY($2::bigint[]))
+        \(read)
+        """
+    }
     let limit: Int32
     let published: [Int64]
     /// Signs the URLs of a new message's file.

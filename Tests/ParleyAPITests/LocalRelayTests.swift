@@ -68,17 +68,7 @@ struct LocalRelayTests {
     @Test func theRelayIsActiveWhileItHoldsTheLockAndPublishesWhatItsProcessStored() async throws {
         let fixture = try await RelayFixture.make()
         let local = LocalRelay()
-        let relay = OutboxRelay(
-            database: fixture.harness.database, publisher: fixture.client, fanout: fixture.queue,
-            fileLinks: APIHarness.fileLinks, logger: .quiet, local: local)
-        try await fixture.harness.run { api in
-            let (roomID, users) = try await api.roomOfThree()
-            let room = try await api.decoded(RoomResponse.self, .get, "/v1/rooms/\(roomID)", token: token(users[0]))
-            try await fixture.subscriber.subscribe(Topic.room(room.uid))
-            let group = ServiceGroup(configuration: .init(services: [.init(service: relay)], logger: .quiet))
-            let running = Task { try await group.run() }
-            for _ in 0..<500 where !local.isActive { try await Task.sleep(for: .milliseconds(10)) }
-            #expect(local.isActive)
+        try await fixture.withRelay(beside: local) { roomID, users in
             let repository = PostgresMessageRepository(
                 database: fixture.harness.database, logger: .quiet, fileLinks: .testing, localRelay: local)
             let sent = try await repository.sendIfAllowed(
@@ -88,20 +78,8 @@ struct LocalRelayTests {
                         message: try NewMessage(content: "hi", uid: "local"))
                 ], minimum: .writer)
             #expect(sent.first??.created == true)
-            let deadline = ContinuousClock.now + .seconds(10)
-            var published = false
-            while !published, ContinuousClock.now < deadline {
-                guard let message = await MessageInbox.of(fixture.subscriber).next(within: .seconds(1)) else {
-                    continue
-                }
-                published = String(decoding: message.payload, as: UTF8.self).contains(#""uid":"local""#)
-            }
-            #expect(published, "the relay did not publish the send stored beside it")
-            await group.triggerGracefulShutdown()
-            try await running.value
-            #expect(!local.isActive, "a relay that let go of its lock still counted as active")
+            #expect(await fixture.published(uid: "local"), "the relay did not publish the send stored beside it")
         }
-        await fixture.shutdown()
     }
 }
 
@@ -147,17 +125,7 @@ struct RelayHandOverEndToEndTests {
     @Test func aRowWhoseMessageWasNotHandedOverIsReadInFullAndPublished() async throws {
         let fixture = try await RelayFixture.make()
         let local = LocalRelay()
-        let relay = OutboxRelay(
-            database: fixture.harness.database, publisher: fixture.client, fanout: fixture.queue,
-            fileLinks: APIHarness.fileLinks, logger: .quiet, local: local)
-        try await fixture.harness.run { api in
-            let (roomID, users) = try await api.roomOfThree()
-            let room = try await api.decoded(RoomResponse.self, .get, "/v1/rooms/\(roomID)", token: token(users[0]))
-            try await fixture.subscriber.subscribe(Topic.room(room.uid))
-            let group = ServiceGroup(configuration: .init(services: [.init(service: relay)], logger: .quiet))
-            let running = Task { try await group.run() }
-            for _ in 0..<500 where !local.isActive { try await Task.sleep(for: .milliseconds(10)) }
-            #expect(local.isActive)
+        try await fixture.withRelay(beside: local) { roomID, users in
             func send(_ uid: String, by repository: PostgresMessageRepository) async throws {
                 let sent = try await repository.sendIfAllowed(
                     batch: [
@@ -167,20 +135,10 @@ struct RelayHandOverEndToEndTests {
                     ], minimum: .writer)
                 #expect(sent.first??.created == true)
             }
-            func published(_ uid: String) async -> Bool {
-                let deadline = ContinuousClock.now + .seconds(10)
-                while ContinuousClock.now < deadline {
-                    guard let message = await MessageInbox.of(fixture.subscriber).next(within: .seconds(1)) else {
-                        continue
-                    }
-                    if String(decoding: message.payload, as: UTF8.self).contains(#""uid":"\#(uid)""#) { return true }
-                }
-                return false
-            }
             let here = PostgresMessageRepository(
                 database: fixture.harness.database, logger: .quiet, fileLinks: .testing, localRelay: local)
             try await send("here", by: here)
-            #expect(await published("here"))
+            #expect(await fixture.published(uid: "here"))
             // Another process whose own relay counts as active: it neither notifies nor hands
             // this relay anything, so the row's message is read back.
             let elsewhere = LocalRelay()
@@ -188,13 +146,50 @@ struct RelayHandOverEndToEndTests {
             let there = PostgresMessageRepository(
                 database: fixture.harness.database, logger: .quiet, fileLinks: .testing, localRelay: elsewhere)
             try await send("there", by: there)
-            #expect(await published("there"), "a row whose message was not handed over was not published")
+            #expect(await fixture.published(uid: "there"), "a row whose message was not handed over was not published")
             try await send("here-again", by: here)
-            #expect(await published("here-again"))
+            #expect(await fixture.published(uid: "here-again"))
+        }
+    }
+}
+
+extension RelayFixture {
+    /// Runs `body` while a relay beside `local` holds the lock, with a room of three whose topic
+    /// the subscriber follows (`body` gets its id and users); then stops the relay, which must
+    /// let `local` know, and the fixture.
+    func withRelay(
+        beside local: LocalRelay,
+        _ body: @escaping @Sendable (_ roomID: Int, _ users: [LoginResponse]) async throws -> Void
+    ) async throws {
+        let relay = OutboxRelay(
+            database: harness.database, publisher: client, fanout: queue, fileLinks: APIHarness.fileLinks,
+            logger: .quiet, local: local)
+        try await harness.run { api in
+            let (roomID, users) = try await api.roomOfThree()
+            let room = try await api.decoded(RoomResponse.self, .get, "/v1/rooms/\(roomID)", token: token(users[0]))
+            try await subscriber.subscribe(Topic.room(room.uid))
+            let group = ServiceGroup(configuration: .init(services: [.init(service: relay)], logger: .quiet))
+            let running = Task { try await group.run() }
+            for _ in 0..<500 where !local.isActive { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(local.isActive)
+            var failure: (any Error)?
+            do { try await body(roomID, users) } catch { failure = error }
             await group.triggerGracefulShutdown()
             try await running.value
+            #expect(!local.isActive, "a relay that let go of its lock still counted as active")
+            if let failure { throw failure }
         }
-        await fixture.shutdown()
+        await shutdown()
+    }
+
+    /// Whether the subscriber gets an event carrying the message of `uid` within 10 s.
+    func published(uid: String) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            guard let message = await MessageInbox.of(subscriber).next(within: .seconds(1)) else { continue }
+            if String(decoding: message.payload, as: UTF8.self).contains(#""uid":"\#(uid)""#) { return true }
+        }
+        return false
     }
 }
 
