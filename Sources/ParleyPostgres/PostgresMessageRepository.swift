@@ -67,34 +67,27 @@ public struct PostgresMessageRepository: MessageRepository, MessageRowReading {
             let waking = localRelay.flatMap { $0.isActive ? $0 : nil }
             let statement = StoreNewMessagesStatement(
                 batch, minimumRank: Int32(minimum.rank), notifies: waking == nil)
-            let rows: [PostgresRow]
+            var versions: [Int64: Int64] = [:]
             do {
-                rows =
+                let rows =
                     batch.count == 1
                     ? try await database.committed(StoreOneNewMessageStatement(batch: statement), logger: logger)
                     : try await database.committed(statement, logger: logger)
-            } catch {
-                // It may have committed before the connection failed: the relay looks anyway.
-                waking?.committed()
-                throw error
-            }
-            var versions: [Int64: Int64] = [:]
-            var stored: [Message] = []
-            do {
                 for row in rows {
                     let place = try row.decode(Int64.self)
                     let columns = row.makeRandomAccess()
                     let (message, _) = try MessageColumns.decode(columns, from: 1, links: fileLinks)
                     versions[message.chatRoomId] = try columns[MessageStore.readersVersionColumn].decode(Int64.self)
                     sent[Int(place) - 1] = SentMessage(message: message, created: true)
-                    stored.append(message)
                 }
             } catch {
+                // It may have committed before the connection failed, or before its answer
+                // proved unreadable: the relay looks anyway.
                 waking?.committed()
                 throw error
             }
             // The relay takes them from here rather than reading them back (<doc:RelayHandOver>).
-            waking?.committed(handingOver: stored)
+            waking?.committed(handingOver: sent.compactMap { $0?.message })
             sent = try await answering(sent, versions: versions)
         } catch let error as PSQLError where error.isUniqueViolation {
             // A send of a key in the batch committed meanwhile: the general path finds it.
