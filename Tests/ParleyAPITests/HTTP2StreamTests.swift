@@ -99,6 +99,44 @@ struct HTTP2StreamTests {
         try await server.stop()
     }
 
+    /// An answer ends its stream on its last frame: a body's DATA frame, or the HEADERS of an
+    /// answer without one (HEAD), never an empty DATA frame after them. A client on NIO sends a
+    /// WINDOW_UPDATE for a stream left open after its body (<doc:LeanHTTP2Streams>).
+    @Test func anAnswerEndsItsStreamOnItsLastFrame() async throws {
+        let server = try await LiveServer()
+        let client = #"""
+            import socket, struct, sys
+            def frame(kind, flags, stream, payload):
+                return struct.pack('>I', len(payload))[1:] + bytes([kind, flags]) + struct.pack('>I', stream) + payload
+            def field(name, value):
+                return bytes([0, len(name)]) + name.encode() + bytes([len(value)]) + value.encode()
+            def head(method, path):
+                return field(':method', method) + field(':scheme', 'http') + field(':path', path) + field(':authority', 'x')
+            s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))
+            s.sendall(b'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' + frame(4, 0, 0, b'')
+                      + frame(1, 5, 1, head('GET', '/health/live')) + frame(1, 5, 3, head('HEAD', '/health/live')))
+            s.settimeout(10)
+            pending, ended = b'', set()
+            while ended != {1, 3}:
+                data = s.recv(65536)
+                if not data: sys.exit('closed')
+                pending += data
+                while len(pending) >= 9 and len(pending) >= 9 + int.from_bytes(pending[:3], 'big'):
+                    size, kind, flags = int.from_bytes(pending[:3], 'big'), pending[3], pending[4]
+                    stream = int.from_bytes(pending[5:9], 'big') & 0x7fffffff
+                    pending = pending[9 + size:]
+                    if stream in (1, 3):
+                        print(stream, {0: 'DATA', 1: 'HEADERS'}.get(kind, kind), size if kind == 0 else '-', 'end' if flags & 1 else '')
+                        if flags & 1: ended.add(stream)
+            """#
+        let answer = try await Subprocess.run(
+            "/usr/bin/python3", ["-c", client, "\(server.port(.cleartext))"], timeLimit: .seconds(20))
+        let frames = answer.standardOutput.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(frames.filter { $0.hasPrefix("1 ") } == ["1 HEADERS -", "1 DATA 17 end"], "\(answer.standardError)")
+        #expect(frames.filter { $0.hasPrefix("3 ") } == ["3 HEADERS - end"], "\(answer.standardError)")
+        try await server.stop()
+    }
+
     /// Every answer on a stream carries `Date` and `Server`, as HTTP/1.1's do.
     @Test func anHTTP2AnswerCarriesDateAndServer() async throws {
         let server = try await LiveServer()

@@ -35,6 +35,7 @@ struct HTTP2Streams: ServerChildChannel {
                 streamDelegate: manager.http2StreamDelegate
             ) { stream in
                 stream.eventLoop.makeCompletedFuture {
+                    try stream.pipeline.syncOperations.addHandler(EndStreamOnLastFrame())
                     try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTPServerCodec())
                     try stream.pipeline.syncOperations.addHandler(
                         HTTP2StreamResponder(responder: responder, idleTimeout: idleTimeout))
