@@ -5,9 +5,10 @@ import NIOHTTP2
 /// frame with END_STREAM, an answer without a body as one HEADERS frame with END_STREAM.
 ///
 /// NIO's HTTP/2 codec ends every answer with an empty DATA frame of its own. A client built
-/// on NIO (AsyncHTTPClient, which stock Swift clients on Linux use) then sees its stream still
-/// open after the body and sends a WINDOW_UPDATE for it, its own flush and TLS record: a second
-/// wake-up of `serve` for every request (see <doc:LeanHTTP2Streams>). With the end on the
+/// on NIO (AsyncHTTPClient: ParleyKit's transport off Apple's platforms, and the benchmark's)
+/// then sees its stream still open after the body and sends a WINDOW_UPDATE for it, its own
+/// flush and TLS record: a second wake-up of `serve` for every request (see
+/// <doc:LeanHTTP2Streams>). With the end on the
 /// last frame the stream is closed when its body arrives, and nothing follows.
 ///
 /// A frame that could carry the end is held until the stream's next write or flush; a stream
