@@ -10,7 +10,7 @@ public struct FileKeyFetcher: Sendable {
     public init() {}
 
     public func fetch(_ path: String) async throws -> [UInt8] {
-        try await BlockingCall.run("parley-jwks-file") { Result { try Self.read(path) } }.get()
+        try await BlockingCall.run("parley-jwks") { Result { try Self.read(path) } }.get()
     }
 
     private static func read(_ path: String) throws -> [UInt8] {

@@ -155,7 +155,7 @@ public final class MQTTClient: Service, Sendable {
     /// Joining libmosquitto's thread blocks, so it happens on a thread of its own rather than
     /// one of Swift concurrency's few threads (which `DispatchQueue.global()` shares on Linux).
     public func shutdown() async {
-        await BlockingCall.run("parley-mqtt-shutdown") { self.shutdownNow() }
+        await BlockingCall.run("mqtt-shutdown") { self.shutdownNow() }
     }
 
     private func shutdownNow() {

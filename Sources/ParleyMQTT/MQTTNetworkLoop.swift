@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Glibc
 import Logging
+import ParleyRuntime
 import Synchronization
 
 /// libmosquitto's network input and output on a thread of Parley's own, waiting with poll(2).
@@ -68,7 +69,7 @@ final class MQTTNetworkLoop: Sendable {
         mayRead: @escaping @Sendable () -> Bool, mayWrite: @escaping @Sendable () -> Bool
     ) {
         guard !started.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        let thread = Thread { [self] in
+        Thread.start(named: "mosquitto loop") { [self] in
             if let sessionExpiry {
                 var properties: OpaquePointer?
                 mosquitto_property_add_int32(
@@ -84,8 +85,6 @@ final class MQTTNetworkLoop: Sendable {
             }
             finished.signal()
         }
-        thread.name = "mosquitto loop"
-        thread.start()
     }
 
     /// Counts a packet queued for the next write.

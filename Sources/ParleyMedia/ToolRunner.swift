@@ -78,7 +78,7 @@ public struct ToolRunner: Sendable {
 
     /// Reads a pipe to its end on a thread of its own, keeping at most `limit` bytes.
     static func drain(_ handle: FileHandle, keeping limit: Int) async -> Data {
-        await BlockingCall.run("parley-tool-pipe") {
+        await BlockingCall.run("parley-tool") {
             var kept = Data()
             while true {
                 let chunk = handle.availableData

@@ -13,9 +13,7 @@ public enum BlockingCall {
         _ name: String, _ work: @escaping @Sendable () -> Result
     ) async -> Result {
         await withCheckedContinuation { continuation in
-            let thread = Thread { continuation.resume(returning: work()) }
-            thread.name = name
-            thread.start()
+            Thread.start(named: name) { continuation.resume(returning: work()) }
         }
     }
 }

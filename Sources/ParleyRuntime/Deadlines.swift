@@ -13,7 +13,7 @@ import Synchronization
 /// they must be short and must not block (resuming a continuation, cancelling a task).
 public final class Deadlines: @unchecked Sendable {
     /// The process's deadlines.
-    public static let shared = Deadlines(name: "parley-deadlines")
+    public static let shared = Deadlines(name: "parley-deadline")
 
     /// What ``cancel(_:)`` takes back.
     public struct Token: Sendable, Hashable {
@@ -48,9 +48,7 @@ public final class Deadlines: @unchecked Sendable {
         heap.push((due, id))
         if !started {
             started = true
-            let thread = Thread { [self] in run() }
-            thread.name = name
-            thread.start()
+            Thread.start(named: name) { [self] in run() }
         }
         // Most bounds are alike and come in order: the thread is woken only for an earlier one.
         if sleeping, sleepingUntil.map({ due < $0 }) ?? true { condition.signal() }

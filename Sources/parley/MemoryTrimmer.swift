@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import ParleyRuntime
 import ServiceLifecycle
 
 /// Hands memory the process freed back to the system now and then (glibc's `malloc_trim`).
@@ -21,7 +22,7 @@ final class MemoryTrimmer: Service, @unchecked Sendable {
     /// Trims once an interval until graceful shutdown.
     func run() async throws {
         let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
-        let thread = Thread { [self] in
+        Thread.start(named: "parley-trim") { [self] in
             condition.lock()
             while !stopped {
                 if !condition.wait(until: Date(timeIntervalSinceNow: seconds)), !stopped {
@@ -32,8 +33,6 @@ final class MemoryTrimmer: Service, @unchecked Sendable {
             }
             condition.unlock()
         }
-        thread.name = "parley-memory-trim"
-        thread.start()
         try? await gracefulShutdown()
         stop()
     }

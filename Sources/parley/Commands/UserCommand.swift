@@ -20,7 +20,7 @@ struct UserCommand: AsyncParsableCommand {
         func run() async throws {
             let settings = try await options.settings()
             // A terminal read waits on a person: a thread of its own, not Swift concurrency's.
-            let password = try await BlockingCall.run("parley-password-input") { Result { try PasswordInput.read() } }
+            let password = try await BlockingCall.run("parley-password") { Result { try PasswordInput.read() } }
                 .get()
             let newUser = NewUser(
                 email: email, firstName: firstName, lastName: lastName, passwordHash: "", isAdmin: admin)
