@@ -60,36 +60,49 @@ struct HTTP2StreamTests {
         try await server.stop()
     }
 
-    /// A request whose body stops arriving is reset after the idle timeout; its connection's
-    /// next stream is answered. (A raw client: curl blocked on its input sees no reset.)
-    @Test func aRequestThatStopsArrivingIsResetAfterTheIdleTimeout() async throws {
-        let server = try await LiveServer(idleTimeout: .seconds(1), extend: Self.countingRoute())
-        let client = #"""
-            import socket, struct, sys, time
-            def frame(kind, flags, stream, payload):
-                return struct.pack('>I', len(payload))[1:] + bytes([kind, flags]) + struct.pack('>I', stream) + payload
-            def field(name, value):
-                return bytes([0, len(name)]) + name.encode() + bytes([len(value)]) + value.encode()
-            def head(method, path):
-                return field(':method', method) + field(':scheme', 'http') + field(':path', path) + field(':authority', 'x')
-            s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))
-            s.sendall(b'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' + frame(4, 0, 0, b'')
-                      + frame(1, 4, 1, head('POST', '/test/count')) + frame(0, 0, 1, b'some of the body'))
-            s.settimeout(10)
-            start, pending = time.time(), b''
+    /// The start of a raw HTTP/2 client in Python, for what curl cannot show: `frame` and a
+    /// request's `head` (literal fields), `preface` (the connection preface and empty SETTINGS),
+    /// `s`, a socket to the cleartext port in `argv[1]` that gives up after 10 s, and `frames()`,
+    /// each frame it receives as (length, type, flags, stream).
+    static let rawClient = #"""
+        import socket, struct, sys, time
+        def frame(kind, flags, stream, payload):
+            return struct.pack('>I', len(payload))[1:] + bytes([kind, flags]) + struct.pack('>I', stream) + payload
+        def field(name, value):
+            return bytes([0, len(name)]) + name.encode() + bytes([len(value)]) + value.encode()
+        def head(method, path):
+            return field(':method', method) + field(':scheme', 'http') + field(':path', path) + field(':authority', 'x')
+        preface = b'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' + frame(4, 0, 0, b'')
+        s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))
+        s.settimeout(10)
+        def frames():
+            pending = b''
             while True:
                 data = s.recv(65536)
                 if not data: sys.exit('closed')
                 pending += data
                 while len(pending) >= 9 and len(pending) >= 9 + int.from_bytes(pending[:3], 'big'):
-                    size, kind, stream = int.from_bytes(pending[:3], 'big'), pending[3], int.from_bytes(pending[5:9], 'big')
+                    size = int.from_bytes(pending[:3], 'big')
+                    yield size, pending[3], pending[4], int.from_bytes(pending[5:9], 'big') & 0x7fffffff
                     pending = pending[9 + size:]
+
+        """#
+
+    /// A request whose body stops arriving is reset after the idle timeout; its connection's
+    /// next stream is answered. (A raw client: curl blocked on its input sees no reset.)
+    @Test func aRequestThatStopsArrivingIsResetAfterTheIdleTimeout() async throws {
+        let server = try await LiveServer(idleTimeout: .seconds(1), extend: Self.countingRoute())
+        let client =
+            Self.rawClient + #"""
+                s.sendall(preface + frame(1, 4, 1, head('POST', '/test/count')) + frame(0, 0, 1, b'some of the body'))
+                start = time.time()
+                for size, kind, flags, stream in frames():
                     if kind == 3 and stream == 1:
                         print(int((time.time() - start) * 1000))
                         s.sendall(frame(1, 5, 3, head('GET', '/health/live')))
                     if kind == 1 and stream == 3:
                         print('answered'); sys.exit(0)
-            """#
+                """#
         let answer = try await Subprocess.run(
             "/usr/bin/python3", ["-c", client, "\(server.port(.cleartext))"], timeLimit: .seconds(20))
         let lines = answer.standardOutput.split(separator: "\n")
@@ -104,31 +117,16 @@ struct HTTP2StreamTests {
     /// WINDOW_UPDATE for a stream left open after its body (<doc:LeanHTTP2Streams>).
     @Test func anAnswerEndsItsStreamOnItsLastFrame() async throws {
         let server = try await LiveServer()
-        let client = #"""
-            import socket, struct, sys
-            def frame(kind, flags, stream, payload):
-                return struct.pack('>I', len(payload))[1:] + bytes([kind, flags]) + struct.pack('>I', stream) + payload
-            def field(name, value):
-                return bytes([0, len(name)]) + name.encode() + bytes([len(value)]) + value.encode()
-            def head(method, path):
-                return field(':method', method) + field(':scheme', 'http') + field(':path', path) + field(':authority', 'x')
-            s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))
-            s.sendall(b'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' + frame(4, 0, 0, b'')
-                      + frame(1, 5, 1, head('GET', '/health/live')) + frame(1, 5, 3, head('HEAD', '/health/live')))
-            s.settimeout(10)
-            pending, ended = b'', set()
-            while ended != {1, 3}:
-                data = s.recv(65536)
-                if not data: sys.exit('closed')
-                pending += data
-                while len(pending) >= 9 and len(pending) >= 9 + int.from_bytes(pending[:3], 'big'):
-                    size, kind, flags = int.from_bytes(pending[:3], 'big'), pending[3], pending[4]
-                    stream = int.from_bytes(pending[5:9], 'big') & 0x7fffffff
-                    pending = pending[9 + size:]
+        let client =
+            Self.rawClient + #"""
+                s.sendall(preface + frame(1, 5, 1, head('GET', '/health/live')) + frame(1, 5, 3, head('HEAD', '/health/live')))
+                ended = set()
+                for size, kind, flags, stream in frames():
                     if stream in (1, 3):
                         print(stream, {0: 'DATA', 1: 'HEADERS'}.get(kind, kind), size if kind == 0 else '-', 'end' if flags & 1 else '')
                         if flags & 1: ended.add(stream)
-            """#
+                    if ended == {1, 3}: break
+                """#
         let answer = try await Subprocess.run(
             "/usr/bin/python3", ["-c", client, "\(server.port(.cleartext))"], timeLimit: .seconds(20))
         let frames = answer.standardOutput.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
