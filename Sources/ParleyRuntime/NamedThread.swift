@@ -13,11 +13,9 @@ extension Thread {
     /// the thread names itself first, cut to the limit.
     public static func start(named name: String, _ body: @escaping @Sendable () -> Void) {
         let kept = String(decoding: name.utf8.prefix(nameLimit), as: UTF8.self)
-        let thread = Thread {
+        Thread {
             Thread.current.name = kept
             body()
-        }
-        thread.name = kept
-        thread.start()
+        }.start()
     }
 }
