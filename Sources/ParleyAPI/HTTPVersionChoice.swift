@@ -29,7 +29,7 @@ struct HTTPVersionChoice: Sendable {
             switch result {
             case .negotiated("h2"):
                 do {
-                    try channel.pipeline.syncOperations.addHandler(FlushBeforeClose())
+                    try channel.pipeline.syncOperations.addHandlers(FlushBeforeClose(), CloseAfterConnectionError())
                 } catch {
                     return channel.eventLoop.makeFailedFuture(error)
                 }

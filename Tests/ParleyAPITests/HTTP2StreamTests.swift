@@ -135,6 +135,50 @@ struct HTTP2StreamTests {
         try await server.stop()
     }
 
+    /// A connection error (here more CONTINUATION frames than NIO allows in a row) ends the
+    /// connection after its GOAWAY, as RFC 9113 asks: left open, every byte the client went on
+    /// sending gathered unparsed in `serve`'s memory. Other connections are still served.
+    @Test func aConnectionErrorClosesTheConnectionAfterItsGoAway() async throws {
+        let server = try await LiveServer()
+        let port = server.port(.cleartext)
+        let client =
+            Self.rawClient + #"""
+                try:
+                    s.sendall(preface + frame(1, 1, 1, head('GET', '/health/live')))
+                    for n in range(20):
+                        s.sendall(frame(9, 0, 1, field('x-flood-%d' % n, 'a' * 100)))
+                except ConnectionError:
+                    pass
+                try:
+                    for size, kind, flags, stream in frames():
+                        if kind == 7: print('GOAWAY')
+                except TimeoutError:
+                    print('still open')
+                except (SystemExit, ConnectionError):
+                    print('closed')
+                """#
+        let answer = try await Subprocess.run("/usr/bin/python3", ["-c", client, "\(port)"], timeLimit: .seconds(20))
+        let lines = answer.standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines == ["GOAWAY", "closed"], "\(answer.standardError)")
+        let result = try await curl(["--http2-prior-knowledge", "http://127.0.0.1:\(port)/health/live"])
+        #expect(result.httpVersion == "2" && result.status == 200)
+        try await server.stop()
+    }
+
+    /// Only a GOAWAY for an error ends the connection: not a graceful shutdown's (NO_ERROR), nor
+    /// any other frame.
+    @Test func onlyAGoAwayForAnErrorEndsTheConnection() {
+        func frame(type: UInt8, payload: [UInt8]) -> ByteBuffer {
+            ByteBuffer(bytes: [0, 0, UInt8(payload.count), type, 0, 0, 0, 0, 0] + payload)
+        }
+        let lastStream: [UInt8] = [0x7f, 0xff, 0xff, 0xff]
+        #expect(CloseAfterConnectionError.isErrorGoAway(frame(type: 7, payload: lastStream + [0, 0, 0, 0xb])))
+        #expect(CloseAfterConnectionError.isErrorGoAway(frame(type: 7, payload: lastStream + [0, 0, 0, 1])))
+        #expect(!CloseAfterConnectionError.isErrorGoAway(frame(type: 7, payload: lastStream + [0, 0, 0, 0])))
+        #expect(!CloseAfterConnectionError.isErrorGoAway(frame(type: 3, payload: [0, 0, 0, 1])))
+        #expect(!CloseAfterConnectionError.isErrorGoAway(frame(type: 0, payload: lastStream + [0, 0, 0, 1])))
+    }
+
     /// Every answer on a stream carries `Date` and `Server`, as HTTP/1.1's do.
     @Test func anHTTP2AnswerCarriesDateAndServer() async throws {
         let server = try await LiveServer()
