@@ -9,7 +9,26 @@ import NIOSSL
 /// `HTTP2UpgradeChannel`, with each decrypted read handed on in a buffer of its own size
 /// (``RightSizedReads``), so an idle connection holds no more than its TLS session needs, and
 /// HTTP/2's streams answered by Parley's own stream path (``HTTP2Streams``).
+///
+/// A connection reads at most one TLS record's worth at a time and waits at most a second for
+/// the client's close_notify: NIOSSL keeps its decrypted-read buffer at the largest read it
+/// ever decrypted, and a connection `serve` closes stays in memory, buffers and all, until
+/// that wait has run out, even when the client has long gone (see <doc:HostileInput>).
 public struct TLSHTTPChannel: HTTPChannelHandler {
+    /// How long a connection `serve` closes waits for the client's close_notify (NIOSSL's
+    /// default is 5 s). TLS does not ask a server to wait for it at all; the second is for a
+    /// client still reading the last of what `serve` wrote.
+    static let closeNotifyWait = TimeAmount.seconds(1)
+    /// Reads of at most 16 KiB, one per event-loop turn: NIOSSL decrypts what a turn read into
+    /// one buffer that never shrinks (NIO's default, four reads of up to 64 KiB, grew it to
+    /// 256–512 KiB for the rest of the connection after one upload or flood).
+    static func boundReads(of channel: any Channel) throws {
+        try channel.syncOptions?.setOption(ChannelOptions.maxMessagesPerRead, value: 1)
+        try channel.syncOptions?.setOption(
+            ChannelOptions.recvAllocator,
+            value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 16_384))
+    }
+
     private let context: NIOSSLContext
     private let choice: HTTPVersionChoice
     public var responder: Responder { choice.http1.responder }
@@ -20,6 +39,7 @@ public struct TLSHTTPChannel: HTTPChannelHandler {
     ) throws {
         var tlsConfiguration = tlsConfiguration
         tlsConfiguration.applicationProtocols = NIOHTTP2SupportedALPNProtocols
+        tlsConfiguration.shutdownTimeout = Self.closeNotifyWait
         context = try NIOSSLContext(configuration: tlsConfiguration)
         choice = HTTPVersionChoice(responder: responder, router: router, http1: http1, http2: http2)
     }
@@ -27,6 +47,7 @@ public struct TLSHTTPChannel: HTTPChannelHandler {
     public func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<NegotiatedHTTPConnection> {
         channel.eventLoop.makeCompletedFuture {
             let negotiation = choice.negotiation(channel: channel, logger: logger)
+            try Self.boundReads(of: channel)
             let operations = channel.pipeline.syncOperations
             try operations.addHandler(NIOSSLServerHandler(context: context))
             try operations.addHandler(RightSizedReads())

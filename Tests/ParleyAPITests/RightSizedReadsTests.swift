@@ -24,4 +24,20 @@ struct RightSizedReadsTests {
         #expect(String(buffer: kept) == "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
         _ = try channel.finish()
     }
+
+    /// A TLS connection reads at most 16 KiB a turn: what one turn reads NIOSSL decrypts into
+    /// a buffer it keeps at that size for the rest of the connection.
+    @Test func aTLSConnectionReadsAtMostOneRecordsWorthATurn() throws {
+        let channel = EmbeddedChannel()
+        let options = try #require(channel.syncOptions)
+        // NIO's defaults for an accepted connection, which an embedded channel does not have.
+        try options.setOption(ChannelOptions.maxMessagesPerRead, value: 4)
+        try options.setOption(ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator())
+        try TLSHTTPChannel.boundReads(of: channel)
+        #expect(try options.getOption(ChannelOptions.maxMessagesPerRead) == 1)
+        let reads = try #require(
+            try options.getOption(ChannelOptions.recvAllocator) as? AdaptiveRecvByteBufferAllocator)
+        #expect(reads.maximum <= 16_384)
+        _ = try channel.finish()
+    }
 }
