@@ -235,12 +235,16 @@ public struct PostgresWebhookRepository: WebhookRepository, WebhookDeliveryStore
                     next_attempt_at = coalesce(\(nextAt), next_attempt_at)
                 WHERE id = \(delivery.id)
                 """, logger: logger)
+            // Written only when it changes: every lane's every success rewrote the webhook's
+            // row, so a webhook's lanes took turns on its lock until each commit (the chaos
+            // run's one webhook fell minutes behind 500 messages a second; see Webhooks).
             let row = try await connection.query(
                 """
                 UPDATE cloud.webhook
                 SET failing_since = CASE WHEN \(succeeded) THEN NULL ELSE coalesce(failing_since, \(attempt.at)) END,
                     enabled = enabled AND NOT \(disable)
                 WHERE id = \(delivery.webhookID)
+                  AND (\(disable) OR (failing_since IS NULL) <> \(succeeded))
                 RETURNING \(unescaped: Self.columns)
                 """, logger: logger
             ).first(Row.self)

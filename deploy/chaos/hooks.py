@@ -36,6 +36,10 @@ def main():
         return key[0]
 
     class Handler(BaseHTTPRequestHandler):
+        # Keep-alive, as an app's backend answers: over HTTP/1.0 every delivery was a new
+        # connection and a new thread, and the receiver, not Parley, set the pace.
+        protocol_version = "HTTP/1.1"
+
         def do_POST(self):
             body = self.rfile.read(int(self.headers.get("content-length", "0")))
             wid = self.headers.get("webhook-id", "")
@@ -58,6 +62,7 @@ def main():
             with lock:
                 out.write(json.dumps(record) + "\n")
             self.send_response(204)
+            self.send_header("Content-Length", "0")
             self.end_headers()
 
         def log_message(self, *_):
