@@ -15,9 +15,7 @@ struct LogRetentionTests {
 
     private func check(_ harness: APIHarness) async throws {
         let database = harness.database
-        let webhook = try await PostgresWebhookRepository(database: database, logger: .quiet).create(
-            url: "https://hooks.example.com/x", events: [.messageCreated], description: nil,
-            key: Array(repeating: 1, count: 32))
+        let webhook = try await harness.webhook()
         // (id, status, age in days)
         let deliveries: [(String, String, Int)] = [
             ("old-succeeded", "succeeded", 31), ("old-failed", "failed", 40), ("old-pending", "pending", 45),

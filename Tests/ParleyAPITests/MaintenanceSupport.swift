@@ -28,6 +28,13 @@ final class RecordedJobs: JobQueue {
 }
 
 extension APIHarness {
+    /// A webhook for `message.created` to an address nothing answers, signed with a key of ones.
+    func webhook() async throws -> Webhook {
+        try await PostgresWebhookRepository(database: database, logger: .quiet).create(
+            url: "https://hooks.example.com/x", events: [.messageCreated], description: nil,
+            key: Array(repeating: 1, count: 32))
+    }
+
     /// What the maintenance role works with, over the test's store; the test runs the jobs it
     /// keeps (``maintenanceJobs``) itself.
     func maintenancePart(stepLimit: Int = 500, defaultRetentionDays: Int? = nil) -> WorkerGraph.MaintenanceWork {

@@ -9,15 +9,11 @@ import Testing
 struct WebhookFinishTests {
     @Test func anAttemptWritesItsWebhookOnlyWhenItsStateChanges() async throws {
         let harness = try await APIHarness.make()
-        try await harness.run { _ in try await check(harness) }
+        try await harness.run { _ in try await Self.attempts(on: harness.database, to: try await harness.webhook()) }
     }
 
-    private func check(_ harness: APIHarness) async throws {
-        let database = harness.database
+    private static func attempts(on database: PostgresPool, to webhook: Webhook) async throws {
         let store = PostgresWebhookRepository(database: database, logger: .quiet)
-        let webhook = try await store.create(
-            url: "https://hooks.example.com/x", events: [.messageCreated], description: nil,
-            key: Array(repeating: 1, count: 32))
         func delivery(_ id: String) async throws -> DueWebhookDelivery {
             try await database.client.query(
                 """
