@@ -237,7 +237,7 @@ public struct PostgresWebhookRepository: WebhookRepository, WebhookDeliveryStore
                 """, logger: logger)
             // Written only when it changes: every lane's every success rewrote the webhook's
             // row, so a webhook's lanes took turns on its lock until each commit (the chaos
-            // run's one webhook fell minutes behind 500 messages a second; see Webhooks).
+            // run's one webhook fell over a minute behind 500 messages a second; Webhooks).
             let row = try await connection.query(
                 """
                 UPDATE cloud.webhook
