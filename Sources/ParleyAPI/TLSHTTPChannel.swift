@@ -9,15 +9,13 @@ import NIOSSL
 /// `HTTP2UpgradeChannel`, with each decrypted read handed on in a buffer of its own size
 /// (``RightSizedReads``), so an idle connection holds no more than its TLS session needs, and
 /// HTTP/2's streams answered by Parley's own stream path (``HTTP2Streams``).
-///
-/// A connection reads at most one TLS record's worth at a time and waits at most a second for
-/// the client's close_notify: NIOSSL keeps its decrypted-read buffer at the largest read it
-/// ever decrypted, and a connection `serve` closes stays in memory, buffers and all, until
-/// that wait has run out, even when the client has long gone (see <doc:HostileInput>).
+/// Its reads and its wait for a closing client are bounded (``boundReads(of:)``,
+/// ``closeNotifyWait``; <doc:HostileInput>).
 public struct TLSHTTPChannel: HTTPChannelHandler {
     /// How long a connection `serve` closes waits for the client's close_notify (NIOSSL's
-    /// default is 5 s). TLS does not ask a server to wait for it at all; the second is for a
-    /// client still reading the last of what `serve` wrote.
+    /// default is 5 s). NIOSSL holds the closed connection, buffers and all, until the wait runs
+    /// out even when the client has gone; TLS does not ask a server to wait at all, and the
+    /// second is for a client still reading the last of what `serve` wrote.
     static let closeNotifyWait = TimeAmount.seconds(1)
     /// Reads of at most 16 KiB, one per event-loop turn: NIOSSL decrypts what a turn read into
     /// one buffer that never shrinks (NIO's default, four reads of up to 64 KiB, grew it to

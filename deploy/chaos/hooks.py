@@ -36,8 +36,8 @@ def main():
         return key[0]
 
     class Handler(BaseHTTPRequestHandler):
-        # Keep-alive, as an app's backend answers: over HTTP/1.0 every delivery was a new
-        # connection and a new thread, and the receiver, not Parley, set the pace.
+        # Keep-alive, as an app's backend answers (HTTP/1.0 took a connection and a thread a
+        # delivery; measured, that was not what held a run's deliveries back).
         protocol_version = "HTTP/1.1"
 
         def do_POST(self):
